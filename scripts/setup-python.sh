@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Install uv (pinned) when missing, then the locked Python environment in .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+UV_VERSION=0.13.8
+if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
+  python3 -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+fi
+uv sync --frozen --quiet

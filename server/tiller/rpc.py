@@ -1,0 +1,333 @@
+"""The pygls server: parse params, call the session, map its output to notifications.
+
+Handlers are thin and async (never ``@server.thread()``): the turn runs as its own task, so
+`tiller/interrupt` and friends are answered at once while a turn is busy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cattrs import Converter
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    default_converter,
+)
+from pygls.uris import to_fs_path
+
+from . import __version__
+from . import protocol as p
+from .approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
+from .config import AnthropicSettings, Config, ScriptedSettings, parse_config, parse_thinking
+from .errors import ConfigError, InvalidParams, TillerError
+from .protocol import JSON, MODES, State, TrailItem
+from .provider import AnthropicProvider, Provider, ScriptedProvider
+from .scheduler import ToolCall
+from .session import Handled, Queued, Session, Started
+from .tools.base import Preview
+from .tools.registry import default_tools
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def plain_dict_converter() -> Converter:
+    """pygls's converter, but custom-method params and results stay plain dicts."""
+    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
+
+    def keep(obj: dict[str, Any], cls: type[Any]) -> Any:
+        return cls(**obj)
+
+    for message_type in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(message_type, keep)
+    return converter
+
+
+class TillerServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("tiller", __version__, converter_factory=plain_dict_converter)
+        self.session: Session | None = None
+        self.background: set[asyncio.Future[Any]] = set()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Log only: a stray late answer must never pop "Error in server" up at the user.
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+    def live_session(self) -> Session:
+        if self.session is None:
+            raise JsonRpcException("The server is not initialized yet", code=-32002)
+        return self.session
+
+
+class RpcSink:
+    def __init__(self, server: TillerServer) -> None:
+        self.server = server
+
+    def event(self, fields: JSON) -> None:
+        self.server.protocol.notify(p.EVENT, fields)
+
+    def state(self, state: State) -> None:
+        self.server.protocol.notify(p.STATE, state.to_wire())
+
+
+class RpcApprover:
+    """Asks the client; fails closed; an interrupt sends ``$/cancelRequest``."""
+
+    def __init__(self, server: TillerServer, config: Config) -> None:
+        self.server = server
+        self.config = config
+
+    async def _ask(self, method: str, params: JSON, timeout: float | None = None) -> Any:
+        protocol = self.server.protocol
+        msg_id = f"tiller-{os.urandom(6).hex()}"
+        future = protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except (asyncio.CancelledError, TimeoutError):
+            # Forget the request so a late answer is ignored quietly, then tell the client.
+            protocol._request_futures.pop(msg_id, None)
+            protocol._result_types.pop(msg_id, None)
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            raise
+
+    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+        params = {
+            "turnId": turn_id,
+            "toolUseId": call.id,
+            "name": call.name,
+            "input": call.input,
+            "preview": preview.to_wire(),
+        }
+        try:
+            answer = await self._ask(p.CONFIRM_TOOL, params)
+        except Exception as err:
+            log.warning("confirmTool failed, denying: %s", err)
+            return DENIED_BY_DEFAULT
+        decision = answer.get("decision") if isinstance(answer, dict) else None
+        if decision not in ("allow", "allowSession", "deny"):
+            log.warning("malformed confirmTool answer, denying: %r", answer)
+            return DENIED_BY_DEFAULT
+        feedback = answer.get("feedback")
+        return ToolAnswer(decision, feedback if isinstance(feedback, str) else None)
+
+    async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
+        try:
+            answer = await self._ask(p.APPROVE_PLAN, {"turnId": turn_id, "plan": plan})
+        except Exception as err:
+            log.warning("approvePlan failed, not approved: %s", err)
+            return PLAN_NOT_APPROVED
+        if not isinstance(answer, dict) or not isinstance(answer.get("approved"), bool):
+            log.warning("malformed approvePlan answer, not approved: %r", answer)
+            return PLAN_NOT_APPROVED
+        feedback = answer.get("feedback")
+        mode = answer.get("mode", "acceptEdits")
+        if mode not in ("acceptEdits", "default"):
+            mode = "acceptEdits"
+        return PlanAnswer(answer["approved"], feedback if isinstance(feedback, str) else None, mode)
+
+    async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
+        params = {"turnId": turn_id, "toolsUsed": tools_used, "trail": [t.to_wire() for t in trail]}
+        try:
+            answer = await self._ask(
+                p.CHECKPOINT, params, timeout=self.config.checkpoint_timeout_seconds
+            )
+        except TimeoutError:
+            log.warning(
+                "checkpoint unanswered after %ss: stopping", self.config.checkpoint_timeout_seconds
+            )
+            return False
+        except Exception as err:
+            log.warning("checkpoint failed, stopping: %s", err)
+            return False
+        return isinstance(answer, dict) and answer.get("continue") is True
+
+
+def make_provider(config: Config) -> Provider:
+    match config.provider:
+        case ScriptedSettings(script=script):
+            return ScriptedProvider.load(script)
+        case AnthropicSettings(base_url=base_url, api_key=api_key):
+            return AnthropicProvider(base_url, api_key)
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    if params.workspace_folders:
+        path = to_fs_path(params.workspace_folders[0].uri)
+    elif params.root_uri:
+        path = to_fs_path(params.root_uri)
+    else:
+        path = params.root_path
+    return Path(path or os.getcwd()).resolve()
+
+
+# --- params -----------------------------------------------------------------------------------
+
+
+def _obj(params: Any) -> JSON:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be an object")
+    return params
+
+
+def _field(params: Any, key: str, kind: type[T], what: str) -> T:
+    value = _obj(params).get(key)
+    if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
+        raise InvalidParams(f"'{key}' is required and must be {what}")
+    return value
+
+
+def _mode(params: Any) -> p.Mode:
+    mode = _field(params, "mode", str, "a string")
+    for known in MODES:
+        if mode == known:
+            return known
+    raise InvalidParams(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
+
+
+Handler = Callable[[TillerServer, Any], Coroutine[Any, Any, Any]]
+
+
+def _request(server: TillerServer, method: str) -> Callable[[Handler], Handler]:
+    """Register a custom request; TillerError -> -32602 with its message."""
+
+    def register(handler: Handler) -> Handler:
+        async def wrapped(ls: TillerServer, params: Any) -> Any:
+            try:
+                return await handler(ls, params)
+            except InvalidParams as err:
+                raise JsonRpcInvalidParams(err.message) from err
+            except TillerError as err:
+                raise JsonRpcException(err.message, code=-32603) from err
+
+        server.feature(method)(wrapped)
+        return handler
+
+    return register
+
+
+def build_server() -> TillerServer:
+    server = TillerServer()
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(ls: TillerServer, params: types.InitializeParams) -> None:
+        try:
+            config = parse_config(params.initialization_options)
+            provider = make_provider(config)
+        except ConfigError as err:
+            raise JsonRpcInvalidParams(err.message) from err
+        except TillerError as err:
+            raise JsonRpcInvalidParams(err.message) from err
+        ls.session = Session(
+            config=config,
+            workspace=workspace_root(params),
+            provider=provider,
+            approver=RpcApprover(ls, config),
+            sink=RpcSink(ls),
+            tools=default_tools(),
+        )
+
+    @server.feature(types.INITIALIZED)
+    def on_initialized(ls: TillerServer, params: Any) -> None:
+        session = ls.live_session()
+        session.publish()
+        if isinstance(session.provider, AnthropicProvider):
+            ls.background.add(asyncio.ensure_future(session.provider.warm_up()))
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(ls: TillerServer, params: Any) -> None:
+        if ls.session is not None:
+            ls.session.interrupt()
+            await ls.session.wait_idle()
+
+    @_request(server, p.PROMPT)
+    async def prompt(ls: TillerServer, params: Any) -> JSON:
+        text = _field(params, "text", str, "a string")
+        if not text.strip():
+            raise InvalidParams("'text' must not be empty")
+        match ls.live_session().prompt(text):
+            case Started(turn_id=turn_id):
+                return {"status": "started", "turnId": turn_id}
+            case Queued(position=position):
+                return {"status": "queued", "queuePosition": position}
+            case Handled(message=message):
+                return {"status": "handled", "message": message}
+
+    @_request(server, p.INTERRUPT)
+    async def interrupt(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        turn_id = ls.live_session().interrupt()
+        return {"interrupted": True, "turnId": turn_id} if turn_id else {"interrupted": False}
+
+    @_request(server, p.CYCLE_MODE)
+    async def cycle_mode(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        return {"mode": ls.live_session().cycle_mode()}
+
+    @_request(server, p.SET_MODE)
+    async def set_mode(ls: TillerServer, params: Any) -> JSON:
+        mode = _mode(params)
+        session = ls.live_session()
+        session.set_mode(mode)
+        return {"mode": session.mode}
+
+    @_request(server, p.SET_MODEL)
+    async def set_model(ls: TillerServer, params: Any) -> JSON:
+        model = _field(params, "model", str, "a string").strip()
+        if not model:
+            raise InvalidParams("'model' must not be empty")
+        return {"model": ls.live_session().set_model(model)}
+
+    @_request(server, p.LIST_MODELS)
+    async def list_models(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        session = ls.live_session()
+        try:
+            models = [
+                {"id": m.id, **({"displayName": m.display_name} if m.display_name else {})}
+                for m in await session.provider.list_models()
+            ]
+        except TillerError as err:
+            log.warning("listing models failed: %s", err)
+            models = []
+        if not any(m["id"] == session.model for m in models):
+            models.insert(0, {"id": session.model})
+        return {"models": models, "current": session.model}
+
+    @_request(server, p.SET_THINKING)
+    async def set_thinking(ls: TillerServer, params: Any) -> JSON:
+        session = ls.live_session()
+        raw = dict(_obj(params))
+        raw.setdefault("budgetTokens", session.thinking.budget_tokens)
+        try:
+            thinking = parse_thinking(raw, "params")
+        except ConfigError as err:
+            raise InvalidParams(err.message) from err
+        if thinking.enabled and thinking.budget_tokens >= session.config.max_tokens:
+            raise InvalidParams(
+                f"budgetTokens must be below maxTokens ({session.config.max_tokens})"
+            )
+        return session.set_thinking(thinking).to_wire()
+
+    @_request(server, p.GET_STATE)
+    async def get_state(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        return ls.live_session().state().to_wire()
+
+    @_request(server, p.CLEAR_QUEUE)
+    async def clear_queue(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        return {"cleared": ls.live_session().clear_queue()}
+
+    return server

@@ -1,0 +1,233 @@
+"""One session: idle or busy, the prompt queue, interrupt, mode/model/thinking, the history."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from . import history
+from .approvals import Approver
+from .config import Config
+from .events import Event, Notice, TurnEnded, TurnStarted, event_fields
+from .history import Message
+from .loop import Turn, TurnSetup
+from .outcomes import Failed, Interrupted, TurnOutcome
+from .permissions import Grants
+from .protocol import JSON, Mode, State, Thinking, TrailItem, next_mode
+from .provider import Provider
+from .system_prompt import system_prompt
+from .tools.base import ReadLedger, Tool, ToolContext
+
+log = logging.getLogger(__name__)
+
+STOP_WORDS = frozenset({"stop", "cancel"})
+
+
+@dataclass(frozen=True)
+class Started:
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class Queued:
+    position: int
+
+
+@dataclass(frozen=True)
+class Handled:
+    message: str
+
+
+PromptResult = Started | Queued | Handled
+
+
+class SessionSink(Protocol):
+    """Where a session's notifications go (the rpc layer)."""
+
+    def event(self, fields: JSON) -> None: ...
+    def state(self, state: State) -> None: ...
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class Session:
+    config: Config
+    workspace: Path
+    provider: Provider
+    approver: Approver
+    sink: SessionSink
+    tools: Sequence[Tool]
+    id: str = field(default_factory=lambda: new_id("ses"))
+    mode: Mode = "default"
+    model: str = ""
+    thinking: Thinking = Thinking()
+    grants: Grants = Grants()
+    messages: tuple[Message, ...] = ()
+    queue: deque[str] = field(default_factory=deque)
+    reads: ReadLedger = field(default_factory=ReadLedger)
+    turn_id: str | None = None
+    tools_used: int = 0
+    _task: asyncio.Task[None] | None = None
+    _seq: int = 0
+    _last_state: State | None = None
+
+    def __post_init__(self) -> None:
+        self.mode = self.config.permission_mode
+        self.model = self.model or self.config.model
+        self.thinking = self.config.thinking
+
+    # --- TurnHost ---------------------------------------------------------------------------
+
+    def set_mode(self, mode: Mode) -> None:
+        if mode != self.mode:
+            self.mode = mode
+            self.emit(Notice(f"Mode is now {mode}"))
+            self.publish()
+
+    def set_grants(self, grants: Grants) -> None:
+        self.grants = grants
+
+    def append(self, role: history.Role, blocks: Sequence[JSON]) -> None:
+        self.messages = history.append(self.messages, role, blocks)
+
+    def emit(self, event: Event) -> None:
+        self._seq += 1
+        self.sink.event(
+            {"sessionId": self.id, "turnId": self.turn_id, "seq": self._seq, **event_fields(event)}
+        )
+
+    def count_tools(self, used: int) -> None:
+        self.tools_used = used
+        self.publish()
+
+    # --- state --------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def state(self) -> State:
+        return State(
+            session_id=self.id,
+            mode=self.mode,
+            model=self.model,
+            thinking=self.thinking,
+            busy=self.busy,
+            turn_id=self.turn_id,
+            queue=tuple(self.queue),
+            active_todo=None,
+            todo_completed=0,
+            todo_total=0,
+            tools_used=self.tools_used,
+        )
+
+    def publish(self) -> None:
+        """Send ``tiller/state`` if anything changed since the last one."""
+        state = self.state()
+        if state != self._last_state:
+            self._last_state = state
+            self.sink.state(state)
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def prompt(self, text: str) -> PromptResult:
+        if self.busy and text.strip().lower() in STOP_WORDS:
+            self.interrupt()
+            return Handled("Interrupted the running turn.")
+        if self.busy:
+            self.queue.append(text)
+            self.emit(Notice(f"Queued: {text[:80]}"))
+            self.publish()
+            return Queued(len(self.queue))
+        return Started(self._start(text))
+
+    def interrupt(self) -> str | None:
+        """Cancel the running turn; the turn task repairs history and ends it as interrupted."""
+        if not self.busy or self._task is None:
+            return None
+        self._task.cancel()
+        return self.turn_id
+
+    def cycle_mode(self) -> Mode:
+        self.set_mode(next_mode(self.mode))
+        return self.mode
+
+    def set_model(self, model: str) -> str:
+        if model != self.model:
+            self.model = model
+            if self.busy:
+                self.emit(Notice(f"Model switches to {model} from the next turn"))
+            self.publish()
+        return self.model
+
+    def set_thinking(self, thinking: Thinking) -> Thinking:
+        self.thinking = thinking
+        self.publish()
+        return thinking
+
+    def clear_queue(self) -> int:
+        cleared = len(self.queue)
+        self.queue.clear()
+        self.publish()
+        return cleared
+
+    async def wait_idle(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    # --- turns --------------------------------------------------------------------------------
+
+    def _start(self, text: str) -> str:
+        turn_id = new_id("turn")
+        self.turn_id = turn_id
+        self.tools_used = 0
+        setup = TurnSetup(
+            turn_id=turn_id,
+            model=self.model,
+            thinking=self.thinking,
+            max_tokens=self.config.max_tokens,
+            system=system_prompt(self.workspace),
+            tools={t.name: t for t in self.tools},
+            context=ToolContext(self.workspace, self.reads),
+            provider=self.provider,
+            approver=self.approver,
+            tool_budget=self.config.tool_budget,
+        )
+        turn = Turn(self, setup)
+        self.emit(TurnStarted(text))
+        self.append("user", [history.text_block(text)])
+        self._task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
+        self.publish()
+        return turn_id
+
+    async def _run(self, turn: Turn) -> None:
+        outcome: TurnOutcome
+        try:
+            outcome = await turn.run()
+        except asyncio.CancelledError:  # interrupted before the turn got going
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            outcome = Interrupted()
+        except Exception as err:  # a bug in the loop must still end the turn cleanly
+            log.exception("turn %s crashed", turn.setup.turn_id)
+            self.messages = history.repair(self.messages)
+            outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
+        self._finish(outcome, tuple(turn.trail))
+
+    def _finish(self, outcome: TurnOutcome, trail: tuple[TrailItem, ...]) -> None:
+        """The one place a turn ends: idle state first, then ``turnEnded``, then the queue."""
+        self._task = None
+        self.publish()
+        self.emit(TurnEnded(outcome, trail))
+        if self.queue:
+            self._start(self.queue.popleft())

@@ -1,0 +1,183 @@
+"""A test/bench client for the real server over stdio (pytest-lsp's LanguageClient).
+
+Notifications feed queues as they arrive; server->client requests are answered by
+replaceable async callbacks, so a test can script the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+JSON = dict[str, Any]
+Answer = Callable[[JSON], Awaitable[Any]]
+
+SERVER_COMMAND = [sys.executable, "-m", "tiller"]
+
+
+def plain_converter() -> Any:
+    converter = default_converter()
+    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+
+    def keep(obj: dict[str, Any], cls: type[Any]) -> Any:
+        return cls(**obj)
+
+    for message_type in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(message_type, keep)
+    return converter
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=plain_converter)
+    register_lsp_features(client)
+    return client
+
+
+async def _deny_all(params: JSON) -> Any:
+    return {"decision": "deny", "feedback": "no answer scripted in this test"}
+
+
+async def _reject_plan(params: JSON) -> Any:
+    return {"approved": False}
+
+
+async def _stop(params: JSON) -> Any:
+    return {"continue": False}
+
+
+@dataclass
+class Tiller:
+    """One running server and what it said."""
+
+    client: LanguageClient
+    workspace: Path
+    events: list[JSON] = field(default_factory=list)
+    states: list[JSON] = field(default_factory=list)
+    todos: list[JSON] = field(default_factory=list)
+    asked: list[tuple[str, JSON]] = field(default_factory=list)
+    on_confirm: Answer = _deny_all
+    on_plan: Answer = _reject_plan
+    on_checkpoint: Answer = _stop
+    _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    def __post_init__(self) -> None:
+        client = self.client
+
+        @client.feature("tiller/event")
+        async def on_event(ls: Any, params: JSON) -> None:
+            await self._add(self.events, params)
+
+        @client.feature("tiller/state")
+        async def on_state(ls: Any, params: JSON) -> None:
+            await self._add(self.states, params)
+
+        @client.feature("tiller/todos")
+        async def on_todos(ls: Any, params: JSON) -> None:
+            await self._add(self.todos, params)
+
+        @client.feature("tiller/confirmTool")
+        async def confirm(ls: Any, params: JSON) -> Any:
+            await self._add(self.asked, ("tiller/confirmTool", params))
+            return await self.on_confirm(params)
+
+        @client.feature("tiller/approvePlan")
+        async def plan(ls: Any, params: JSON) -> Any:
+            await self._add(self.asked, ("tiller/approvePlan", params))
+            return await self.on_plan(params)
+
+        @client.feature("tiller/checkpoint")
+        async def checkpoint(ls: Any, params: JSON) -> Any:
+            await self._add(self.asked, ("tiller/checkpoint", params))
+            return await self.on_checkpoint(params)
+
+    async def _add(self, target: list[Any], item: Any) -> None:
+        async with self._changed:
+            target.append(item)
+            self._changed.notify_all()
+
+    async def request(self, method: str, params: JSON | None = None) -> Any:
+        return await self.client.protocol.send_request_async(method, params or {})
+
+    async def wait_for(self, predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
+        """Wait until ``predicate()`` is truthy (re-checked on every notification)."""
+
+        async def waiting() -> Any:
+            async with self._changed:
+                while not (value := predicate()):
+                    await self._changed.wait()
+                return value
+
+        return await asyncio.wait_for(waiting(), timeout)
+
+    def events_of(self, type_: str, turn_id: str | None = None) -> list[JSON]:
+        return [
+            e
+            for e in self.events
+            if e["type"] == type_ and (turn_id is None or e["turnId"] == turn_id)
+        ]
+
+    async def wait_event(
+        self, type_: str, turn_id: str | None = None, timeout: float = 15.0
+    ) -> JSON:
+        found: JSON = await self.wait_for(
+            lambda: next(iter(self.events_of(type_, turn_id)), None), timeout
+        )
+        return found
+
+    async def turn_end(self, turn_id: str, timeout: float = 20.0) -> JSON:
+        return await self.wait_event("turnEnded", turn_id, timeout)
+
+    async def prompt(self, text: str) -> JSON:
+        result: JSON = await self.request("tiller/prompt", {"text": text})
+        return result
+
+    async def run(self, text: str, timeout: float = 20.0) -> JSON:
+        """Send a prompt and wait for its turn to end."""
+        started = await self.prompt(text)
+        assert started["status"] == "started", started
+        return await self.turn_end(started["turnId"], timeout)
+
+    def text_of(self, turn_id: str) -> str:
+        return "".join(e["text"] for e in self.events_of("textDelta", turn_id))
+
+
+def server_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["TILLER_DATA_DIR"] = str(data_dir)
+    env.setdefault("TILLER_LOG_LEVEL", "WARNING")
+    return env
+
+
+async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller:
+    """Start the real server over stdio and initialize it with ``options``."""
+    config = ClientServerConfig(
+        server_command=SERVER_COMMAND, client_factory=make_client, server_env=server_env(data_dir)
+    )
+    client = await config.start()
+    tiller = Tiller(client, workspace)  # type: ignore[arg-type]
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
+            initialization_options=options,
+        )
+    )
+    return tiller
+
+
+async def stop_tiller(tiller: Tiller) -> None:
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(tiller.client.shutdown_session(), 10)
+    await tiller.client.stop()

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from tiller.history import (
+    INTERRUPTED_RESULT,
+    Message,
+    append,
+    problems,
+    repair,
+    text_block,
+    tool_result_block,
+)
+
+
+def tool_use(tid: str) -> dict[str, object]:
+    return {"type": "tool_use", "id": tid, "name": "bash", "input": {"command": "ls"}}
+
+
+def test_unpaired_tool_use_gets_interrupted_result() -> None:
+    messages = (
+        Message("user", (text_block("go"),)),
+        Message("assistant", (text_block("ok"), tool_use("t1"), tool_use("t2"))),
+        Message("user", (tool_result_block("t1", "done", is_error=False),)),
+    )
+    repaired = repair(messages)
+    assert problems(repaired) == []
+    results = repaired[-1].content
+    assert [b["tool_use_id"] for b in results] == ["t2", "t1"] or [
+        b["tool_use_id"] for b in results
+    ] == ["t1", "t2"]
+    missing = next(b for b in results if b["tool_use_id"] == "t2")
+    assert missing["is_error"] is True and missing["content"] == INTERRUPTED_RESULT
+
+
+def test_trailing_tool_use_is_answered_and_a_new_prompt_merges_after_results() -> None:
+    messages = (Message("user", (text_block("go"),)), Message("assistant", (tool_use("t1"),)))
+    repaired = repair(messages)
+    assert problems(repaired) == []
+    with_prompt = append(repaired, "user", [text_block("next question")])
+    assert problems(with_prompt) == []
+    last = with_prompt[-1].content
+    assert last[0]["type"] == "tool_result" and last[-1]["text"] == "next question"
+
+
+def test_stray_tool_result_and_empty_text_are_dropped() -> None:
+    messages = (
+        Message("user", (text_block("go"), tool_result_block("ghost", "x", is_error=False))),
+        Message("assistant", (text_block("  "),)),
+        Message("assistant", (text_block("answer"),)),
+    )
+    repaired = repair(messages)
+    assert problems(repaired) == []
+    assert all(b.get("type") != "tool_result" for b in repaired[0].content)
+    assert repaired[-1].content == (text_block("answer"),)
+
+
+def test_two_prompts_in_a_row_merge_into_one_user_message() -> None:
+    messages = append((), "user", [text_block("first")])
+    messages = append(messages, "user", [text_block("second")])
+    assert len(messages) == 1 and len(messages[0].content) == 2
+
+
+def test_problems_reports_role_order_and_unpaired_use() -> None:
+    bad = (Message("assistant", (tool_use("t1"),)), Message("assistant", (text_block("x"),)))
+    found = problems(bad)
+    assert any("starts with an assistant" in p for p in found)
+    assert any("two assistant messages" in p for p in found)
+    assert any("tool_use without tool_result" in p for p in found)

@@ -1,0 +1,262 @@
+"""bash: real subprocesses, real signals, real process groups."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from tiller.tools import shell
+from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext, ToolResult
+from tiller.tools.shell import Bash, OutputBuffer
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def ctx(ws: Path) -> ToolContext:
+    return ToolContext(workspace=ws, reads=ReadLedger())
+
+
+@pytest.fixture
+def root(ws: Path) -> str:
+    return str(ws.resolve())
+
+
+async def bash(ctx: ToolContext, command: str, limit: float | None = None) -> ToolResult:
+    tool_input: dict[str, object] = {"command": command}
+    if limit is not None:
+        tool_input["timeout_seconds"] = limit
+    return await Bash().run(tool_input, ctx)
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie (a zombie waits for a reaper, it runs nothing)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_dead(pid: int, within: float = 2.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        await asyncio.sleep(0.02)
+    return not alive(pid)
+
+
+def read_pid(path: Path) -> str:
+    return path.read_text().strip() if path.exists() else ""
+
+
+async def wait_for_file(path: Path, within: float = 5.0) -> str:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if pid := read_pid(path):
+            return pid
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} never appeared")
+
+
+async def test_bash_runs_in_workspace_root(root: str, ctx: ToolContext) -> None:
+    result = await bash(ctx, "pwd")
+    assert not result.is_error
+    assert result.output.strip() == root
+
+
+async def test_bash_merges_stderr_into_output(ctx: ToolContext) -> None:
+    result = await bash(ctx, "echo out; echo err >&2")
+    assert result.output.splitlines() == ["out", "err"]
+
+
+async def test_bash_nonzero_exit_is_error_with_code(ctx: ToolContext) -> None:
+    result = await bash(ctx, "echo partial; exit 3")
+    assert result.is_error
+    assert result.output.startswith("exit code 3") and "partial" in result.output
+
+
+async def test_bash_killed_by_signal_is_reported(ctx: ToolContext) -> None:
+    result = await bash(ctx, "kill -KILL $$")
+    assert result.is_error and "SIGKILL" in result.output
+
+
+async def test_bash_stdin_is_empty(ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "cat; echo done", limit=5)
+    assert result.output.strip() == "done"
+    assert time.monotonic() - started < 3
+
+
+async def test_bash_no_output_says_so(ctx: ToolContext) -> None:
+    result = await bash(ctx, "true")
+    assert not result.is_error and result.output == "(no output)"
+
+
+async def test_bash_invalid_utf8_output_is_replaced(ctx: ToolContext) -> None:
+    result = await bash(ctx, r"printf 'ok \xff\xfe end'")
+    assert result.output.startswith("ok ") and result.output.endswith(" end")
+    assert "\ufffd" in result.output
+
+
+async def test_bash_bad_input_is_error_result(ctx: ToolContext) -> None:
+    tool = Bash()
+    for bad in (
+        {},
+        {"command": ""},
+        {"command": "  "},
+        {"command": 5},
+        {"command": "ls", "timeout_seconds": 0},
+        {"command": "ls", "timeout_seconds": 601},
+        {"command": "ls", "timeout_seconds": "10"},
+        {"command": "ls", "timeout_seconds": True},
+    ):
+        result = await tool.run(bad, ctx)
+        assert result.is_error, bad
+
+
+async def test_bash_preview_is_command_with_cwd(root: str, ctx: ToolContext) -> None:
+    preview = await Bash().preview({"command": "make test"}, ctx)
+    assert preview.to_wire() == {
+        "kind": "command",
+        "command": "make test",
+        "cwd": root,
+    }
+
+
+def test_bash_is_read_only_follows_the_parser() -> None:
+    tool = Bash()
+    assert tool.is_read_only({"command": "sleep 0.2"})
+    assert tool.is_read_only({"command": "git status && ls | wc -l"})
+    assert not tool.is_read_only({"command": "rm -rf build"})
+    assert not tool.is_read_only({"command": None})
+    assert not tool.is_read_only({})
+
+
+async def test_bash_timeout_kills_whole_process_group(ws: Path, ctx: ToolContext) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 & echo $! > child.pid; echo started; sleep 30", limit=0.5)
+    elapsed = time.monotonic() - started
+    assert result.is_error
+    assert "timed out after 0.5 s" in result.output and "started" in result.output
+    assert elapsed < 5
+    assert await wait_dead(int((ws / "child.pid").read_text()))
+
+
+async def test_bash_timeout_sigkills_what_ignores_sigterm(
+    ws: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell, "TIMEOUT_GRACE_SECONDS", 0.3)
+    command = "trap '' TERM; sleep 30 & echo $! > child.pid; sleep 30"
+    result = await bash(ctx, command, limit=0.3)
+    assert result.is_error and "timed out" in result.output
+    assert await wait_dead(int((ws / "child.pid").read_text()))
+
+
+async def test_bash_cancel_kills_sleep_child(ws: Path, ctx: ToolContext) -> None:
+    task = asyncio.create_task(bash(ctx, "sleep 30 & echo $! > child.pid; wait"))
+    child = int(await wait_for_file(ws / "child.pid"))
+    assert alive(child)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.5
+    assert await wait_dead(child, within=1.0)
+
+
+async def test_bash_cancel_sigkills_child_ignoring_sigterm_quickly(
+    ws: Path, ctx: ToolContext
+) -> None:
+    task = asyncio.create_task(bash(ctx, "trap '' TERM; sleep 30 & echo $! > child.pid; wait"))
+    child = int(await wait_for_file(ws / "child.pid"))
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.5  # at most ~0.5 s of grace before SIGKILL
+    assert await wait_dead(child, within=1.0)
+
+
+async def test_bash_does_not_block_event_loop(ctx: ToolContext) -> None:
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    await bash(ctx, "sleep 0.5")
+    task.cancel()
+    assert ticks >= 10
+
+
+async def test_flooding_output_is_capped_with_marker(ctx: ToolContext) -> None:
+    result = await bash(ctx, "seq 1 400000")
+    assert not result.is_error
+    assert len(result.output) <= OUTPUT_CAP
+    assert result.output.startswith("1\n2\n3\n")
+    assert result.output.rstrip().endswith("399999\n400000")
+    assert "truncated" in result.output
+
+
+async def test_endless_flood_times_out_with_bounded_output(ctx: ToolContext) -> None:
+    result = await bash(ctx, "yes", limit=1)
+    assert result.is_error and "timed out after 1 s" in result.output
+    assert len(result.output) <= OUTPUT_CAP
+    assert "truncated" in result.output
+
+
+def test_output_buffer_memory_stays_bounded() -> None:
+    buffer = OutputBuffer(head_size=100, tail_size=50)
+    chunk = b"y\n" * 32_768
+    for _ in range(1_000):  # 64 MB in all
+        buffer.feed(chunk)
+        assert len(buffer.head) <= 100 and len(buffer.tail) <= 50
+    assert buffer.dropped == 1_000 * len(chunk) - 150
+    text = buffer.text()
+    assert f"truncated {buffer.dropped} bytes" in text and len(text) < 250
+
+
+def test_output_buffer_keeps_short_output_whole() -> None:
+    buffer = OutputBuffer(head_size=10, tail_size=10)
+    buffer.feed(b"0123456789abc")
+    buffer.feed(b"def")
+    assert buffer.text() == "0123456789abcdef"
+
+
+async def test_background_process_holding_output_is_stopped_after_exit(
+    ctx: ToolContext, ws: Path
+) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 & echo $! > child.pid; echo launched")
+    assert time.monotonic() - started < 5
+    assert "launched" in result.output and "redirected" in result.output
+    assert await wait_dead(int((ws / "child.pid").read_text()))
+
+
+async def test_background_process_with_redirected_output_keeps_running(
+    ctx: ToolContext, ws: Path
+) -> None:
+    started = time.monotonic()
+    result = await bash(ctx, "sleep 30 > /dev/null 2>&1 & echo $! > child.pid")
+    assert time.monotonic() - started < 1
+    assert not result.is_error and "redirected" not in result.output
+    child = int((ws / "child.pid").read_text())
+    try:
+        assert alive(child)
+    finally:
+        os.kill(child, signal.SIGKILL)  # the sleep this test started
