@@ -6,4 +6,5 @@ UV_VERSION=0.13.8
 if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   python3 -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
 fi
-uv sync --frozen --quiet
+# The machines set PYTHONDONTWRITEBYTECODE; compile once here or every start pays seconds.
+uv sync --frozen --quiet --compile-bytecode

@@ -115,7 +115,9 @@ class Tiller:
         async def waiting() -> Any:
             async with self._changed:
                 while not (value := predicate()):
-                    await self._changed.wait()
+                    # Re-check on every notification, and now and then for outside changes.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), 0.05)
                 return value
 
         return await asyncio.wait_for(waiting(), timeout)

@@ -151,3 +151,9 @@ async def test_grep_output_stays_under_cap_in_whole_lines(ws: Path, ctx: ToolCon
     assert len(result.output) <= OUTPUT_CAP
     assert all(line.startswith("wide.txt:") for line in lines[:-1])
     assert "truncated" in lines[-1]
+
+
+async def test_grep_line_numbers_match_read_file(ws: Path, ctx: ToolContext) -> None:
+    write(ws / "odd.txt", "a\x0cb\r\nneedle\n")  # form feed is not a line break for cat -n
+    result = await grep(ctx, pattern="needle|^$")
+    assert result.output == "odd.txt:2:needle"

@@ -96,6 +96,14 @@ class BoundedLines:
         return True
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as ``cat -n`` numbers them: split on ``\n`` only, ``\r`` endings dropped."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
@@ -400,7 +408,7 @@ def _snippet(text: str, index: int, length: int, context: int = 3, max_lines: in
     """Numbered lines around ``text[index:index + length]``."""
     first = text.count("\n", 0, index) + 1
     last = first + text.count("\n", index, index + length)
-    lines = text.splitlines()
+    lines = split_lines(text)
     start, stop = max(first - context, 1), min(last + context, len(lines))
     stop = min(stop, start + max_lines - 1)
     return "\n".join(_numbered(n, _cut_line(lines[n - 1])) for n in range(start, stop + 1))

@@ -19,6 +19,7 @@ from .files import (
     guarded,
     looks_binary,
     resolve_existing,
+    split_lines,
 )
 
 MAX_MATCHES = 500
@@ -133,7 +134,7 @@ class Grep:
             if text is None:
                 continue
             shown = ctx.shown(path)
-            for number, line in enumerate(text.splitlines(), start=1):
+            for number, line in enumerate(split_lines(text), start=1):
                 if regex.search(line) is None:
                     continue
                 if not hits.add(f"{shown}:{number}:{_cut(line, self.max_line_chars)}"):

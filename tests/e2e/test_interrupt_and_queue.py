@@ -1,0 +1,246 @@
+"""Interrupt at any point, type-ahead, mode/model/thinking controls and bad params."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from test_turn_basics import text, tool_use
+
+from fakeapi import FakeMessagesAPI
+from harness import Tiller
+from tiller.history import Message, problems
+
+
+def assert_valid_history(api: FakeMessagesAPI) -> None:
+    """The fake answers 400 to an invalid history; double-check the last request too."""
+    last = api.message_requests()[-1].body["messages"]
+    assert problems([Message.from_api(m) for m in last]) == []
+
+
+async def test_interrupt_mid_stream_closes_the_stream_and_keeps_streamed_text(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    api.enqueue(
+        {
+            "content": [
+                text("The first part arrives, then the model stalls forever…"),
+                tool_use("bash", "t1", command="echo never"),
+            ],
+            "hangAfterEvents": 6,
+        },
+        {"content": [text("fresh answer")]},
+    )
+    started = await tiller.prompt("long answer please")
+    turn = started["turnId"]
+    await tiller.wait_for(lambda: tiller.events_of("textDelta", turn))
+    answer = await tiller.request("tiller/interrupt")
+    assert answer == {"interrupted": True, "turnId": turn}
+    ended = await tiller.turn_end(turn, timeout=5)
+    assert ended["outcome"] == "interrupted"
+    await api.wait_disconnects(1, timeout=5)
+    # The next request is valid and carries the text streamed before the interrupt.
+    ended2 = await tiller.run("try again")
+    assert ended2["outcome"] == "completed"
+    assert_valid_history(api)
+    messages = api.message_requests()[-1].body["messages"]
+    assert messages[1]["role"] == "assistant"
+    assert messages[1]["content"][0]["text"].startswith("The first part")
+    assert all(b["type"] != "tool_use" for b in messages[1]["content"])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return not (status.exists() and status.read_text().split()[2] == "Z")
+
+
+async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_use(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": "allow"}
+
+    tiller.on_confirm = allow
+    api.enqueue(
+        {
+            "content": [
+                tool_use("read_file", "t0", path="."),
+                tool_use("bash", "t1", command="echo $$ > pid.txt; sleep 30 & wait"),
+            ]
+        },
+        {"content": [text("after")]},
+    )
+    started = await tiller.prompt("run the long thing")
+    turn = started["turnId"]
+    pid_file = workspace / "pid.txt"
+    await tiller.wait_for(lambda: tiller.events_of("toolStarted", turn) and pid_file.exists())
+    await asyncio.sleep(0.2)
+    shell_pid = int(pid_file.read_text())
+    await tiller.request("tiller/interrupt")
+    ended = await tiller.turn_end(turn, timeout=5)
+    assert ended["outcome"] == "interrupted"
+    assert {"name": "bash", "status": "interrupted"} in ended["trail"]
+    for _ in range(50):
+        if not _alive(shell_pid):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(shell_pid)
+    await tiller.run("continue")
+    assert_valid_history(api)
+    results = api.message_requests()[-1].body["messages"][2]["content"]
+    bash_result = next(r for r in results if r.get("tool_use_id") == "t1")
+    assert bash_result["is_error"] is True and bash_result["content"] == "Interrupted by user"
+
+
+async def test_interrupt_while_waiting_for_confirmation_cancels_the_request(
+    tiller: Tiller, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    asked = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow_user(params: dict[str, Any]) -> dict[str, Any]:
+        asked.set()
+        await release.wait()
+        return {"decision": "allow"}  # a late answer: must be ignored
+
+    tiller.on_confirm = slow_user
+    api.enqueue(
+        {"content": [tool_use("bash", "t1", command="touch late.txt")]},
+        {"content": [text("ok")]},
+    )
+    started = await tiller.prompt("touch it")
+    await asyncio.wait_for(asked.wait(), 10)
+    await tiller.request("tiller/interrupt")
+    ended = await tiller.turn_end(started["turnId"], timeout=5)
+    assert ended["outcome"] == "interrupted"
+    release.set()
+    await asyncio.sleep(0.3)
+    assert not (workspace / "late.txt").exists()
+    assert not tiller.client.messages  # no "Error in server" shown to the user
+    await tiller.run("next")
+    assert_valid_history(api)
+
+
+async def test_stop_typed_while_busy_interrupts_instead_of_queueing(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    api.enqueue({"content": [text("streaming slowly " * 20)], "chunkDelay": 0.05})
+    started = await tiller.prompt("go")
+    await tiller.wait_for(lambda: tiller.events_of("textDelta", started["turnId"]))
+    answer = await tiller.prompt("  STOP ")
+    assert answer["status"] == "handled"
+    ended = await tiller.turn_end(started["turnId"], timeout=5)
+    assert ended["outcome"] == "interrupted"
+    state = await tiller.request("tiller/getState")
+    assert state["queue"] == [] and state["busy"] is False
+
+
+async def test_prompts_typed_while_busy_queue_and_drain_in_order(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    api.enqueue(
+        {"content": [text("first answer, slowly")], "chunkDelay": 0.1},
+        {"content": [text("second answer")]},
+        {"content": [text("third answer")]},
+    )
+    first = await tiller.prompt("one")
+    assert (await tiller.prompt("two")) == {"status": "queued", "queuePosition": 1}
+    assert (await tiller.prompt("three")) == {"status": "queued", "queuePosition": 2}
+    assert any(s["queue"] == ["two", "three"] for s in tiller.states)
+    await tiller.wait_for(lambda: len(tiller.events_of("turnEnded")) == 3, timeout=20)
+    prompts = [e["prompt"] for e in tiller.events_of("turnStarted")]
+    assert prompts == ["one", "two", "three"]
+    assert tiller.events_of("turnEnded")[0]["turnId"] == first["turnId"]
+    user_texts = [
+        m["content"][-1]["text"]
+        for m in api.message_requests()[-1].body["messages"]
+        if m["role"] == "user"
+    ]
+    assert user_texts == ["one", "two", "three"]
+
+
+async def test_clear_queue_drops_waiting_prompts(tiller: Tiller, api: FakeMessagesAPI) -> None:
+    api.enqueue({"content": [text("slow " * 30)], "chunkDelay": 0.05})
+    first = await tiller.prompt("one")
+    await tiller.prompt("two")
+    await tiller.prompt("three")
+    assert await tiller.request("tiller/clearQueue") == {"cleared": 2}
+    await tiller.turn_end(first["turnId"])
+    await asyncio.sleep(0.3)
+    assert len(tiller.events_of("turnStarted")) == 1
+
+
+async def test_cycle_mode_goes_default_accept_edits_plan_default(tiller: Tiller) -> None:
+    modes = [(await tiller.request("tiller/cycleMode"))["mode"] for _ in range(3)]
+    assert modes == ["acceptEdits", "plan", "default"]
+    assert [s["mode"] for s in tiller.states][-3:] == modes
+    assert (await tiller.request("tiller/setMode", {"mode": "plan"})) == {"mode": "plan"}
+
+
+async def test_model_switch_is_seen_in_the_next_request(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    await tiller.run("first")
+    assert (await tiller.request("tiller/setModel", {"model": "claude-other-2"})) == {
+        "model": "claude-other-2"
+    }
+    await tiller.run("second")
+    models = [r.body["model"] for r in api.message_requests()]
+    assert models == ["claude-test-1", "claude-other-2"]
+    assert tiller.states[-1]["model"] == "claude-other-2"
+
+
+async def test_list_models_comes_from_the_provider(tiller: Tiller) -> None:
+    listed = await tiller.request("tiller/listModels")
+    ids = [m["id"] for m in listed["models"]]
+    assert "claude-sonnet-4-5" in ids and "claude-test-1" in ids
+    assert listed["current"] == "claude-test-1"
+
+
+async def test_thinking_toggle_is_sent_to_the_api(tiller: Tiller, api: FakeMessagesAPI) -> None:
+    api.enqueue(
+        {
+            "content": [
+                {"type": "thinking", "thinking": "let me think about it"},
+                text("thought through"),
+            ]
+        }
+    )
+    answer = await tiller.request("tiller/setThinking", {"enabled": True, "budgetTokens": 2048})
+    assert answer == {"enabled": True, "budgetTokens": 2048}
+    ended = await tiller.run("think")
+    assert ended["final"] == "thought through"
+    assert api.message_requests()[-1].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert "".join(e["text"] for e in tiller.events_of("thinkingDelta")) == "let me think about it"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "fragment"),
+    [
+        ("tiller/prompt", {}, "'text'"),
+        ("tiller/prompt", {"text": 5}, "'text'"),
+        ("tiller/setMode", {"mode": "yolo"}, "unknown mode"),
+        ("tiller/setModel", {"model": ""}, "'model'"),
+        ("tiller/setThinking", {"enabled": "yes"}, "enabled"),
+        ("tiller/setThinking", {"enabled": True, "budgetTokens": 10}, "budgetTokens"),
+    ],
+)
+async def test_bad_params_answer_32602_and_change_nothing(
+    tiller: Tiller, method: str, params: dict[str, Any], fragment: str
+) -> None:
+    before = await tiller.request("tiller/getState")
+    with pytest.raises(JsonRpcException) as caught:
+        await tiller.request(method, params)
+    assert caught.value.code == -32602
+    assert fragment in str(caught.value)
+    assert await tiller.request("tiller/getState") == before
