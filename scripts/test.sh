@@ -4,8 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
 echo "== ruff"
-uv run --frozen ruff check server tests bench
-uv run --frozen ruff format --check server tests bench
+uv run --frozen ruff check
+uv run --frozen ruff format --check
 echo "== mypy (strict)"
 uv run --frozen mypy
 echo "== pytest"

@@ -24,6 +24,7 @@ from .events import (
     ToolStarted,
 )
 from .history import Message, text_block, tool_result_block
+from .hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
 from .outcomes import Completed, Failed, Interrupted, Stopped, TurnOutcome
 from .permissions import Allow, Ask, Deny, Grants, decide
 from .protocol import Mode, Thinking, ToolStatus, TrailItem
@@ -66,6 +67,8 @@ class TurnSetup:
     provider: Provider
     approver: Approver
     tool_budget: int
+    session_id: str = ""
+    stop_hook: str | None = None
 
 
 @dataclass
@@ -130,6 +133,7 @@ class Turn:
     trail: list[TrailItem] = field(default_factory=list)
     tools_used: int = 0
     next_checkpoint: int = 0
+    hook_continuations: int = 0
 
     async def run(self) -> TurnOutcome:
         """Run until the model ends without tool calls, or the turn is stopped or fails.
@@ -202,7 +206,32 @@ class Turn:
                 self.host.append("user", [text_block(revise)])
                 return None
             # Rejected without a word (or nobody could answer): the turn ends; nothing ran.
-        return Completed(final or None)
+        return await self._stop_hook(final or None)
+
+    async def _stop_hook(self, final: str | None) -> TurnOutcome | None:
+        """Let the stop hook send the model back to work, at most MAX_CONTINUATIONS times."""
+        s = self.setup
+        if s.stop_hook is None or self.hook_continuations >= MAX_CONTINUATIONS:
+            return Completed(final)
+        hook = await run_stop_hook(
+            s.stop_hook,
+            s.context.workspace,
+            session_id=s.session_id,
+            turn_id=s.turn_id,
+            final=final,
+        )
+        match hook:
+            case HookPassed():
+                return Completed(final)
+            case HookContinue(output=output):
+                self.hook_continuations += 1
+                count = f"{self.hook_continuations}/{MAX_CONTINUATIONS}"
+                self.host.emit(Notice(f"Stop hook asks to continue ({count})"))
+                self.host.append("user", [text_block(f"continue: {output}")])
+                return None
+            case HookBroken(reason=reason):
+                self.host.emit(Notice(reason))
+                return Completed(final)
 
     # --- tools ----------------------------------------------------------------------------
 

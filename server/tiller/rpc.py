@@ -30,10 +30,10 @@ from . import protocol as p
 from .approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
 from .config import AnthropicSettings, Config, ScriptedSettings, parse_config, parse_thinking
 from .errors import ConfigError, InvalidParams, TillerError
-from .protocol import JSON, MODES, State, TrailItem
+from .protocol import JSON, MODES, State, Todo, TrailItem
 from .provider import AnthropicProvider, Provider, ScriptedProvider
 from .scheduler import ToolCall
-from .session import Handled, Queued, Session, Started
+from .session import Handled, Queued, Session, Started, SwitchToNewSession
 from .tools.base import Preview
 from .tools.registry import default_tools
 
@@ -63,6 +63,12 @@ class TillerServer(LanguageServer):
         # Log only: a stray late answer must never pop "Error in server" up at the user.
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
+    def switch_to(self, session: Session) -> None:
+        """Make ``session`` current (the old one is idle: callers check)."""
+        self.session = session
+        session.publish()
+        self.protocol.notify(p.TODOS, {"todos": [t.to_wire() for t in session.todos]})
+
     def live_session(self) -> Session:
         if self.session is None:
             raise JsonRpcException("The server is not initialized yet", code=-32002)
@@ -78,6 +84,9 @@ class RpcSink:
 
     def state(self, state: State) -> None:
         self.server.protocol.notify(p.STATE, state.to_wire())
+
+    def todos(self, todos: tuple[Todo, ...]) -> None:
+        self.server.protocol.notify(p.TODOS, {"todos": [t.to_wire() for t in todos]})
 
 
 class RpcApprover:
@@ -236,6 +245,8 @@ def build_server() -> TillerServer:
             approver=RpcApprover(ls, config),
             sink=RpcSink(ls),
             tools=default_tools(),
+            mode=config.permission_mode,
+            thinking=config.thinking,
         )
 
     @server.feature(types.INITIALIZED)
@@ -262,6 +273,9 @@ def build_server() -> TillerServer:
             case Queued(position=position):
                 return {"status": "queued", "queuePosition": position}
             case Handled(message=message):
+                return {"status": "handled", "message": message}
+            case SwitchToNewSession(message=message):
+                ls.switch_to(ls.live_session().fresh())
                 return {"status": "handled", "message": message}
 
     @_request(server, p.INTERRUPT)
@@ -324,6 +338,21 @@ def build_server() -> TillerServer:
     async def get_state(ls: TillerServer, params: Any) -> JSON:
         _obj(params)
         return ls.live_session().state().to_wire()
+
+    @_request(server, p.SESSION_NEW)
+    async def session_new(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        session = ls.live_session()
+        if session.busy:
+            session.interrupt()
+            await session.wait_idle()
+        ls.switch_to(session.fresh())
+        return ls.live_session().state().to_wire()
+
+    @_request(server, p.GET_TODOS)
+    async def get_todos(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        return {"todos": [t.to_wire() for t in ls.live_session().todos]}
 
     @_request(server, p.CLEAR_QUEUE)
     async def clear_queue(ls: TillerServer, params: Any) -> JSON:

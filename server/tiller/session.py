@@ -13,13 +13,23 @@ from typing import Protocol
 
 from . import history
 from .approvals import Approver
+from .commands import (
+    ChangeMode,
+    ChangeModel,
+    ChangeThinking,
+    ClearQueue,
+    CommandResult,
+    NewSession,
+    Reply,
+    interpret,
+)
 from .config import Config
 from .events import Event, Notice, TurnEnded, TurnStarted, event_fields
 from .history import Message
 from .loop import Turn, TurnSetup
 from .outcomes import Failed, Interrupted, TurnOutcome
 from .permissions import Grants
-from .protocol import JSON, Mode, State, Thinking, TrailItem, next_mode
+from .protocol import JSON, Mode, State, Thinking, Todo, TrailItem, next_mode
 from .provider import Provider
 from .system_prompt import system_prompt
 from .tools.base import ReadLedger, Tool, ToolContext
@@ -44,7 +54,14 @@ class Handled:
     message: str
 
 
-PromptResult = Started | Queued | Handled
+@dataclass(frozen=True)
+class SwitchToNewSession:
+    """The prompt (``/clear``) asks for a new session; the owner of sessions makes it."""
+
+    message: str
+
+
+PromptResult = Started | Queued | Handled | SwitchToNewSession
 
 
 class SessionSink(Protocol):
@@ -52,6 +69,7 @@ class SessionSink(Protocol):
 
     def event(self, fields: JSON) -> None: ...
     def state(self, state: State) -> None: ...
+    def todos(self, todos: tuple[Todo, ...]) -> None: ...
 
 
 def new_id(prefix: str) -> str:
@@ -69,11 +87,12 @@ class Session:
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
-    thinking: Thinking = Thinking()
+    thinking: Thinking = Thinking()  # the rpc layer passes the configured mode and thinking
     grants: Grants = Grants()
     messages: tuple[Message, ...] = ()
     queue: deque[str] = field(default_factory=deque)
     reads: ReadLedger = field(default_factory=ReadLedger)
+    todos: tuple[Todo, ...] = ()
     turn_id: str | None = None
     tools_used: int = 0
     _task: asyncio.Task[None] | None = None
@@ -81,9 +100,7 @@ class Session:
     _last_state: State | None = None
 
     def __post_init__(self) -> None:
-        self.mode = self.config.permission_mode
         self.model = self.model or self.config.model
-        self.thinking = self.config.thinking
 
     # --- TurnHost ---------------------------------------------------------------------------
 
@@ -109,6 +126,16 @@ class Session:
         self.tools_used = used
         self.publish()
 
+    # --- SessionControls (for the state tools) --------------------------------------------------
+
+    def enter_plan_mode(self) -> None:
+        self.set_mode("plan")
+
+    def replace_todos(self, todos: tuple[Todo, ...]) -> None:
+        self.todos = todos
+        self.sink.todos(todos)
+        self.publish()
+
     # --- state --------------------------------------------------------------------------------
 
     @property
@@ -124,9 +151,11 @@ class Session:
             busy=self.busy,
             turn_id=self.turn_id,
             queue=tuple(self.queue),
-            active_todo=None,
-            todo_completed=0,
-            todo_total=0,
+            active_todo=next(
+                (t.active_form for t in self.todos if t.status == "in_progress"), None
+            ),
+            todo_completed=sum(t.status == "completed" for t in self.todos),
+            todo_total=len(self.todos),
             tools_used=self.tools_used,
         )
 
@@ -140,6 +169,8 @@ class Session:
     # --- requests -----------------------------------------------------------------------------
 
     def prompt(self, text: str) -> PromptResult:
+        if text.lstrip().startswith("/"):
+            return self.apply_command(interpret(text, self, max_tokens=self.config.max_tokens))
         if self.busy and text.strip().lower() in STOP_WORDS:
             self.interrupt()
             return Handled("Interrupted the running turn.")
@@ -149,6 +180,43 @@ class Session:
             self.publish()
             return Queued(len(self.queue))
         return Started(self._start(text))
+
+    def apply_command(self, result: CommandResult) -> PromptResult:
+        match result:
+            case Reply(message=message):
+                return Handled(message)
+            case ChangeMode(mode=mode):
+                self.set_mode(mode)
+                return Handled(f"Mode: {self.mode}")
+            case ChangeModel(model=model):
+                self.set_model(model)
+                return Handled(f"Model: {self.model} (from the next turn)")
+            case ChangeThinking(thinking=thinking):
+                self.set_thinking(thinking)
+                state = f"on, budget {thinking.budget_tokens} tokens" if thinking.enabled else "off"
+                return Handled(f"Thinking: {state}")
+            case ClearQueue():
+                return Handled(f"Cleared {self.clear_queue()} queued prompt(s).")
+            case NewSession():
+                return SwitchToNewSession("Started a new session.")
+
+    def fresh(self) -> Session:
+        """A new, empty session with the same settings, mode, model and thinking."""
+        return Session(
+            config=self.config,
+            workspace=self.workspace,
+            provider=self.provider,
+            approver=self.approver,
+            sink=self.sink,
+            tools=self.tools,
+            mode=self.mode,
+            model=self.model,
+            thinking=self.thinking,
+        )
+
+    @property
+    def queued(self) -> tuple[str, ...]:
+        return tuple(self.queue)
 
     def interrupt(self) -> str | None:
         """Cancel the running turn; the turn task repairs history and ends it as interrupted."""
@@ -197,10 +265,12 @@ class Session:
             max_tokens=self.config.max_tokens,
             system=system_prompt(self.workspace),
             tools={t.name: t for t in self.tools},
-            context=ToolContext(self.workspace, self.reads),
+            context=ToolContext(self.workspace, self.reads, self),
             provider=self.provider,
             approver=self.approver,
             tool_budget=self.config.tool_budget,
+            session_id=self.id,
+            stop_hook=self.config.stop_hook,
         )
         turn = Turn(self, setup)
         self.emit(TurnStarted(text))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_interrupt_and_queue import assert_valid_history
-from test_turn_basics import text, tool_use
-
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
+from test_interrupt_and_queue import assert_valid_history
+from test_turn_basics import text, tool_use
 
 
 async def test_mid_stream_overloaded_error_fails_as_overloaded_and_keeps_streamed_text(

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
-from test_turn_basics import text, tool_use
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
+from test_turn_basics import text, tool_use
 from tiller.history import Message, problems
 
 

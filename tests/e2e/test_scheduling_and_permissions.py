@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from test_turn_basics import text, tool_use
-
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
+from test_turn_basics import text, tool_use
 
 
 def results_of(api: FakeMessagesAPI, request_index: int) -> list[dict[str, Any]]:

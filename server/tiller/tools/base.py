@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..errors import ToolInputError
+from ..protocol import Todo
 
 # How the permission table treats a tool (see permissions.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
@@ -65,12 +66,31 @@ class ReadLedger:
             )
 
 
+class SessionControls(Protocol):
+    """What the state tools (todo_write, enter_plan_mode) may change in their session."""
+
+    def enter_plan_mode(self) -> None: ...
+
+    def replace_todos(self, todos: tuple[Todo, ...]) -> None: ...
+
+
+class _Detached:
+    """Controls of a tool run outside any session (unit tests): changes go nowhere."""
+
+    def enter_plan_mode(self) -> None:
+        return None
+
+    def replace_todos(self, todos: tuple[Todo, ...]) -> None:
+        return None
+
+
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool may touch: the workspace root and the session's read ledger."""
+    """What a tool may touch: the workspace root, the session's read ledger and its state."""
 
     workspace: Path
     reads: ReadLedger
+    controls: SessionControls = field(default_factory=_Detached)
 
     def resolve(self, raw: str) -> Path:
         """A path inside the workspace (symlinks resolved), or ToolInputError."""

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 
 from .base import Tool
 from .files import EditFile, ListFiles, ReadFile, WriteFile
+from .plan import EnterPlanMode, ExitPlanMode
 from .search import Grep
 from .shell import Bash
+from .todo import TodoWrite
 
 
 def default_tools() -> list[Tool]:
@@ -19,7 +21,9 @@ def default_tools() -> list[Tool]:
         WriteFile(),
         EditFile(),
         Bash(),
-        # State and plan tools (todo_write, enter_plan_mode, exit_plan_mode) go here.
+        TodoWrite(),
+        EnterPlanMode(),
+        ExitPlanMode(),
     ]
 
 

@@ -125,9 +125,17 @@ async def _stop_group(pgid: int, collector: _Collector, grace: float) -> None:
 
 
 async def run_command(
-    command: str, cwd: Path, time_limit: float, *, output_cap: int = OUTPUT_CAP
+    command: str,
+    cwd: Path,
+    time_limit: float,
+    *,
+    output_cap: int = OUTPUT_CAP,
+    stdin_data: bytes | None = None,
 ) -> CommandRun:
-    """Run ``command`` to its end, its time limit, or our cancellation (which is re-raised)."""
+    """Run ``command`` to its end, its time limit, or our cancellation (which is re-raised).
+
+    ``stdin_data``, when given, is written to the command's stdin (then closed).
+    """
     margin = 200  # room for the truncation marker and the status line
     buffer = OutputBuffer(output_cap * 2 // 3 - margin, output_cap // 3 - margin)
     loop = asyncio.get_running_loop()
@@ -137,12 +145,16 @@ async def run_command(
         "-c",
         command,
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     pgid = transport.get_pid()  # its own session: the group id is its pid
+    stdin = transport.get_pipe_transport(0) if stdin_data is not None else None
+    if stdin is not None and stdin_data is not None:
+        stdin.write(stdin_data)  # type: ignore[attr-defined]
+        stdin.close()
     try:
         if not await _settled(collector.exited, time_limit):
             await _stop_group(pgid, collector, TIMEOUT_GRACE_SECONDS)
