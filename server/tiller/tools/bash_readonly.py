@@ -9,11 +9,10 @@ is not read-only: a wrong "no" only costs a confirmation, a wrong "yes" could wr
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
-
-import bashlex
 
 __all__ = ["is_read_only_command"]
 
@@ -153,7 +152,8 @@ def is_read_only_command(command: str) -> bool:
     if not command.strip():
         return False
     try:
-        trees = bashlex.parse(command)
+        # bashlex builds its parser tables on import (~0.1 s): load it on first use.
+        trees = importlib.import_module("bashlex").parse(command)
         return bool(trees) and all(_node_ok(tree) for tree in trees)
     except Exception:  # bashlex raises many kinds (ParsingError, NotImplementedError, ...)
         return False
