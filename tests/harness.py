@@ -167,15 +167,19 @@ async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller
         server_command=SERVER_COMMAND, client_factory=make_client, server_env=server_env(data_dir)
     )
     client = await config.start()
-    tiller = Tiller(client, workspace)  # type: ignore[arg-type]
-    await client.initialize_session(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(),
-            root_uri=workspace.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
-            initialization_options=options,
+    tiller = Tiller(client, workspace)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=workspace.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
+                initialization_options=options,
+            )
         )
-    )
+    except BaseException:
+        await client.stop()
+        raise
     return tiller
 
 

@@ -1,0 +1,419 @@
+"""The terminal client end to end: `tiller run` as a subprocess, the real server behind it.
+
+Fixtures ``api`` (the fake, key "test-key") and ``workspace`` come from conftest.py.
+
+Model answers come from the bundled demo script or from the fake Messages API (the real SDK
+over HTTP). stdin is /dev/null (no terminal) unless a test gives it a pseudo-terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pty
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from fakeapi import FakeMessagesAPI
+
+CLI = [sys.executable, "-m", "tiller.cli", "run"]
+RUN_TIMEOUT = 60.0
+
+
+def tool_use(name: str, tool_id: str, **tool_input: object) -> dict[str, object]:
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
+
+def text(value: str) -> dict[str, object]:
+    return {"type": "text", "text": value}
+
+
+def cli_env(data_dir: Path, api_key: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
+    env["TILLER_DATA_DIR"] = str(data_dir)
+    env["PYTHONUNBUFFERED"] = "1"
+    if api_key is not None:
+        env["ANTHROPIC_API_KEY"] = api_key
+    return env
+
+
+def processes_with(marker: str) -> list[int]:
+    """Pids of live processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+class CliProcess:
+    """A running `tiller run`, its output collected as it arrives."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.stdout = ""
+        self.stderr = ""
+        self._changed = asyncio.Event()
+        assert process.stdout is not None and process.stderr is not None
+        self._readers = [
+            asyncio.create_task(self._collect(process.stdout, "stdout")),
+            asyncio.create_task(self._collect(process.stderr, "stderr")),
+        ]
+
+    async def _collect(self, stream: asyncio.StreamReader, name: str) -> None:
+        while data := await stream.read(4096):
+            setattr(self, name, getattr(self, name) + data.decode(errors="replace"))
+            self._changed.set()
+
+    async def wait_output(self, needle: str, stream: str = "stdout", timeout: float = 30) -> None:
+        async def waiting() -> None:
+            while needle not in getattr(self, stream):
+                if self.process.returncode is not None:
+                    raise AssertionError(f"exited before {needle!r}:\n{self.report()}")
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), 0.2)
+
+        try:
+            await asyncio.wait_for(waiting(), timeout)
+        except TimeoutError:
+            raise AssertionError(f"no {needle!r} within {timeout}s:\n{self.report()}") from None
+
+    async def wait(self, timeout: float = RUN_TIMEOUT) -> int:
+        try:
+            code = await asyncio.wait_for(self.process.wait(), timeout)
+        except TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+            raise AssertionError(f"still running after {timeout}s:\n{self.report()}") from None
+        await asyncio.gather(*self._readers)
+        return code
+
+    def report(self) -> str:
+        return f"--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+@pytest_asyncio.fixture
+async def start_cli(workspace: Path, tmp_path: Path) -> AsyncIterator[Any]:
+    """Start `tiller run ARGS...` in the workspace; killed after the test if still running."""
+    started: list[CliProcess] = []
+
+    async def start(
+        *args: str, api: FakeMessagesAPI | None = None, stdin: Any = None
+    ) -> CliProcess:
+        argv = [*CLI, "--workspace", str(workspace)]
+        if api is not None:
+            argv += ["--base-url", api.base_url, "--model", "claude-test-1"]
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            *args,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cli_env(tmp_path / "data", "test-key" if api is not None else None),
+            cwd=workspace,
+        )
+        cli = CliProcess(process)
+        started.append(cli)
+        return cli
+
+    yield start
+    for cli in started:
+        if cli.process.returncode is None:
+            cli.process.kill()
+            await cli.process.wait()
+
+
+# --- the offline demo ---------------------------------------------------------------------
+
+
+def test_demo_with_yes_writes_edits_and_runs_hello(workspace: Path, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*CLI, "--demo", "--yes", "--workspace", str(workspace), "show", "me"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path / "data"),
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    for line in (
+        "✓ list_files",
+        "✓ write_file tiller-demo/hello.py",
+        "✓ read_file tiller-demo/hello.py",
+        "✓ edit_file tiller-demo/hello.py",
+        "✓ bash python3 tiller-demo/hello.py",
+        "✓ bash ls tiller-demo",
+    ):
+        assert line in out, out
+    assert "✗" not in out
+    assert re.search(r"✓ write_file tiller-demo/hello.py \(\d+ ms\)", out)
+    hello = workspace / "tiller-demo" / "hello.py"
+    assert 'greet("Tiller user")' in hello.read_text()
+    run = subprocess.run(
+        [sys.executable, str(hello)], capture_output=True, text=True, check=True, timeout=30
+    )
+    assert run.stdout == "Hello, Tiller user!\n"
+
+
+def test_demo_without_workspace_runs_in_a_fresh_temp_dir(tmp_path: Path) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = subprocess.run(
+        [*CLI, "--demo", "--yes", "go"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path / "data"),
+        cwd=cwd,
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    match = re.search(r"demo workspace: (.+)", done.stderr)
+    assert match, done.stderr
+    demo_dir = Path(match.group(1).strip())
+    try:
+        assert (demo_dir / "tiller-demo" / "hello.py").is_file()
+        assert list(cwd.iterdir()) == []
+        assert str(demo_dir) not in done.stdout
+    finally:
+        shutil.rmtree(demo_dir, ignore_errors=True)
+
+
+def test_usage_errors_exit_64(tmp_path: Path, workspace: Path) -> None:
+    for args in (
+        [],
+        ["--mode", "yolo", "hi"],
+        ["--workspace", str(tmp_path / "missing"), "hi"],
+        ["--demo", "--script", str(tmp_path / "x.json"), "hi"],
+        ["--script", str(tmp_path / "missing.json"), "hi"],
+    ):
+        done = subprocess.run(
+            [*CLI, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=cli_env(tmp_path / "data"),
+            cwd=workspace,
+            timeout=RUN_TIMEOUT,
+        )
+        assert done.returncode == 64, (args, done.stderr)
+        assert done.stdout == ""
+        assert "error" in done.stderr
+
+
+# --- against the fake Messages API --------------------------------------------------------
+
+
+async def test_bash_without_yes_and_without_terminal_is_denied(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path
+) -> None:
+    api.enqueue(
+        {
+            "content": [
+                text("Creating a marker.\n"),
+                tool_use("bash", "toolu_b1", command="touch m"),
+            ]
+        },
+        {"content": [text("The command was denied.")]},
+    )
+    cli = await start_cli("make a marker", api=api)
+    code = await cli.wait()
+    assert code == 0, cli.report()
+    assert "Creating a marker." in cli.stdout
+    assert "… bash touch m" in cli.stdout
+    assert "✗ bash touch m: " in cli.stdout
+    assert "The command was denied." in cli.stdout
+    assert "no terminal to confirm on" in cli.stderr
+    assert not (workspace / "m").exists()
+    result = api.message_requests()[1].body["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_b1" and result["is_error"] is True
+    assert "no terminal to confirm on" in str(result["content"])
+    assert api.message_requests()[0].api_key == "test-key"
+
+
+async def test_plan_mode_denies_write_file(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path
+) -> None:
+    api.enqueue(
+        {"content": [tool_use("write_file", "toolu_w1", path="new.txt", content="x\n")]},
+        {"content": [text("Plan: 1. write new.txt")]},
+    )
+    cli = await start_cli("--mode", "plan", "write new.txt", api=api)
+    code = await cli.wait()
+    assert code == 0, cli.report()
+    assert "✗ write_file new.txt: " in cli.stdout
+    assert not (workspace / "new.txt").exists()
+    # No terminal to approve the plan on: rejected, and the turn ends there.
+    assert "plan:\nPlan: 1. write new.txt" in cli.stdout
+    assert "plan rejected" in cli.stdout
+    assert len(api.message_requests()) == 2
+
+
+async def test_sigint_interrupts_a_running_command(api: FakeMessagesAPI, start_cli: Any) -> None:
+    marker = f"tiller-cli-sleep-{uuid.uuid4().hex[:8]}"
+    api.enqueue(
+        {
+            "content": [
+                text("Waiting.\n"),
+                tool_use("bash", "toolu_s1", command=f"exec -a {marker} sleep 30"),
+            ]
+        },
+    )
+    cli = await start_cli("--yes", "wait a while", api=api)
+    await cli.wait_output("… bash exec -a")
+    deadline = time.monotonic() + 10
+    while not processes_with(marker):
+        assert time.monotonic() < deadline, cli.report()
+        await asyncio.sleep(0.05)
+
+    cli.process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    code = await cli.wait(timeout=15)
+    assert code == 130, cli.report()
+    assert time.monotonic() - started < 8
+    assert "interrupted" in cli.stdout
+    assert "✗ bash exec -a" in cli.stdout
+    assert cli.stdout.rstrip().endswith("bash ✗")
+    assert processes_with(marker) == []
+
+
+async def test_second_sigint_quits_at_once(api: FakeMessagesAPI, start_cli: Any) -> None:
+    marker = f"tiller-cli-stubborn-{uuid.uuid4().hex[:8]}"
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_s2", command=f"exec -a {marker} sleep 30")]},
+    )
+    cli = await start_cli("--yes", "wait", api=api)
+    await cli.wait_output("… bash exec -a")
+    cli.process.send_signal(signal.SIGINT)
+    await cli.wait_output("interrupting", "stderr")
+    cli.process.send_signal(signal.SIGINT)
+    code = await cli.wait(timeout=10)
+    assert code == 130, cli.report()
+    deadline = time.monotonic() + 10
+    while processes_with(marker):
+        assert time.monotonic() < deadline, "the command outlived the client"
+        await asyncio.sleep(0.1)
+
+
+async def test_failed_turn_exits_1_with_the_error_kind(
+    api: FakeMessagesAPI, start_cli: Any
+) -> None:
+    api.enqueue(
+        {"error": {"status": 401, "type": "authentication_error", "message": "invalid x-api-key"}}
+    )
+    cli = await start_cli("hello", api=api)
+    code = await cli.wait()
+    assert code == 1, cli.report()
+    assert "error (auth): " in cli.stderr
+    assert "failed" in cli.stdout
+
+
+async def test_checkpoint_without_terminal_stops_with_exit_2(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    api.enqueue(
+        {"content": [tool_use("read_file", "toolu_c1", path="a.txt")]},
+        {"content": [tool_use("read_file", "toolu_c2", path="a.txt")]},
+        {"content": [text("never reached")]},
+    )
+    cli = await start_cli("--tool-budget", "1", "read twice", api=api)
+    code = await cli.wait()
+    assert code == 2, cli.report()
+    assert "checkpoint: 1 tool calls so far: read_file ✓" in cli.stdout
+    assert "stopped" in cli.stdout
+    assert "never reached" not in cli.stdout
+
+
+async def test_slash_help_is_answered_by_the_server(api: FakeMessagesAPI, start_cli: Any) -> None:
+    cli = await start_cli("/help", api=api)
+    code = await cli.wait()
+    assert code == 0, cli.report()
+    assert "/mode" in cli.stdout
+    assert api.message_requests() == []
+
+
+# --- on a terminal ------------------------------------------------------------------------
+
+
+@pytest_asyncio.fixture
+async def terminal() -> AsyncIterator[tuple[int, int]]:
+    """A pseudo-terminal for the client's stdin: (master, slave)."""
+    master, slave = pty.openpty()
+    yield master, slave
+    for fd in (master, slave):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+async def test_terminal_user_allows_a_command(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path, terminal: tuple[int, int]
+) -> None:
+    master, slave = terminal
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_t1", command="touch allowed.txt")]},
+        {"content": [text("Made it.")]},
+    )
+    cli = await start_cli("make a file", api=api, stdin=slave)
+    await cli.wait_output("Allow? [y]es", "stderr")
+    assert "$ touch allowed.txt" in cli.stderr
+    os.write(master, b"y\n")
+    code = await cli.wait()
+    assert code == 0, cli.report()
+    assert "✓ bash touch allowed.txt" in cli.stdout
+    assert (workspace / "allowed.txt").exists()
+
+
+async def test_terminal_user_denies_an_edit_with_feedback(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path, terminal: tuple[int, int]
+) -> None:
+    master, slave = terminal
+    api.enqueue(
+        {"content": [tool_use("write_file", "toolu_t2", path="notes.md", content="hello\n")]},
+        {"content": [text("Understood.")]},
+    )
+    cli = await start_cli("write notes", api=api, stdin=slave)
+    await cli.wait_output("Allow? [y]es", "stderr")
+    assert "+++ b/notes.md" in cli.stderr and "+hello" in cli.stderr
+    os.write(master, b"n call it README.md instead\n")
+    code = await cli.wait()
+    assert code == 0, cli.report()
+    assert "✗ write_file notes.md" in cli.stdout
+    assert not (workspace / "notes.md").exists()
+    result = api.message_requests()[1].body["messages"][-1]["content"][0]
+    assert result["is_error"] is True
+    assert "call it README.md instead" in str(result["content"])
+
+
+async def test_interrupt_withdraws_a_pending_question(
+    api: FakeMessagesAPI, start_cli: Any, terminal: tuple[int, int]
+) -> None:
+    _, slave = terminal
+    api.enqueue({"content": [tool_use("bash", "toolu_t3", command="touch never.txt")]})
+    cli = await start_cli("make a file", api=api, stdin=slave)
+    await cli.wait_output("Allow? [y]es", "stderr")
+    cli.process.send_signal(signal.SIGINT)
+    code = await cli.wait(timeout=15)
+    assert code == 130, cli.report()
+    assert "withdrawn" in cli.stderr
+    assert "interrupted" in cli.stdout
