@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+
+from tiller.commands import (
+    ChangeMode,
+    ChangeModel,
+    ChangeThinking,
+    ClearQueue,
+    NewSession,
+    Reply,
+    interpret,
+)
+from tiller.errors import ToolInputError
+from tiller.protocol import Mode, Thinking, Todo
+from tiller.tools.todo import needs_verification_nudge, parse_todos
+
+
+def test_parse_todos_validates_statuses_and_content() -> None:
+    todos = parse_todos({"todos": [{"content": "a", "status": "pending", "activeForm": "Doing a"}]})
+    assert todos == (Todo("a", "pending", "Doing a"),)
+    with pytest.raises(ToolInputError, match="status"):
+        parse_todos({"todos": [{"content": "a", "status": "done", "activeForm": "x"}]})
+    with pytest.raises(ToolInputError, match="content"):
+        parse_todos({"todos": [{"content": " ", "status": "pending", "activeForm": "x"}]})
+    with pytest.raises(ToolInputError, match="in_progress"):
+        parse_todos(
+            {
+                "todos": [
+                    {"content": "a", "status": "in_progress", "activeForm": "x"},
+                    {"content": "b", "status": "in_progress", "activeForm": "y"},
+                ]
+            }
+        )
+
+
+def test_nudge_needs_three_completed_and_no_verification_step() -> None:
+    done = [Todo(n, "completed", n) for n in ("parse", "flag", "docs")]
+    assert needs_verification_nudge(done)
+    assert not needs_verification_nudge(done[:2])
+    assert not needs_verification_nudge([*done, Todo("Run pytest", "pending", "Running")])
+    assert not needs_verification_nudge([*done, Todo("lint the code", "pending", "Linting")])
+
+
+@dataclass
+class View:
+    id: str = "ses_1"
+    mode: Mode = "default"
+    model: str = "m1"
+    thinking: Thinking = Thinking()
+    todos: tuple[Todo, ...] = ()
+    queued: Sequence[str] = field(default_factory=list)
+    busy: bool = False
+
+
+def test_interpret_returns_values_the_session_applies() -> None:
+    view = View()
+    assert interpret("/mode plan", view, max_tokens=8192) == ChangeMode("plan")
+    assert interpret("/MODE acceptedits", view, max_tokens=8192) == ChangeMode("acceptEdits")
+    assert interpret("/plan", view, max_tokens=8192) == ChangeMode("plan")
+    assert interpret("/model  claude-x ", view, max_tokens=8192) == ChangeModel("claude-x")
+    assert interpret("/thinking on", view, max_tokens=8192) == ChangeThinking(Thinking(True, 4096))
+    assert interpret("/thinking 2000", view, max_tokens=8192) == ChangeThinking(
+        Thinking(True, 2000)
+    )
+    assert isinstance(interpret("/thinking 99999", view, max_tokens=8192), Reply)
+    assert interpret("/queue clear", view, max_tokens=8192) == ClearQueue()
+    assert interpret("/clear", view, max_tokens=8192) == NewSession()
+    assert isinstance(interpret("/clear", View(busy=True), max_tokens=8192), Reply)
+
+
+def test_unknown_command_is_answered_with_the_list() -> None:
+    reply = interpret("/nope", View(), max_tokens=8192)
+    assert isinstance(reply, Reply) and "/help" in reply.message and "/nope" in reply.message
