@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import start_tiller, stop_tiller
 from pygls.exceptions import JsonRpcException
+
+from harness import start_tiller, stop_tiller
 
 
 @pytest.mark.parametrize(
