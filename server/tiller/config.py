@@ -15,7 +15,7 @@ from .protocol import MODES, Mode, Thinking
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 @dataclass(frozen=True)
