@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
+
+from tiller.rpc import plain_dict_converter
 
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[Any]]
@@ -26,20 +27,8 @@ Answer = Callable[[JSON], Awaitable[Any]]
 SERVER_COMMAND = [sys.executable, "-m", "tiller"]
 
 
-def plain_converter() -> Any:
-    converter = default_converter()
-    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
-
-    def keep(obj: dict[str, Any], cls: type[Any]) -> Any:
-        return cls(**obj)
-
-    for message_type in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
-        converter.register_structure_hook(message_type, keep)
-    return converter
-
-
 def make_client() -> LanguageClient:
-    client = LanguageClient(converter_factory=plain_converter)
+    client = LanguageClient(converter_factory=plain_dict_converter)
     register_lsp_features(client)
     return client
 
