@@ -19,7 +19,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
-from tiller.rpc import plain_dict_converter
+from tiller.wire import plain_dict_converter
 
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[Any]]

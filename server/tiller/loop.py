@@ -35,6 +35,7 @@ from .tools.base import JSON, Tool, ToolContext, ToolResult
 NOT_RUN_WITH_PLAN = "Not run: submitted with the plan; call it again after the plan is approved."
 NOT_RUN_STOPPED = "Not run: the user stopped the turn at a checkpoint."
 NOT_RUN_CUT_OFF = "Not run: the response was cut off before it finished."
+MAX_PLAN_REVISIONS = 5  # final-text plans rejected with feedback, per turn
 
 
 class TurnHost(Protocol):
@@ -134,6 +135,7 @@ class Turn:
     tools_used: int = 0
     next_checkpoint: int = 0
     hook_continuations: int = 0
+    plan_revisions: int = 0
 
     async def run(self) -> TurnOutcome:
         """Run until the model ends without tool calls, or the turn is stopped or fails.
@@ -201,11 +203,14 @@ class Turn:
                 self.host.set_mode(answer.mode)
                 self.host.append("user", [text_block("Plan approved. Implement it now.")])
                 return None
-            if answer.feedback:
+            if answer.feedback and self.plan_revisions < MAX_PLAN_REVISIONS:
+                self.plan_revisions += 1
                 revise = f"Plan not approved: {answer.feedback}. Revise it."
                 self.host.append("user", [text_block(revise)])
                 return None
-            # Rejected without a word (or nobody could answer): the turn ends; nothing ran.
+            # Rejected without a word (or nobody could answer), or too often: the turn ends.
+            if answer.feedback:
+                self.host.emit(Notice(f"Plan rejected {MAX_PLAN_REVISIONS + 1} times: turn ended"))
         return await self._stop_hook(final or None)
 
     async def _stop_hook(self, final: str | None) -> TurnOutcome | None:

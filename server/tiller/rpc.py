@@ -7,22 +7,17 @@ Handlers are thin and async (never ``@server.thread()``): the turn runs as its o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cattrs import Converter
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    default_converter,
-)
 from pygls.uris import to_fs_path
 
 from . import __version__
@@ -36,21 +31,10 @@ from .scheduler import ToolCall
 from .session import Handled, Queued, Session, Started, SwitchToNewSession
 from .tools.base import Preview
 from .tools.registry import default_tools
+from .wire import plain_dict_converter
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def plain_dict_converter() -> Converter:
-    """pygls's converter, but custom-method params and results stay plain dicts."""
-    converter: Converter = default_converter()  # type: ignore[no-untyped-call]
-
-    def keep(obj: dict[str, Any], cls: type[Any]) -> Any:
-        return cls(**obj)
-
-    for message_type in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
-        converter.register_structure_hook(message_type, keep)
-    return converter
 
 
 class TillerServer(LanguageServer):
@@ -68,6 +52,15 @@ class TillerServer(LanguageServer):
         self.session = session
         session.publish()
         self.protocol.notify(p.TODOS, {"todos": [t.to_wire() for t in session.todos]})
+
+    async def terminate(self) -> None:
+        """SIGTERM: interrupt the turn (its commands' process groups die with it), then exit."""
+        if self.session is not None:
+            self.session.interrupt()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.session.wait_idle(), 3)
+        logging.shutdown()
+        os._exit(128 + signal.SIGTERM)
 
     def live_session(self) -> Session:
         if self.session is None:
@@ -255,6 +248,9 @@ def build_server() -> TillerServer:
         session.publish()
         if isinstance(session.provider, AnthropicProvider):
             ls.background.add(asyncio.ensure_future(session.provider.warm_up()))
+        asyncio.get_running_loop().add_signal_handler(
+            signal.SIGTERM, lambda: ls.background.add(asyncio.ensure_future(ls.terminate()))
+        )
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: TillerServer, params: Any) -> None:

@@ -244,3 +244,26 @@ async def test_bad_params_answer_32602_and_change_nothing(
     assert caught.value.code == -32602
     assert fragment in str(caught.value)
     assert await tiller.request("tiller/getState") == before
+
+
+async def test_sigterm_to_the_server_kills_running_commands(
+    tiller: Tiller, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": "allow"}
+
+    tiller.on_confirm = allow
+    api.enqueue({"content": [tool_use("bash", "t1", command="echo $$ > pid.txt; exec sleep 30")]})
+    await tiller.prompt("sleep")
+    pid_file = workspace / "pid.txt"
+    await tiller.wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+    sleeper = int(pid_file.read_text())
+    server = tiller.client._server
+    assert server is not None
+    server.terminate()
+    await asyncio.wait_for(server.wait(), 10)
+    for _ in range(50):
+        if not _alive(sleeper):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(sleeper)

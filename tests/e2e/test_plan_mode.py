@@ -133,3 +133,18 @@ async def test_approving_a_plan_never_approves_a_later_command(
     confirms = [p for m, p in tiller.asked if m == "tiller/confirmTool"]
     assert len(confirms) == 1 and confirms[0]["name"] == "bash"
     assert not (workspace / "made.txt").exists()  # the harness denies by default
+
+
+async def test_plan_rejected_with_feedback_every_time_ends_after_five_revisions(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    tiller: Tiller = await start(permissionMode="plan")
+
+    async def always_no(params: dict[str, Any]) -> dict[str, Any]:
+        return {"approved": False, "feedback": "no"}
+
+    tiller.on_plan = always_no
+    ended = await tiller.run("plan", timeout=30)  # the fake answers "Done." every time
+    assert ended["outcome"] == "completed"
+    assert len([m for m, _ in tiller.asked if m == "tiller/approvePlan"]) == 6
+    assert any("rejected 6 times" in e["text"] for e in tiller.events_of("notice"))
