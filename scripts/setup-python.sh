@@ -8,3 +8,5 @@ if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$U
 fi
 # The machines set PYTHONDONTWRITEBYTECODE; compile once here or every start pays seconds.
 uv sync --frozen --quiet --compile-bytecode
+# The editable install is not covered by --compile-bytecode: compile our own sources too.
+uv run --frozen python -m compileall -q server/tiller >/dev/null

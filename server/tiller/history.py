@@ -55,35 +55,42 @@ def append(messages: Sequence[Message], role: Role, blocks: Iterable[JSON]) -> t
     Merging keeps roles alternating when a prompt follows an interrupted turn; tool_result
     blocks always come first in a user message, as the API requires.
     """
+    out = list(messages)
+    _push(out, role, blocks)
+    return tuple(out)
+
+
+def _push(out: list[Message], role: Role, blocks: Iterable[JSON]) -> None:
     new = tuple(b for b in blocks if _non_empty(b))
     if not new:
-        return tuple(messages)
-    if messages and messages[-1].role == role:
-        merged = messages[-1].content + new
-        if role == "user":
-            merged = tuple(b for b in merged if b.get("type") == "tool_result") + tuple(
-                b for b in merged if b.get("type") != "tool_result"
-            )
-        return (*messages[:-1], Message(role, merged))
-    return (*messages, Message(role, new))
+        return
+    if not out or out[-1].role != role:
+        out.append(Message(role, new))
+        return
+    merged = out[-1].content + new
+    if role == "user":
+        merged = tuple(b for b in merged if b.get("type") == "tool_result") + tuple(
+            b for b in merged if b.get("type") != "tool_result"
+        )
+    out[-1] = Message(role, merged)
 
 
 def repair(messages: Sequence[Message]) -> tuple[Message, ...]:
-    """Make a history valid for the API whatever happened to it.
+    """Make a history valid for the API whatever happened to it (linear in its length).
 
     Every tool_use gets a tool_result in the very next user message (``Interrupted by user``
     when it has none), stray tool_results are dropped, empty messages are dropped, same-role
     neighbours are merged, and the list starts with a user message.
     """
-    out: tuple[Message, ...] = ()
+    out: list[Message] = []
     pending: list[str] = []  # tool_use ids of the last assistant message
     for message in messages:
         if message.role == "assistant":
             if pending:
-                out = append(out, "user", _missing_results(pending, ()))
+                _push(out, "user", _missing_results(pending, ()))
             if not out:
                 continue  # a history cannot start with the assistant
-            out = append(out, "assistant", message.content)
+            _push(out, "assistant", message.content)
             pending = out[-1].tool_use_ids() if out[-1].role == "assistant" else []
         else:
             answered = {b["tool_use_id"] for b in message.content if b.get("type") == "tool_result"}
@@ -92,12 +99,11 @@ def repair(messages: Sequence[Message]) -> tuple[Message, ...]:
                 for b in message.content
                 if b.get("type") != "tool_result" or b["tool_use_id"] in pending
             ]
-            missing = _missing_results(pending, answered)
-            out = append(out, "user", [*missing, *kept])
+            _push(out, "user", [*_missing_results(pending, answered), *kept])
             pending = []
     if pending:
-        out = append(out, "user", _missing_results(pending, ()))
-    return out
+        _push(out, "user", _missing_results(pending, ()))
+    return tuple(out)
 
 
 def _missing_results(pending: Sequence[str], answered: Iterable[str]) -> list[JSON]:
