@@ -28,7 +28,7 @@ HELP: Final = """Commands:
   /queue                show queued prompts
   /queue clear          drop queued prompts"""
 
-NEEDS_STORE: Final = frozenset({"/resume", "/fork", "/compact"})
+NEEDS_STORE: Final = frozenset({"/resume", "/fork"})
 
 
 class SessionView(Protocol):
@@ -78,7 +78,14 @@ class NewSession:
     pass
 
 
-CommandResult = Reply | ChangeMode | ChangeModel | ChangeThinking | ClearQueue | NewSession
+@dataclass(frozen=True)
+class Compact:
+    pass
+
+
+CommandResult = (
+    Reply | ChangeMode | ChangeModel | ChangeThinking | ClearQueue | NewSession | Compact
+)
 
 
 def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandResult:
@@ -113,6 +120,8 @@ def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandRes
             if session.busy:
                 return Reply("A turn is running: interrupt it (or wait) before /clear.")
             return NewSession()
+        case "/compact":
+            return Compact()
         case "/sessions":
             return Reply(f"Sessions: {session.id} (current)")
         case command if command in NEEDS_STORE:

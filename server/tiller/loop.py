@@ -14,6 +14,7 @@ from typing import Protocol
 
 from . import history
 from .approvals import Approver
+from .compaction import COMPACT_AT
 from .events import (
     Event,
     Notice,
@@ -52,6 +53,7 @@ class TurnHost(Protocol):
     def append(self, role: history.Role, blocks: Sequence[JSON]) -> None: ...
     def emit(self, event: Event) -> None: ...
     def count_tools(self, used: int) -> None: ...
+    async def compact(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ class Turn:
     next_checkpoint: int = 0
     hook_continuations: int = 0
     plan_revisions: int = 0
+    compacted: bool = False
 
     async def run(self) -> TurnOutcome:
         """Run until the model ends without tool calls, or the turn is stopped or fails.
@@ -168,8 +171,12 @@ class Turn:
             response = await self._stream(step.draft)
         except ProviderError as err:
             step.finish(NOT_RUN_CUT_OFF)
+            if err.kind == "context_too_long" and await self._compact("the prompt is too long"):
+                return None  # retry the step once with the compacted history
             return Failed(err.kind, err.message, err.retryable)
         step.commit_assistant(response.content)
+        if response.input_tokens >= COMPACT_AT:
+            await self._compact(f"{response.input_tokens} input tokens")
         calls = [
             ToolCall(b["id"], b["name"], b["input"] if isinstance(b.get("input"), dict) else {})
             for b in response.content
@@ -181,6 +188,14 @@ class Turn:
         outcome = await self._execute(calls, step)
         step.finish(NOT_RUN_STOPPED)
         return outcome
+
+    async def _compact(self, why: str) -> bool:
+        """Summarize older turns, at most once per turn; True when the history got shorter."""
+        if self.compacted:
+            return False
+        self.compacted = True
+        self.host.emit(Notice(f"Compacting the conversation ({why})…"))
+        return await self.host.compact()
 
     async def _stream(self, draft: _Draft) -> ModelResponse:
         s = self.setup

@@ -263,7 +263,7 @@ def build_server() -> TillerServer:
         text = _field(params, "text", str, "a string")
         if not text.strip():
             raise InvalidParams("'text' must not be empty")
-        match ls.live_session().prompt(text):
+        match await ls.live_session().prompt(text):
             case Started(turn_id=turn_id):
                 return {"status": "started", "turnId": turn_id}
             case Queued(position=position):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from . import history
+from . import compaction, history
 from .approvals import Approver
 from .commands import (
     ChangeMode,
@@ -19,6 +19,7 @@ from .commands import (
     ChangeThinking,
     ClearQueue,
     CommandResult,
+    Compact,
     NewSession,
     Reply,
     interpret,
@@ -30,7 +31,7 @@ from .loop import Turn, TurnSetup
 from .outcomes import Failed, Interrupted, TurnOutcome
 from .permissions import Grants
 from .protocol import JSON, Mode, State, Thinking, Todo, TrailItem, next_mode
-from .provider import Provider
+from .provider import Provider, ProviderError
 from .system_prompt import system_prompt
 from .tools.base import ReadLedger, Tool, ToolContext
 
@@ -126,6 +127,22 @@ class Session:
         self.tools_used = used
         self.publish()
 
+    async def compact(self) -> bool:
+        """Summarize older turns with the model; True when the history got shorter."""
+        tools = tuple(t.spec() for t in self.tools)
+        try:
+            shorter = await compaction.compact(self.provider, self.model, tools, self.messages)
+        except ProviderError as err:
+            self.emit(Notice(f"Compaction failed ({err.kind}): {err.message}"))
+            return False
+        if shorter is None:
+            self.emit(Notice("Nothing older to compact yet."))
+            return False
+        before = len(self.messages)
+        self.messages = shorter
+        self.emit(Notice(f"Compacted {before} messages into {len(shorter)}."))
+        return True
+
     # --- SessionControls (for the state tools) --------------------------------------------------
 
     def enter_plan_mode(self) -> None:
@@ -168,9 +185,11 @@ class Session:
 
     # --- requests -----------------------------------------------------------------------------
 
-    def prompt(self, text: str) -> PromptResult:
+    async def prompt(self, text: str) -> PromptResult:
         if text.lstrip().startswith("/"):
-            return self.apply_command(interpret(text, self, max_tokens=self.config.max_tokens))
+            return await self.apply_command(
+                interpret(text, self, max_tokens=self.config.max_tokens)
+            )
         if self.busy and text.strip().lower() in STOP_WORDS:
             self.interrupt()
             return Handled("Interrupted the running turn.")
@@ -181,7 +200,7 @@ class Session:
             return Queued(len(self.queue))
         return Started(self._start(text))
 
-    def apply_command(self, result: CommandResult) -> PromptResult:
+    async def apply_command(self, result: CommandResult) -> PromptResult:
         match result:
             case Reply(message=message):
                 return Handled(message)
@@ -199,6 +218,11 @@ class Session:
                 return Handled(f"Cleared {self.clear_queue()} queued prompt(s).")
             case NewSession():
                 return SwitchToNewSession("Started a new session.")
+            case Compact():
+                if self.busy:
+                    return Handled("A turn is running: /compact once it has ended.")
+                shorter = await self.compact()
+                return Handled("Compacted the conversation." if shorter else "Nothing to compact.")
 
     def fresh(self) -> Session:
         """A new, empty session with the same settings, mode, model and thinking."""

@@ -179,7 +179,8 @@ async def test_a_crashing_stop_hook_is_reported_and_does_not_wedge_the_turn(
         ("/todo", "empty"),
         ("/queue", "queue is empty"),
         ("/sessions", "(current)"),
-        ("/compact", "needs sessions stored on disk"),
+        ("/compact", "Nothing to compact"),
+        ("/fork", "needs sessions stored on disk"),
         ("/frobnicate", "Unknown command '/frobnicate'"),
     ],
 )
