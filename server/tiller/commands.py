@@ -6,11 +6,13 @@ the session applies it (session.apply_command).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from .protocol import MODES, Mode, Thinking, Todo
+from .store import SessionRow
 from .tools.todo import render_board
 
 HELP: Final = """Commands:
@@ -27,8 +29,6 @@ HELP: Final = """Commands:
   /compact              summarize older turns to free context
   /queue                show queued prompts
   /queue clear          drop queued prompts"""
-
-NEEDS_STORE: Final = frozenset({"/resume", "/fork"})
 
 
 class SessionView(Protocol):
@@ -83,8 +83,32 @@ class Compact:
     pass
 
 
+@dataclass(frozen=True)
+class ListSessions:
+    pass
+
+
+@dataclass(frozen=True)
+class ResumeSession:
+    session_id: str
+
+
+@dataclass(frozen=True)
+class ForkSession:
+    turn_id: str | None
+
+
 CommandResult = (
-    Reply | ChangeMode | ChangeModel | ChangeThinking | ClearQueue | NewSession | Compact
+    Reply
+    | ChangeMode
+    | ChangeModel
+    | ChangeThinking
+    | ClearQueue
+    | NewSession
+    | Compact
+    | ListSessions
+    | ResumeSession
+    | ForkSession
 )
 
 
@@ -123,11 +147,25 @@ def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandRes
         case "/compact":
             return Compact()
         case "/sessions":
-            return Reply(f"Sessions: {session.id} (current)")
-        case command if command in NEEDS_STORE:
-            return Reply(f"{command} needs sessions stored on disk, which this server lacks.")
+            return ListSessions()
+        case "/resume" if not arg:
+            return Reply("Usage: /resume <sessionId> (see /sessions)")
+        case "/resume":
+            return ResumeSession(arg)
+        case "/fork":
+            return ForkSession(arg or None)
         case _:
             return Reply(f"Unknown command {name!r}.\n\n{HELP}")
+
+
+def format_sessions(rows: Sequence[SessionRow], current_id: str) -> str:
+    """``/sessions``: newest first, one line each."""
+    lines = []
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated_at))
+        mark = "  (current)" if row.id == current_id else ""
+        lines.append(f"{row.id}  {when}  {row.turns} turn(s)  {row.title}{mark}")
+    return "\n".join(lines) or "No stored sessions yet."
 
 
 def _thinking(arg: str, current: Thinking, max_tokens: int) -> CommandResult:

@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import signal
+import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,7 +29,8 @@ from .errors import ConfigError, InvalidParams, TillerError
 from .protocol import JSON, MODES, State, Todo, TrailItem
 from .provider import AnthropicProvider, Provider, ScriptedProvider
 from .scheduler import ToolCall
-from .session import Handled, Queued, Session, Started, SwitchToNewSession
+from .session import Handled, Queued, Session, Started, SwitchTo
+from .store import SessionStore
 from .tools.base import Preview
 from .tools.registry import default_tools
 from .wire import plain_dict_converter
@@ -162,6 +164,14 @@ def make_provider(config: Config) -> Provider:
             return AnthropicProvider(base_url, api_key)
 
 
+def open_store(config: Config) -> SessionStore:
+    path = config.resolved_data_dir / "sessions.sqlite3"
+    try:
+        return SessionStore(path)
+    except (OSError, sqlite3.Error) as err:
+        raise ConfigError("dataDir", f"cannot open the session store at {path}: {err}") from err
+
+
 def workspace_root(params: types.InitializeParams) -> Path:
     if params.workspace_folders:
         path = to_fs_path(params.workspace_folders[0].uri)
@@ -227,6 +237,7 @@ def build_server() -> TillerServer:
         try:
             config = parse_config(params.initialization_options)
             provider = make_provider(config)
+            store = open_store(config)
         except ConfigError as err:
             raise JsonRpcInvalidParams(err.message) from err
         except TillerError as err:
@@ -238,6 +249,7 @@ def build_server() -> TillerServer:
             approver=RpcApprover(ls, config),
             sink=RpcSink(ls),
             tools=default_tools(),
+            store=store,
             mode=config.permission_mode,
             thinking=config.thinking,
         )
@@ -270,8 +282,8 @@ def build_server() -> TillerServer:
                 return {"status": "queued", "queuePosition": position}
             case Handled(message=message):
                 return {"status": "handled", "message": message}
-            case SwitchToNewSession(message=message):
-                ls.switch_to(ls.live_session().fresh())
+            case SwitchTo(session=session, message=message):
+                ls.switch_to(session)
                 return {"status": "handled", "message": message}
 
     @_request(server, p.INTERRUPT)
@@ -335,15 +347,55 @@ def build_server() -> TillerServer:
         _obj(params)
         return ls.live_session().state().to_wire()
 
-    @_request(server, p.SESSION_NEW)
-    async def session_new(ls: TillerServer, params: Any) -> JSON:
-        _obj(params)
+    async def switch(ls: TillerServer, make: Callable[[Session], Session]) -> JSON:
+        """Interrupt a running turn, then make the session ``make`` returns the current one."""
         session = ls.live_session()
+        target = make(session)  # validates before anything is interrupted
         if session.busy:
             session.interrupt()
             await session.wait_idle()
-        ls.switch_to(session.fresh())
-        return ls.live_session().state().to_wire()
+        ls.switch_to(target)
+        return target.state().to_wire()
+
+    @_request(server, p.SESSION_NEW)
+    async def session_new(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        return await switch(ls, lambda s: s.fresh())
+
+    @_request(server, p.SESSION_RESUME)
+    async def session_resume(ls: TillerServer, params: Any) -> JSON:
+        session_id = _field(params, "sessionId", str, "a string")
+        return await switch(ls, lambda s: s.resumed(session_id))
+
+    @_request(server, p.SESSION_FORK)
+    async def session_fork(ls: TillerServer, params: Any) -> JSON:
+        source, turn = _obj(params).get("sessionId"), _obj(params).get("turnId")
+        for key, value in (("sessionId", source), ("turnId", turn)):
+            if value is not None and not isinstance(value, str):
+                raise InvalidParams(f"'{key}' must be a string")
+        return await switch(ls, lambda s: s.forked(source, turn))
+
+    @_request(server, p.SESSION_LIST)
+    async def session_list(ls: TillerServer, params: Any) -> JSON:
+        _obj(params)
+        return {"sessions": [row.to_wire() for row in ls.live_session().store.recent()]}
+
+    @_request(server, p.SESSION_TRANSCRIPT)
+    async def session_transcript(ls: TillerServer, params: Any) -> JSON:
+        session = ls.live_session()
+        raw = _obj(params)
+        session_id = raw.get("sessionId", session.id)
+        before, limit = raw.get("before"), raw.get("limit", 200)
+        if not isinstance(session_id, str):
+            raise InvalidParams("'sessionId' must be a string")
+        if before is not None and (isinstance(before, bool) or not isinstance(before, int)):
+            raise InvalidParams("'before' must be an integer (an entry's seq)")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidParams("'limit' must be an integer from 1 to 1000")
+        if session_id != session.id and session.store.row(session_id) is None:
+            raise InvalidParams(f"unknown sessionId {session_id!r}")
+        entries, more = session.store.transcript(session_id, before, limit)
+        return {"entries": entries, "more": more}
 
     @_request(server, p.GET_TODOS)
     async def get_todos(ls: TillerServer, params: Any) -> JSON:

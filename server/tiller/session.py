@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -20,18 +21,32 @@ from .commands import (
     ClearQueue,
     CommandResult,
     Compact,
+    ForkSession,
+    ListSessions,
     NewSession,
     Reply,
+    ResumeSession,
+    format_sessions,
     interpret,
 )
 from .config import Config
-from .events import Event, Notice, TurnEnded, TurnStarted, event_fields
+from .errors import InvalidParams
+from .events import (
+    Event,
+    Notice,
+    TextDelta,
+    ThinkingDelta,
+    TurnEnded,
+    TurnStarted,
+    event_fields,
+)
 from .history import Message
 from .loop import Turn, TurnSetup
 from .outcomes import Failed, Interrupted, TurnOutcome
 from .permissions import Grants
 from .protocol import JSON, Mode, State, Thinking, Todo, TrailItem, next_mode
 from .provider import Provider, ProviderError
+from .store import SessionRow, SessionStore
 from .system_prompt import system_prompt
 from .tools.base import ReadLedger, Tool, ToolContext
 
@@ -56,13 +71,14 @@ class Handled:
 
 
 @dataclass(frozen=True)
-class SwitchToNewSession:
-    """The prompt (``/clear``) asks for a new session; the owner of sessions makes it."""
+class SwitchTo:
+    """The prompt (``/clear``, ``/resume``, ``/fork``) makes ``session`` the current one."""
 
+    session: Session
     message: str
 
 
-PromptResult = Started | Queued | Handled | SwitchToNewSession
+PromptResult = Started | Queued | Handled | SwitchTo
 
 
 class SessionSink(Protocol):
@@ -85,6 +101,7 @@ class Session:
     approver: Approver
     sink: SessionSink
     tools: Sequence[Tool]
+    store: SessionStore
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
@@ -99,6 +116,7 @@ class Session:
     _task: asyncio.Task[None] | None = None
     _seq: int = 0
     _last_state: State | None = None
+    _streamed: list[str] = field(default_factory=list)  # assistant text not yet journaled
 
     def __post_init__(self) -> None:
         self.model = self.model or self.config.model
@@ -115,13 +133,34 @@ class Session:
         self.grants = grants
 
     def append(self, role: history.Role, blocks: Sequence[JSON]) -> None:
+        """Append to the history; the message is on disk before anything else happens."""
+        before = self.messages
         self.messages = history.append(self.messages, role, blocks)
+        if self.messages != before:
+            last = len(self.messages) - 1
+            self.store.put_message(self.id, last, self.messages[last], self.turn_id)
 
     def emit(self, event: Event) -> None:
         self._seq += 1
-        self.sink.event(
-            {"sessionId": self.id, "turnId": self.turn_id, "seq": self._seq, **event_fields(event)}
-        )
+        fields = event_fields(event)
+        self._journal(event, fields)
+        self.sink.event({"sessionId": self.id, "turnId": self.turn_id, "seq": self._seq, **fields})
+
+    def _journal(self, event: Event, fields: JSON) -> None:
+        """Keep the transcript: prompts, assistant text, tool calls, plan decisions, outcomes."""
+        match event:
+            case TextDelta(text=text):
+                self._streamed.append(text)
+                return
+            case ThinkingDelta() | Notice():
+                return
+            case _:
+                pass
+        if self._streamed:
+            text, self._streamed = "".join(self._streamed), []
+            self.store.add_entry(self.id, self.turn_id, "assistantText", {"text": text})
+        data = {k: v for k, v in fields.items() if k != "type"}
+        self.store.add_entry(self.id, self.turn_id, str(fields["type"]), data)
 
     def count_tools(self, used: int) -> None:
         self.tools_used = used
@@ -140,6 +179,7 @@ class Session:
             return False
         before = len(self.messages)
         self.messages = shorter
+        self.store.replace_messages(self.id, shorter, [self.turn_id] * len(shorter))
         self.emit(Notice(f"Compacted {before} messages into {len(shorter)}."))
         return True
 
@@ -181,6 +221,9 @@ class Session:
         state = self.state()
         if state != self._last_state:
             self._last_state = state
+            self.store.update(
+                self.id, model=self.model, mode=self.mode, thinking=self.thinking, todos=self.todos
+            )
             self.sink.state(state)
 
     # --- requests -----------------------------------------------------------------------------
@@ -217,7 +260,25 @@ class Session:
             case ClearQueue():
                 return Handled(f"Cleared {self.clear_queue()} queued prompt(s).")
             case NewSession():
-                return SwitchToNewSession("Started a new session.")
+                return SwitchTo(self.fresh(), "Started a new session.")
+            case ListSessions():
+                return Handled(format_sessions(self.store.recent(20), self.id))
+            case ResumeSession(session_id=session_id):
+                if self.busy:
+                    return Handled("A turn is running: interrupt it (or wait) before /resume.")
+                try:
+                    resumed = self.resumed(session_id)
+                except InvalidParams as err:
+                    return Handled(err.message)
+                return SwitchTo(resumed, f"Resumed session {session_id}.")
+            case ForkSession(turn_id=turn_id):
+                if self.busy:
+                    return Handled("A turn is running: interrupt it (or wait) before /fork.")
+                try:
+                    child = self.forked(None, turn_id)
+                except InvalidParams as err:
+                    return Handled(err.message)
+                return SwitchTo(child, f"Forked into session {child.id}.")
             case Compact():
                 if self.busy:
                     return Handled("A turn is running: /compact once it has ended.")
@@ -226,6 +287,56 @@ class Session:
 
     def fresh(self) -> Session:
         """A new, empty session with the same settings, mode, model and thinking."""
+        return self._sibling(new_id("ses"), self.mode, self.model, self.thinking, (), ())
+
+    def resumed(self, session_id: str) -> Session:
+        """The stored session ``session_id``, its history repaired as after an interrupt."""
+        loaded = self.store.load(session_id)
+        if loaded is None:
+            raise InvalidParams(f"unknown sessionId {session_id!r}")
+        row = loaded.row
+        repaired = history.repair(loaded.messages)
+        if repaired != loaded.messages:
+            self.store.replace_messages(row.id, repaired, [None] * len(repaired))
+        return self._sibling(row.id, row.mode, row.model, row.thinking, row.todos, repaired)
+
+    def forked(self, source_id: str | None, turn_id: str | None) -> Session:
+        """A child of ``source_id`` (default: this session) holding its history up to the end
+        of ``turn_id`` (default: all of it)."""
+        source = source_id or self.id
+        loaded = self.store.load(source)
+        if loaded is None:
+            raise InvalidParams(f"nothing to fork: session {source!r} has no stored turns")
+        cut = len(loaded.messages)
+        if turn_id is not None:
+            ends = [i for i, t in enumerate(loaded.turn_ids) if t == turn_id]
+            if not ends:
+                raise InvalidParams(f"unknown turnId {turn_id!r} in session {source!r}")
+            cut = ends[-1] + 1
+        row = loaded.row
+        child = self._sibling(
+            new_id("ses"), row.mode, row.model, row.thinking, row.todos,
+            history.repair(loaded.messages[:cut]),
+        )  # fmt: skip
+        self.store.create(
+            replace(row, id=child.id, title=f"Fork of {row.title}", parent_id=source, turns=0,
+                    created_at=time.time(), updated_at=time.time())
+        )  # fmt: skip
+        self.store.replace_messages(
+            child.id, child.messages, loaded.turn_ids[: len(child.messages)]
+        )
+        self.store.copy_entries(source, child.id, turn_id)
+        return child
+
+    def _sibling(
+        self,
+        session_id: str,
+        mode: Mode,
+        model: str,
+        thinking: Thinking,
+        todos: tuple[Todo, ...],
+        messages: tuple[Message, ...],
+    ) -> Session:
         return Session(
             config=self.config,
             workspace=self.workspace,
@@ -233,9 +344,13 @@ class Session:
             approver=self.approver,
             sink=self.sink,
             tools=self.tools,
-            mode=self.mode,
-            model=self.model,
-            thinking=self.thinking,
+            store=self.store,
+            id=session_id,
+            mode=mode,
+            model=model,
+            thinking=thinking,
+            todos=todos,
+            messages=messages,
         )
 
     @property
@@ -297,6 +412,13 @@ class Session:
             stop_hook=self.config.stop_hook,
         )
         turn = Turn(self, setup)
+        now = time.time()
+        self.store.create(
+            SessionRow(
+                self.id, str(self.workspace), text.strip()[:80], None, now, now,
+                self.model, self.mode, self.thinking, self.todos, 0,
+            )
+        )  # fmt: skip
         self.emit(TurnStarted(text))
         self.append("user", [history.text_block(text)])
         self._task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
@@ -321,6 +443,7 @@ class Session:
     def _finish(self, outcome: TurnOutcome, trail: tuple[TrailItem, ...]) -> None:
         """The one place a turn ends: idle state first, then ``turnEnded``, then the queue."""
         self._task = None
+        self.store.count_turn(self.id)
         self.publish()
         self.emit(TurnEnded(outcome, trail))
         if self.queue:

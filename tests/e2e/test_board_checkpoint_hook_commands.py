@@ -178,9 +178,11 @@ async def test_a_crashing_stop_hook_is_reported_and_does_not_wedge_the_turn(
         ("/thinking", "Thinking: off"),
         ("/todo", "empty"),
         ("/queue", "queue is empty"),
-        ("/sessions", "(current)"),
+        ("/sessions", "No stored sessions yet"),
         ("/compact", "Nothing to compact"),
-        ("/fork", "needs sessions stored on disk"),
+        ("/fork", "nothing to fork"),
+        ("/resume", "Usage: /resume"),
+        ("/resume ses_nope", "unknown sessionId"),
         ("/frobnicate", "Unknown command '/frobnicate'"),
     ],
 )

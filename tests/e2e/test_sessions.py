@@ -1,0 +1,168 @@
+"""Sessions on disk: list, resume after a crash, fork, transcript pages, slash commands."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from fakeapi import FakeMessagesAPI
+from harness import Tiller
+from test_interrupt_and_queue import assert_valid_history
+from test_turn_basics import text, tool_use
+
+
+def kill_9(tiller: Tiller) -> None:
+    server = tiller.client._server
+    assert server is not None
+    server.send_signal(signal.SIGKILL)
+
+
+async def test_kill_9_mid_command_loses_nothing_shown_and_resume_repairs_the_history(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    first: Tiller = await start()
+    api.enqueue({"content": [text("The answer is 42.")]})
+    done = await first.run("what is the answer?")
+
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": "allow"}
+
+    first.on_confirm = allow
+    api.enqueue(
+        {
+            "content": [
+                text("Running it."),
+                tool_use("bash", "b1", command="touch started; sleep 30"),
+            ]
+        }
+    )
+    started = await first.prompt("run the slow thing")
+    await first.wait_for(lambda: (workspace / "started").exists())
+    session_id = (await first.request("tiller/getState"))["sessionId"]
+    kill_9(first)
+
+    second: Tiller = await start()
+    listed = (await second.request("tiller/session/list"))["sessions"]
+    assert listed[0]["sessionId"] == session_id and listed[0]["title"] == "what is the answer?"
+    assert listed[0]["turns"] == 1  # the second turn never ended
+    state = await second.request("tiller/session/resume", {"sessionId": session_id})
+    assert state["sessionId"] == session_id and state["busy"] is False
+    api.enqueue({"content": [text("Picking up again.")]})
+    await second.run("continue")
+    assert_valid_history(api)
+    messages = api.message_requests()[-1].body["messages"]
+    assert messages[0]["content"][0]["text"] == "what is the answer?"
+    assert messages[1]["content"][0]["text"] == "The answer is 42."
+    assert messages[3]["content"][1]["id"] == "b1"  # the tool_use shown before the crash
+    result = messages[4]["content"][0]
+    assert result["tool_use_id"] == "b1" and result["content"] == "Interrupted by user"
+    transcript = (await second.request("tiller/session/transcript"))["entries"]
+    kinds = [e["kind"] for e in transcript]
+    assert kinds[:3] == ["turnStarted", "assistantText", "turnEnded"]
+    assert transcript[2]["turnId"] == done["turnId"]
+    assert started["turnId"] in {e["turnId"] for e in transcript}
+
+
+async def test_resume_restores_mode_model_thinking_and_todos(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    first: Tiller = await start()
+    board = [{"content": "a", "status": "in_progress", "activeForm": "Doing a"}]
+    api.enqueue({"content": [tool_use("todo_write", "t1", todos=board)]}, {"content": [text("ok")]})
+    await first.run("plan")
+    await first.request("tiller/setMode", {"mode": "acceptEdits"})
+    await first.request("tiller/setModel", {"model": "claude-other"})
+    session_id = (await first.request("tiller/getState"))["sessionId"]
+    await first.request("tiller/session/new")
+    state = await first.request("tiller/session/resume", {"sessionId": session_id})
+    assert state["mode"] == "acceptEdits" and state["model"] == "claude-other"
+    assert state["activeTodo"] == "Doing a"
+    assert (await first.request("tiller/getTodos"))["todos"] == board
+
+
+async def test_fork_keeps_history_up_to_a_turn_and_names_its_parent(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    api.enqueue({"content": [text("one")]}, {"content": [text("two")]})
+    first = await tiller.run("first")
+    await tiller.run("second")
+    parent = (await tiller.request("tiller/getState"))["sessionId"]
+    child = await tiller.request("tiller/session/fork", {"turnId": first["turnId"]})
+    assert child["sessionId"] != parent
+    listed = {s["sessionId"]: s for s in (await tiller.request("tiller/session/list"))["sessions"]}
+    assert listed[child["sessionId"]]["parentId"] == parent
+    api.enqueue({"content": [text("three")]})
+    await tiller.run("third")
+    texts = [m["content"][0]["text"] for m in api.message_requests()[-1].body["messages"]]
+    assert texts == ["first", "one", "third"]
+    transcript = (await tiller.request("tiller/session/transcript"))["entries"]
+    assert [e.get("prompt") for e in transcript if e["kind"] == "turnStarted"] == ["first", "third"]
+
+
+async def test_transcript_comes_in_pages(tiller: Tiller, api: FakeMessagesAPI) -> None:
+    for n in range(4):
+        api.enqueue({"content": [text(f"answer {n}")]})
+        await tiller.run(f"question {n}")
+    page = await tiller.request("tiller/session/transcript", {"limit": 5})
+    assert page["more"] is True and len(page["entries"]) == 5
+    older = await tiller.request(
+        "tiller/session/transcript", {"limit": 100, "before": page["entries"][0]["seq"]}
+    )
+    assert older["more"] is False
+    everything = older["entries"] + page["entries"]
+    assert [e["seq"] for e in everything] == list(range(1, 13))
+
+
+async def test_slash_sessions_resume_and_fork(tiller: Tiller, api: FakeMessagesAPI) -> None:
+    api.enqueue({"content": [text("hello")]})
+    await tiller.run("greet me")
+    first_id = (await tiller.request("tiller/getState"))["sessionId"]
+    assert "greet me" in (await tiller.prompt("/sessions"))["message"]
+    forked = await tiller.prompt("/fork")
+    assert forked["status"] == "handled" and "Forked into session" in forked["message"]
+    assert (await tiller.request("tiller/getState"))["sessionId"] != first_id
+    resumed = await tiller.prompt(f"/resume {first_id}")
+    assert resumed["message"] == f"Resumed session {first_id}."
+    assert (await tiller.request("tiller/getState"))["sessionId"] == first_id
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tiller/session/resume", {"sessionId": "ses_missing"}),
+        ("tiller/session/resume", {}),
+        ("tiller/session/fork", {"turnId": 7}),
+        ("tiller/session/transcript", {"limit": 0}),
+        ("tiller/session/transcript", {"sessionId": "ses_missing"}),
+    ],
+)
+async def test_bad_session_params_answer_32602(
+    tiller: Tiller, method: str, params: dict[str, Any]
+) -> None:
+    before = await tiller.request("tiller/getState")
+    with pytest.raises(JsonRpcException) as caught:
+        await tiller.request(method, params)
+    assert caught.value.code == -32602
+    assert await tiller.request("tiller/getState") == before
+
+
+async def test_resume_while_busy_interrupts_the_running_turn(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    api.enqueue({"content": [text("first")]})
+    await tiller.run("first")
+    old = (await tiller.request("tiller/getState"))["sessionId"]
+    await tiller.request("tiller/session/new")
+    api.enqueue({"content": [text("slow " * 50)], "chunkDelay": 0.05})
+    busy = await tiller.prompt("long one")
+    await tiller.wait_for(lambda: tiller.events_of("textDelta", busy["turnId"]))
+    state = await tiller.request("tiller/session/resume", {"sessionId": old})
+    assert state["sessionId"] == old
+    ended = await tiller.turn_end(busy["turnId"], timeout=5)
+    assert ended["outcome"] == "interrupted"
+    await asyncio.sleep(0)
