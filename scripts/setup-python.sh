@@ -4,7 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 UV_VERSION=0.13.8
 if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
-  python3 -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+  # --break-system-packages: Debian's own python3 refuses plain pip installs (PEP 668).
+  python3 -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION" \
+    || python3 -m pip install --quiet --user --break-system-packages "uv==$UV_VERSION"
+  export PATH="$HOME/.local/bin:$PATH"
 fi
 # The machines set PYTHONDONTWRITEBYTECODE; compile once here or every start pays seconds.
 uv sync --frozen --quiet --compile-bytecode

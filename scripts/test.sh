@@ -10,3 +10,5 @@ echo "== mypy (strict)"
 uv run --frozen mypy
 echo "== pytest"
 uv run --frozen pytest -q -p no:cacheprovider "$@"
+echo "== VS Code extension: unit + end-to-end in code-server"
+vscode-extension/scripts/test.sh

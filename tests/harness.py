@@ -167,7 +167,11 @@ async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller
             )
         )
     except BaseException:
-        await client.stop()
+        server = getattr(client, "_server", None)
+        if server is not None and server.returncode is None:
+            server.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.stop(), 5)
         raise
     return tiller
 

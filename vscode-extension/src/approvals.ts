@@ -1,0 +1,184 @@
+// The server's questions to the user: plan approval, tool confirmation (with a diff editor for
+// edits), checkpoints. Each becomes a card in the chat; only an explicit answer on it approves.
+// Cancellation ($/cancelRequest) dismisses the card. Anything unexpected answers "no".
+import * as vscode from "vscode";
+import type { CancellationToken } from "vscode-languageclient/node";
+import type { CardDecision, ChatProvider } from "./chat/provider";
+import {
+  addCheckpointCard,
+  addConfirmCard,
+  addPlanCard,
+  decideCheckpoint,
+  decideConfirm,
+  decidePlan,
+} from "./chat/model";
+import {
+  errorMessage,
+  type ApprovePlanResult,
+  type CheckpointResult,
+  type ConfirmToolParams,
+  type ConfirmToolResult,
+  type TrailItem,
+} from "./protocol";
+import type { TillerServer } from "./server";
+
+export const DIFF_SCHEME = "tiller-diff";
+
+/** Serves the before/after texts of proposed edits to the diff editor. */
+class DiffContents implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+
+  add(uri: vscode.Uri, text: string): void {
+    this.texts.set(uri.toString(), text);
+  }
+
+  remove(uri: vscode.Uri): void {
+    this.texts.delete(uri.toString());
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? "";
+  }
+}
+
+export class Approvals implements vscode.Disposable {
+  private counter = 0;
+  private readonly waiting = new Map<string, (decision: CardDecision) => void>();
+  private readonly diffs = new DiffContents();
+  private readonly disposables: vscode.Disposable[];
+
+  constructor(
+    server: TillerServer,
+    private readonly chat: ChatProvider,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.disposables = [
+      vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, this.diffs),
+      chat.onDecision((decision) => this.waiting.get(decision.id)?.(decision)),
+    ];
+    server.handleRequest("tiller/approvePlan", (params, token) =>
+      this.failClosed(this.approvePlan(params.turnId, params.plan, token), { approved: false }),
+    );
+    server.handleRequest("tiller/confirmTool", (params, token) =>
+      this.failClosed(this.confirmTool(params, token), { decision: "deny" }),
+    );
+    server.handleRequest("tiller/checkpoint", (params, token) =>
+      this.failClosed(this.checkpoint(params.turnId, params.toolsUsed, params.trail, token), { continue: false }),
+    );
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private async failClosed<T>(answer: Promise<T>, refusal: T): Promise<T> {
+    try {
+      return await answer;
+    } catch (error) {
+      this.log.error(`Answering the server failed, answering no: ${errorMessage(error)}`);
+      return refusal;
+    }
+  }
+
+  /** Waits for the card's answer; undefined when the server cancelled the request. */
+  private answer<T>(id: string, token: CancellationToken, pick: (decision: CardDecision) => T | undefined): Promise<T | undefined> {
+    return new Promise((resolve) => {
+      const done = (value: T | undefined): void => {
+        this.waiting.delete(id);
+        cancellation.dispose();
+        resolve(value);
+      };
+      const cancellation = token.onCancellationRequested(() => done(undefined));
+      this.waiting.set(id, (decision) => {
+        const value = pick(decision);
+        if (value !== undefined) {
+          done(value);
+        }
+      });
+      if (token.isCancellationRequested) {
+        done(undefined);
+      }
+    });
+  }
+
+  private nextId(kind: string): string {
+    this.counter += 1;
+    return `${kind}-${this.counter}`;
+  }
+
+  private async approvePlan(turnId: string, plan: string, token: CancellationToken): Promise<ApprovePlanResult> {
+    const id = this.nextId("plan");
+    this.chat.update((model) => addPlanCard(model, id, turnId, plan));
+    this.chat.reveal();
+    const result = await this.answer<ApprovePlanResult>(id, token, (decision) =>
+      decision.type !== "planDecision"
+        ? undefined
+        : decision.approved
+          ? { approved: true, mode: decision.mode ?? "acceptEdits" }
+          : { approved: false, ...(decision.feedback ? { feedback: decision.feedback } : {}) },
+    );
+    this.chat.update((model) => decidePlan(model, id, result ?? null));
+    return result ?? { approved: false };
+  }
+
+  private async confirmTool(params: ConfirmToolParams, token: CancellationToken): Promise<ConfirmToolResult> {
+    const id = this.nextId("confirm");
+    this.chat.update((model) => addConfirmCard(model, id, params));
+    this.chat.reveal();
+    const closeDiff = params.preview.kind === "diff" ? await this.openDiff(id, params.preview.path, params.preview.before, params.preview.after) : undefined;
+    try {
+      const result = await this.answer<ConfirmToolResult>(id, token, (decision) =>
+        decision.type !== "toolDecision"
+          ? undefined
+          : { decision: decision.decision, ...(decision.decision === "deny" && decision.feedback ? { feedback: decision.feedback } : {}) },
+      );
+      this.chat.update((model) =>
+        decideConfirm(model, id, result === undefined ? { state: "cancelled" } : { state: result.decision, feedback: result.feedback }),
+      );
+      return result ?? { decision: "deny" };
+    } finally {
+      await closeDiff?.();
+    }
+  }
+
+  private async checkpoint(
+    turnId: string,
+    toolsUsed: number,
+    trail: TrailItem[],
+    token: CancellationToken,
+  ): Promise<CheckpointResult> {
+    const id = this.nextId("checkpoint");
+    this.chat.update((model) => addCheckpointCard(model, id, turnId, toolsUsed, trail));
+    this.chat.reveal();
+    const result = await this.answer<CheckpointResult>(id, token, (decision) =>
+      decision.type === "checkpointDecision" ? { continue: decision.continue } : undefined,
+    );
+    this.chat.update((model) =>
+      decideCheckpoint(model, id, { state: result === undefined ? "cancelled" : result.continue ? "continue" : "stop" }),
+    );
+    return result ?? { continue: false };
+  }
+
+  /** Opens before ↔ after in a diff editor; returns a function that closes it again. */
+  private async openDiff(id: string, file: string, before: string, after: string): Promise<() => Promise<void>> {
+    const name = file.replace(/^\/+/, "");
+    const left = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${id}/before/${name}` });
+    const right = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${id}/after/${name}` });
+    this.diffs.add(left, before);
+    this.diffs.add(right, after);
+    await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (proposed edit — Tiller)`, {
+      preview: true,
+      preserveFocus: true,
+    });
+    return async () => {
+      const tabs = vscode.window.tabGroups.all
+        .flatMap((group) => group.tabs)
+        .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right.toString());
+      await vscode.window.tabGroups.close(tabs, true);
+      this.diffs.remove(left);
+      this.diffs.remove(right);
+    };
+  }
+}

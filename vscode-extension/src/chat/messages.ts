@@ -1,0 +1,49 @@
+// Messages between the chat webview and the extension host. Shared by both bundles.
+import type { ToolDecision } from "../protocol";
+import type { ChatCommand, ChatModel } from "./model";
+
+export type ToWebview =
+  | { type: "render"; model: ChatModel }
+  | { type: "focusInput" };
+
+export type FromWebview =
+  | { type: "ready" }
+  | { type: "focus"; focused: boolean }
+  | { type: "prompt"; text: string }
+  | { type: "interrupt" }
+  | { type: "cycleMode" }
+  | { type: "clearQueue" }
+  | { type: "command"; command: ChatCommand }
+  | {
+      type: "planDecision";
+      id: string;
+      approved: boolean;
+      mode?: "acceptEdits" | "default";
+      feedback?: string;
+    }
+  | { type: "toolDecision"; id: string; decision: ToolDecision; feedback?: string }
+  | { type: "checkpointDecision"; id: string; continue: boolean };
+
+const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
+  "ready",
+  "focus",
+  "prompt",
+  "interrupt",
+  "cycleMode",
+  "clearQueue",
+  "command",
+  "planDecision",
+  "toolDecision",
+  "checkpointDecision",
+]);
+
+/** Shallow validation at the trust boundary: the webview's messages are untrusted input. */
+export function isFromWebview(message: unknown): message is FromWebview {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    "type" in message &&
+    typeof (message as { type: unknown }).type === "string" &&
+    FROM_WEBVIEW_TYPES.has((message as { type: string }).type)
+  );
+}

@@ -1,0 +1,269 @@
+// Owns the server process: launch (Python resolution, env with the API key), the typed
+// request/notification surface, restart on crash (resume the last session) and on demand.
+import * as vscode from "vscode";
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  State as ClientState,
+  TransportKind,
+  type CancellationToken,
+  type ErrorHandler,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from "vscode-languageclient/node";
+import { type ApiKeyStore } from "./apiKey";
+import { BUNDLED_DEMO, toInitializationOptions, type ProviderOption } from "./initOptions";
+import {
+  errorMessage,
+  hasErrorCode,
+  INVALID_PARAMS,
+  METHOD_NOT_FOUND,
+  type ClientRequestMethod,
+  type ClientRequests,
+  type ServerNotificationMethod,
+  type ServerNotifications,
+  type ServerRequestMethod,
+  type ServerRequests,
+  type State,
+  type Todo,
+} from "./protocol";
+import { PythonSetupError, resolvePython } from "./python";
+import { readSettings } from "./settings";
+
+export type Connection = "starting" | "running" | "stopped";
+
+type RequestHandler<M extends ServerRequestMethod> = (
+  params: ServerRequests[M][0],
+  token: CancellationToken,
+) => Promise<ServerRequests[M][1]>;
+
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 3 * 60 * 1000;
+
+export class TillerServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private lastState: State | undefined;
+  private crashes: number[] = [];
+  private lifecycle: Promise<void> = Promise.resolve();
+  private readonly requestHandlers: Array<(client: LanguageClient) => void> = [];
+
+  private readonly stateEmitter = new vscode.EventEmitter<State>();
+  private readonly todosEmitter = new vscode.EventEmitter<Todo[]>();
+  private readonly eventEmitter = new vscode.EventEmitter<ServerNotifications["tiller/event"]>();
+  private readonly connectionEmitter = new vscode.EventEmitter<Connection>();
+  /** Fires after (re)start with the session that is now loaded, for redrawing the chat. */
+  private readonly sessionLoadedEmitter = new vscode.EventEmitter<State>();
+
+  readonly onState = this.stateEmitter.event;
+  readonly onTodos = this.todosEmitter.event;
+  readonly onEvent = this.eventEmitter.event;
+  readonly onConnection = this.connectionEmitter.event;
+  readonly onSessionLoaded = this.sessionLoadedEmitter.event;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly log: vscode.LogOutputChannel,
+    private readonly apiKey: ApiKeyStore,
+  ) {}
+
+  /** Which provider the running server was started with (shown in the status tooltip). */
+  provider: ProviderOption["kind"] | "demo" | undefined;
+
+  /** The last `State` the server sent (the server is the source of truth; this is its echo). */
+  get state(): State | undefined {
+    return this.lastState;
+  }
+
+  start(): Promise<void> {
+    return this.serialize(() => this.launch());
+  }
+
+  restart(): Promise<void> {
+    return this.serialize(async () => {
+      await this.shutdown();
+      await this.launch();
+    });
+  }
+
+  async request<M extends ClientRequestMethod>(
+    method: M,
+    params: ClientRequests[M][0],
+  ): Promise<ClientRequests[M][1]> {
+    const client = this.client;
+    if (client === undefined || !client.isRunning()) {
+      throw new Error("The Tiller server is not running (see 'Tiller: Show Logs').");
+    }
+    return client.sendRequest<ClientRequests[M][1]>(method, params);
+  }
+
+  /** Asks the server for the board (a server without `tiller/getTodos` has an empty one). */
+  async refreshTodos(): Promise<void> {
+    const { todos } = await this.request("tiller/getTodos", {}).catch((error: unknown) => {
+      if (hasErrorCode(error, METHOD_NOT_FOUND)) {
+        return { todos: [] };
+      }
+      throw error;
+    });
+    this.todosEmitter.fire(todos);
+  }
+
+  /** Registers the handler of a server → client request (kept across restarts). */
+  handleRequest<M extends ServerRequestMethod>(method: M, handler: RequestHandler<M>): void {
+    const install = (client: LanguageClient): void => {
+      client.onRequest(method, (params: ServerRequests[M][0], token: CancellationToken) =>
+        handler(params, token),
+      );
+    };
+    this.requestHandlers.push(install);
+    if (this.client !== undefined) {
+      install(this.client);
+    }
+  }
+
+  dispose(): void {
+    void this.serialize(() => this.shutdown());
+    this.stateEmitter.dispose();
+    this.todosEmitter.dispose();
+    this.eventEmitter.dispose();
+    this.connectionEmitter.dispose();
+    this.sessionLoadedEmitter.dispose();
+  }
+
+  private serialize(step: () => Promise<void>): Promise<void> {
+    this.lifecycle = this.lifecycle.then(step, step);
+    return this.lifecycle;
+  }
+
+  private async shutdown(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client !== undefined) {
+      await client.dispose(3000).catch((error: unknown) => this.log.warn(`stop: ${errorMessage(error)}`));
+    }
+    this.connectionEmitter.fire("stopped");
+  }
+
+  private async launch(): Promise<void> {
+    this.connectionEmitter.fire("starting");
+    const settings = readSettings();
+    const key = await this.apiKey.get();
+    let python: string;
+    try {
+      python = await resolvePython(settings.pythonPath, this.context, this.log);
+    } catch (error) {
+      this.failed(error instanceof PythonSetupError ? error.message : `Tiller: ${errorMessage(error)}`);
+      return;
+    }
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    if (key !== undefined) {
+      env.ANTHROPIC_API_KEY = key;
+    }
+    const hasKey = Boolean(env.ANTHROPIC_API_KEY ?? env.ANTHROPIC_AUTH_TOKEN);
+    const serverOptions: ServerOptions = {
+      command: python,
+      args: ["-m", "tiller"],
+      transport: TransportKind.stdio,
+      options: { env, cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
+    };
+    const initializationOptions = toInitializationOptions(settings, hasKey);
+    const provider = initializationOptions.provider;
+    this.provider = provider.kind === "scripted" && provider.script === BUNDLED_DEMO ? "demo" : provider.kind;
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.log,
+      initializationOptions,
+      errorHandler: this.errorHandler(),
+      initializationFailedHandler: (error: unknown) => {
+        this.failed(`Tiller server refused to start: ${errorMessage(error)}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient("tiller", "Tiller", serverOptions, clientOptions);
+    this.client = client;
+    this.listen(client, "tiller/state", (state) => {
+      this.lastState = state;
+      this.stateEmitter.fire(state);
+    });
+    this.listen(client, "tiller/todos", ({ todos }) => this.todosEmitter.fire(todos));
+    this.listen(client, "tiller/event", (event) => this.eventEmitter.fire(event));
+    for (const install of this.requestHandlers) {
+      install(client);
+    }
+    client.onDidChangeState(({ newState }) => {
+      if (newState === ClientState.Running && this.client === client) {
+        void this.synchronize();
+      }
+    });
+    try {
+      await client.start();
+    } catch (error) {
+      this.failed(`Tiller server did not start: ${errorMessage(error)}`);
+    }
+  }
+
+  private listen<M extends ServerNotificationMethod>(
+    client: LanguageClient,
+    method: M,
+    handler: (params: ServerNotifications[M]) => void,
+  ): void {
+    client.onNotification(method, handler);
+  }
+
+  /** After every (re)start: resume the session we had, then redraw from the server's state. */
+  private async synchronize(): Promise<void> {
+    this.connectionEmitter.fire("running");
+    const previous = this.lastState?.sessionId;
+    try {
+      if (previous !== undefined) {
+        await this.request("tiller/session/resume", { sessionId: previous }).catch((error: unknown) => {
+          if (!hasErrorCode(error, METHOD_NOT_FOUND, INVALID_PARAMS)) {
+            throw error;
+          }
+          this.log.warn(`Could not resume session ${previous}: ${errorMessage(error)}`);
+        });
+      }
+      const state = await this.request("tiller/getState", {});
+      this.lastState = state;
+      this.stateEmitter.fire(state);
+      this.sessionLoadedEmitter.fire(state);
+      await this.refreshTodos();
+    } catch (error) {
+      this.log.error(`Synchronizing with the server failed: ${errorMessage(error)}`);
+    }
+  }
+
+  private errorHandler(): ErrorHandler {
+    return {
+      error: () => ({ action: ErrorAction.Continue }),
+      closed: () => {
+        const now = Date.now();
+        this.crashes = [...this.crashes.filter((t) => now - t < RESTART_WINDOW_MS), now];
+        if (this.crashes.length > MAX_RESTARTS) {
+          this.connectionEmitter.fire("stopped");
+          return {
+            action: CloseAction.DoNotRestart,
+            message: `The Tiller server crashed ${MAX_RESTARTS + 1} times in 3 minutes and was not restarted. See 'Tiller: Show Logs', then run 'Tiller: Restart Server'.`,
+          };
+        }
+        this.log.warn("The Tiller server exited; restarting it.");
+        this.connectionEmitter.fire("starting");
+        return { action: CloseAction.Restart, handled: true };
+      },
+    };
+  }
+
+  private failed(message: string): void {
+    this.log.error(message);
+    this.connectionEmitter.fire("stopped");
+    void vscode.window
+      .showErrorMessage(message, "Show Logs", "Open Settings")
+      .then((choice) => {
+        if (choice === "Show Logs") {
+          this.log.show();
+        } else if (choice === "Open Settings") {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "tiller.");
+        }
+      });
+  }
+}

@@ -1,0 +1,49 @@
+// Status bar: `mode · model · active todo (done/total)` driven only by tiller/state, plus a
+// model switcher item. Also mirrors `busy` into the `tiller.busy` context key for keybindings.
+import * as vscode from "vscode";
+import type { State } from "./protocol";
+import type { Connection, TillerServer } from "./server";
+import { statusText, statusTooltip } from "./statusText";
+
+export function createStatusBar(server: TillerServer): vscode.Disposable {
+  const main = vscode.window.createStatusBarItem("tiller.status", vscode.StatusBarAlignment.Left, 100);
+  main.name = "Tiller";
+  const model = vscode.window.createStatusBarItem("tiller.model", vscode.StatusBarAlignment.Left, 99);
+  model.name = "Tiller Model";
+  model.command = "tiller.switchModel";
+  model.tooltip = "Tiller: Switch Model…";
+
+  const showConnection = (connection: Connection): void => {
+    if (connection === "running" && server.state !== undefined) {
+      return;
+    }
+    main.text = connection === "stopped" ? "$(error) Tiller: stopped" : "$(loading~spin) Tiller: starting…";
+    main.tooltip = connection === "stopped" ? "The Tiller server is not running. Click to see the logs." : "Starting the Tiller server";
+    main.command = connection === "stopped" ? "tiller.showLogs" : undefined;
+    model.hide();
+    main.show();
+  };
+
+  const showState = (state: State): void => {
+    main.text = statusText(state);
+    main.tooltip = statusTooltip(state, server.provider);
+    main.command = "tiller.cycleMode";
+    model.text = "$(chip)";
+    main.show();
+    model.show();
+    void vscode.commands.executeCommand("setContext", "tiller.busy", state.busy);
+  };
+
+  showConnection("starting");
+  return vscode.Disposable.from(
+    main,
+    model,
+    server.onConnection((connection) => {
+      if (connection !== "running") {
+        void vscode.commands.executeCommand("setContext", "tiller.busy", false);
+        showConnection(connection);
+      }
+    }),
+    server.onState(showState),
+  );
+}

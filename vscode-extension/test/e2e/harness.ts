@@ -1,0 +1,262 @@
+// End-to-end harness: the real Python server, the fake Messages API (tests/fakeapi.py),
+// code-server with the built VSIX installed, and Debian's Chromium driven by playwright-core.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
+
+export const EXT_DIR = path.resolve(__dirname, "..", "..");
+export const REPO = path.resolve(EXT_DIR, "..");
+const CACHE = path.join(EXT_DIR, ".e2e-cache");
+export const ARTIFACTS = path.join(EXT_DIR, ".e2e-artifacts");
+const CODE_SERVER = path.join(CACHE, "code-server", "node_modules", ".bin", "code-server");
+const PYTHON = process.env.TILLER_PYTHON ?? path.join(REPO, ".venv", "bin", "python");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const VSIX = path.join(EXT_DIR, "dist", "tiller.vsix");
+
+export interface ScriptedResponse {
+  content: Array<Record<string, unknown>>;
+  chunkDelay?: number;
+  textChunk?: number;
+  error?: Record<string, unknown>;
+  stop_reason?: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+async function httpOk(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(url);
+    return response.status < 500;
+  } catch {
+    return false;
+  }
+}
+
+function stop(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.pid === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+      resolve();
+    }, 5000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    try {
+      process.kill(-child.pid!, "SIGTERM"); // its own process group: code-server and its children
+    } catch {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+/** The fake Messages API on a fixed port; each test loads its own script. */
+export class FakeApi {
+  private child: ChildProcess | undefined;
+  constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async load(responses: ScriptedResponse[]): Promise<void> {
+    await stop(this.child);
+    const script = path.join(this.dir, "fake-script.json");
+    const portFile = path.join(this.dir, "fake-port");
+    rmSync(portFile, { force: true });
+    writeFileSync(script, JSON.stringify({ responses, loop: false }, null, 2));
+    const log = path.join(ARTIFACTS, "fakeapi.log");
+    this.child = spawn(PYTHON, [path.join(REPO, "tests", "fakeapi.py"), "--script", script, "--port", String(this.port), "--port-file", portFile], {
+      detached: true,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    this.child.stderr?.on("data", (data: Buffer) => writeFileSync(log, data, { flag: "a" }));
+    await waitFor("the fake API", () => (existsSync(portFile) && readFileSync(portFile, "utf8").trim() !== "" ? true : undefined), 20_000);
+  }
+
+  close(): Promise<void> {
+    return stop(this.child);
+  }
+}
+
+export interface Session {
+  page: Page;
+  workspace: string;
+  /** code-server's user data dir (settings, logs). */
+  userData: string;
+  fake: FakeApi;
+  /** Pids of the Tiller servers started under this code-server. */
+  serverPids(): number[];
+  close(): Promise<void>;
+}
+
+/** Pids of processes running `-m tiller` that descend from `root`. */
+function tillerServersUnder(root: number): number[] {
+  const parents = new Map<number, number>();
+  const commands = new Map<number, string>();
+  for (const name of readdirSync("/proc")) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parents.set(pid, Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      commands.set(pid, readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" "));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const descends = (pid: number): boolean => {
+    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) {
+      if (p === root) return true;
+    }
+    return false;
+  };
+  return [...commands].filter(([pid, cmd]) => cmd.includes(" -m tiller") && descends(pid)).map(([pid]) => pid);
+}
+
+/** Installs the VSIX into a fresh code-server profile, starts it and opens the workspace. */
+export async function startSession(): Promise<Session> {
+  if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run the build first`);
+  if (!existsSync(CODE_SERVER)) throw new Error(`${CODE_SERVER} is missing: run scripts/setup.sh first`);
+  const run = path.join(CACHE, "run");
+  rmSync(run, { recursive: true, force: true });
+  const userData = path.join(run, "user-data");
+  const extensions = path.join(run, "extensions");
+  const workspace = path.join(run, "workspace");
+  for (const dir of [path.join(userData, "User"), extensions, workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
+  for (const file of readdirSync(ARTIFACTS)) rmSync(path.join(ARTIFACTS, file), { force: true, recursive: true });
+  writeFileSync(path.join(workspace, "README.md"), "# e2e workspace\n");
+
+  const fake = new FakeApi(await freePort(), run);
+  writeFileSync(
+    path.join(userData, "User", "settings.json"),
+    JSON.stringify(
+      {
+        "security.workspace.trust.enabled": false,
+        "workbench.startupEditor": "none",
+        "workbench.tips.enabled": false,
+        "workbench.enableExperiments": false,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": false,
+        "update.mode": "none",
+        "chat.commandCenter.enabled": false,
+        "git.enabled": false,
+        "git.openRepositoryInParentFolders": "never",
+        "tiller.pythonPath": PYTHON,
+        "tiller.baseUrl": fake.baseUrl,
+        "tiller.dataDir": path.join(run, "tiller-data"),
+        "tiller.toolBudget": 0,
+        "tiller.trace.server": "messages",
+      },
+      null,
+      2,
+    ),
+  );
+  const install = spawnSync(CODE_SERVER, ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", VSIX, "--force"], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  if (install.status !== 0) throw new Error(`installing the VSIX failed:\n${install.stdout}\n${install.stderr}`);
+
+  const port = await freePort();
+  const configFile = path.join(run, "code-server.yaml");
+  writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\n`);
+  const codeServer = spawn(
+    CODE_SERVER,
+    ["--config", configFile, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", workspace],
+    {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ANTHROPIC_API_KEY: "sk-ant-e2e-fake" },
+    },
+  );
+  const serverLog = path.join(ARTIFACTS, "code-server.log");
+  codeServer.stdout?.on("data", (data: Buffer) => writeFileSync(serverLog, data, { flag: "a" }));
+  codeServer.stderr?.on("data", (data: Buffer) => writeFileSync(serverLog, data, { flag: "a" }));
+  await fake.load([]);
+  await waitFor("code-server", async () => ((await httpOk(`http://127.0.0.1:${port}/healthz`)) ? true : undefined), 60_000);
+
+  const browser: Browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+  });
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(30_000);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
+  return {
+    page,
+    workspace,
+    userData,
+    fake,
+    serverPids: () => tillerServersUnder(codeServer.pid ?? -1),
+    close: async () => {
+      await browser.close().catch(() => undefined);
+      await stop(codeServer);
+      await fake.close();
+    },
+  };
+}
+
+let shot = 0;
+export async function screenshot(page: Page, name: string): Promise<void> {
+  shot += 1;
+  await page.screenshot({ path: path.join(ARTIFACTS, `${String(shot).padStart(2, "0")}-${name}.png`) });
+}
+
+/** The Tiller status bar item (the one that shows the mode). */
+export function statusItem(page: Page): Locator {
+  return page.locator('[id="tiller.tiller.tiller.status"]');
+}
+
+/** Runs a command from the palette by its title. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
+  await input.press("Enter");
+}
+
+/** The chat webview's document (two nested iframes in code-server). */
+export function chatFrame(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready[src*="extensionId=tiller.tiller"]').frameLocator("iframe#active-frame");
+}
+
+export { waitFor };
