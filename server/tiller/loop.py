@@ -398,9 +398,3 @@ class Turn:
                 f"The user did not approve the plan: {feedback}. Revise the plan; mode stays plan."
             )
             self._finish(call, step, ToolResult(text, True), "error", 0)
-
-
-def trail_text(trail: Sequence[TrailItem]) -> str:
-    """``read_file ✓ → edit_file ✓ → bash ✗`` for a human."""
-    marks = {"ok": "✓", "error": "✗", "denied": "✗", "interrupted": "✗", "skipped": "–"}
-    return " → ".join(f"{item.name} {marks[item.status]}" for item in trail)

@@ -49,6 +49,7 @@ from .provider import Provider, ProviderError
 from .store import SessionRow, SessionStore
 from .system_prompt import system_prompt
 from .tools.base import ReadLedger, Tool, ToolContext
+from .tools.registry import tools_by_name
 
 log = logging.getLogger(__name__)
 
@@ -403,7 +404,7 @@ class Session:
             thinking=self.thinking,
             max_tokens=self.config.max_tokens,
             system=system_prompt(self.workspace),
-            tools={t.name: t for t in self.tools},
+            tools=tools_by_name(self.tools),
             context=ToolContext(self.workspace, self.reads, self),
             provider=self.provider,
             approver=self.approver,
