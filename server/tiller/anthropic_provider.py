@@ -11,6 +11,7 @@ import anthropic
 import httpx2
 
 from .protocol import ErrorKind
+from .usage import Usage
 from .provider import (
     JSON,
     ModelInfo,
@@ -151,7 +152,14 @@ class AnthropicClient:
         finally:
             _retry_listener.reset(token)
         content = tuple(p for p in (block_param(b) for b in final.content) if p is not None)
-        return ModelResponse(content, final.stop_reason, final.usage.input_tokens)
+        u = final.usage
+        usage = Usage(
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_input_tokens or 0,
+            u.cache_creation_input_tokens or 0,
+        )
+        return ModelResponse(content, final.stop_reason, usage)
 
     async def list_models(self) -> list[ModelInfo]:
         try:

@@ -175,8 +175,8 @@ class Turn:
                 return None  # retry the step once with the compacted history
             return Failed(err.kind, err.message, err.retryable)
         step.commit_assistant(response.content)
-        if response.input_tokens >= COMPACT_AT:
-            await self._compact(f"{response.input_tokens} input tokens")
+        if response.usage.total_input >= COMPACT_AT:
+            await self._compact(f"{response.usage.total_input} input tokens")
         calls = [
             ToolCall(b["id"], b["name"], b["input"] if isinstance(b.get("input"), dict) else {})
             for b in response.content

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .errors import TillerError
 from .history import Message
 from .protocol import ErrorKind, Thinking
+from .usage import NO_USAGE, Usage
 
 if TYPE_CHECKING:
     from .anthropic_provider import AnthropicClient
@@ -41,9 +42,13 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class ModelResponse:
+    """One finished response. ``usage`` has no cost yet (the ledger prices it);
+    ``stop_details`` is the API's object as sent (e.g. a refusal's category/explanation)."""
+
     content: tuple[JSON, ...]
     stop_reason: str | None
-    input_tokens: int = 0
+    usage: Usage = NO_USAGE
+    stop_details: JSON | None = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +220,7 @@ class ScriptedProvider:
             content.append(block)
         has_tools = any(b.get("type") == "tool_use" for b in content)
         stop = spec.get("stop_reason") or ("tool_use" if has_tools else "end_turn")
-        return ModelResponse(tuple(content), stop, 0)
+        return ModelResponse(tuple(content), stop)
 
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo(m) for m in self.model_ids]
