@@ -12,8 +12,8 @@ import importlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,12 +43,15 @@ class ModelRequest:
 @dataclass(frozen=True)
 class ModelResponse:
     """One finished response. ``usage`` has no cost yet (the ledger prices it);
-    ``stop_details`` is the API's object as sent (e.g. a refusal's category/explanation)."""
+    ``stop_details`` is the API's object as sent (e.g. a refusal's category/explanation);
+    ``input_errors`` maps a tool_use id to why its input cannot be used (e.g. over
+    ``maxToolInputBytes``): the loop answers such a call with that error, never runs it."""
 
     content: tuple[JSON, ...]
     stop_reason: str | None
     usage: Usage = NO_USAGE
     stop_details: JSON | None = None
+    input_errors: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
