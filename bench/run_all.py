@@ -18,7 +18,14 @@ from pathlib import Path
 
 from _common import ROOT, Figure, fmt, machine_note
 
-BENCHES = ("interrupt_latency", "batch_parallel", "step_overhead", "cold_start", "idle_rss")
+BENCHES = (
+    "interrupt_latency",
+    "batch_parallel",
+    "step_overhead",
+    "cold_start",
+    "idle_rss",
+    "getstate_latency",
+)
 
 
 def git_revision() -> str:

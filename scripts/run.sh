@@ -4,6 +4,7 @@
 #   scripts/run.sh --mode plan "add a --verbose flag to cli.py"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup-system.sh
 scripts/setup-python.sh
 if [ "$#" -eq 0 ]; then
   set -- --demo --yes "Show me what you can do"

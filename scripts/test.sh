@@ -2,6 +2,7 @@
 # Set up everything and run every test: lint, types, Python unit + end-to-end tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup-system.sh
 scripts/setup-python.sh
 echo "== ruff"
 uv run --frozen ruff check

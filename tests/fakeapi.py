@@ -14,17 +14,34 @@ Standalone::
 
     python tests/fakeapi.py --script responses.json [--port N] [--port-file PATH]
 
-where ``responses.json`` is ``{"responses": [spec, ...], "loop": false}``. Without
-``--port-file`` the only line printed to stdout is ``PORT <n>``.
+where ``responses.json`` is ``{"responses": [spec, ...], "loop": false}`` (see
+``Script.load`` for its other keys). Without ``--port-file`` the only line printed to stdout
+is ``PORT <n>``.
 
 A spec is a JSON-like dict::
 
     {"content": [{"type": "text", "text": "..."},
                  {"type": "thinking", "thinking": "...", "signature": "sig"},
                  {"type": "redacted_thinking", "data": "..."},
-                 {"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {...}}],
-     "stop_reason": "end_turn",            # default: "tool_use" if any tool_use block
-     "usage": {"input_tokens": 10, "output_tokens": 5},   # default: rough sizes / 4
+                 {"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {...},
+                  "cutAfterInputChars": 12}],   # optional: see cutOff
+     "stop_reason": "end_turn",            # default: max_tokens if cut, stop_sequence if
+                                           # stop_sequence is given, tool_use if any
+                                           # tool_use block, else end_turn
+     "stop_sequence": "###",               # the stop sequence that was hit
+     "stop_details": {"type": "refusal", "category": "cyber", "explanation": "..."},
+                                           # default for stop_reason "refusal":
+                                           # {"type": "refusal", "category": null,
+                                           #  "explanation": null}; else null
+     "usage": {"input_tokens": 10, "output_tokens": 5},   # overrides the computed usage
+     "cutOff": {"block": 1, "chars": 12,   # the output limit hits block 1 after 12 chars
+                "blockStop": true},        # of its text/thinking/input JSON; later blocks
+                                           # are not sent; blockStop false: no
+                                           # content_block_stop for the cut block
+     "pingEvery": 3,                       # 0: no ping at all; N: also a ping after every
+                                           # N events (default: one ping after the first
+                                           # content_block_start, as the API sends it)
+     "omitDeltaUsage": true,               # message_delta without "usage"
      "chunkDelay": 0.0,                    # seconds between SSE events
      "textChunk": 16,                      # characters per text/thinking delta
      "inputJsonChunk": 16,                 # characters per input_json_delta
@@ -32,11 +49,40 @@ A spec is a JSON-like dict::
                "retryAfter": "0", "shouldRetry": true},   # HTTP error instead of a message
      "midStreamError": {"afterEvents": 3, "type": "overloaded_error", "message": "..."},
      "dropAfterEvents": 3,                 # close the connection abruptly
-     "hangAfterEvents": 3}                 # stop sending until the client goes away
+     "hangAfterEvents": 3,                 # stop sending until the client goes away
+     "garbageAfterEvents": 3,              # then a malformed `data:` line, then the end
+     "hangBeforeHeaders": true,            # never send even the status line
+     "replay": "basic_response",           # serve tests/fixtures/sdk_streams/<name>.txt
+                                           # (or an absolute path) verbatim, its last event
+                                           # ended by a blank line as the API ends it
+     "replaySse": "event: ...\\ndata: ...\\n\\n"}   # serve exactly this SSE text
 
-At most one of midStreamError / dropAfterEvents / hangAfterEvents may be given. For a request
-that is not streamed, hangAfterEvents never answers and dropAfterEvents closes without an
-answer; midStreamError is answered as an HTTP error.
+At most one of midStreamError / dropAfterEvents / hangAfterEvents / garbageAfterEvents /
+hangBeforeHeaders may be given; `afterEvents` counts the events of the message, not pings.
+For a request that is not streamed, hangAfterEvents never answers and dropAfterEvents closes
+without an answer; midStreamError is answered as an HTTP error. A replay takes only
+chunkDelay besides, and needs a streamed request.
+
+Usage is computed the way the API does it: the prompt is the tools, then the system blocks,
+then the message blocks; a block with `cache_control` (at most 4, or a top-level
+`cache_control`: the last block) is a breakpoint that writes the prefix up to it to a
+per-model cache; a later breakpoint reads the longest cached prefix found within 20 blocks
+before it (`PromptCache`). `input_tokens` is what comes after the last breakpoint (and after
+the read), `cache_read_input_tokens` + `cache_creation_input_tokens` the rest; the sum is
+the prompt's size (a block is len(its JSON) / 4 tokens). `message_start` carries it, and so
+does `message_delta` (with the final `output_tokens`). The answered message is in
+`RecordedRequest.response`.
+
+Requests are refused (400) as the API refuses them: besides malformed histories, a thinking
+form the model does not take (`MODELS`: Claude 5 and Opus 4.7/4.8 take only adaptive, 4.5
+and older only the budget form, 4.6 both; `disabled` / `between_tools` where the model has no
+such off switch; ids not in the table by family and version, unknown ids anything), sampling
+parameters on models that dropped them (temperature other than 1, any top_p / top_k),
+`budget_tokens >= max_tokens`, `max_tokens` above the model's output limit, a prompt over
+its context window, more than 4 cache breakpoints, and (only with
+`reject_text_after_tool_result=True`) text right after a tool_result. `/v1/models` answers
+with the SDK's `ModelInfo` fields, `max_input_tokens`, `max_tokens` and `capabilities`
+(thinking types) included for the ids the fake knows.
 """
 
 from __future__ import annotations
@@ -44,10 +90,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import http
 import itertools
 import json
 import os
+import re
 import signal
 import sys
 import traceback
@@ -64,6 +112,7 @@ SpecSource = Mapping[str, Any] | Callable[[JsonDict], Mapping[str, Any]]
 DEFAULT_MODELS = ("claude-sonnet-4-5", "claude-haiku-4-5")
 DEFAULT_WHEN_EMPTY: Mapping[str, Any] = {"content": [{"type": "text", "text": "Done."}]}
 DEFAULT_SIGNATURE = "fake-signature"
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
 ERROR_STATUS = {
     "invalid_request_error": 400,
@@ -121,13 +170,40 @@ class ErrorSpec:
         )
 
 
+InterruptionKind = Literal["error", "drop", "hang", "garbage", "hang_headers"]
+INTERRUPTION_KEYS = (
+    "midStreamError",
+    "dropAfterEvents",
+    "hangAfterEvents",
+    "garbageAfterEvents",
+    "hangBeforeHeaders",
+)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sdk_streams"
+# A `data:` line that is not JSON: what a proxy cutting an event in half leaves behind.
+GARBAGE_EVENT = (
+    b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": '
+    b'{"type": "text_de\n\n'
+)
+
+
 @dataclass(frozen=True)
 class Interruption:
-    """What goes wrong in a stream after `after_events` SSE events have been sent."""
+    """What goes wrong in a stream after `after_events` SSE events have been sent
+    (``hang_headers``: before the status line)."""
 
-    kind: Literal["error", "drop", "hang"]
+    kind: InterruptionKind
     after_events: int
     error: ErrorSpec | None = None
+
+
+@dataclass(frozen=True)
+class CutOff:
+    """The output limit hits block `block` after `chars` characters of its text, thinking or
+    input JSON; `block_stop`: whether that block still gets its content_block_stop."""
+
+    block: int
+    chars: int
+    block_stop: bool = True
 
 
 @dataclass(frozen=True)
@@ -142,19 +218,30 @@ class ResponseSpec:
     input_json_chunk: int = 16
     error: ErrorSpec | None = None
     interruption: Interruption | None = None
+    stop_sequence: str | None = None
+    stop_details: Mapping[str, Any] | None = None
+    cut_off: CutOff | None = None
+    ping_every: int | None = None
+    omit_delta_usage: bool = False
+    replay: bytes | None = None
 
     KEYS = frozenset(
         {
             "content",
             "stop_reason",
+            "stop_sequence",
+            "stop_details",
             "usage",
+            "cutOff",
+            "pingEvery",
+            "omitDeltaUsage",
             "chunkDelay",
             "textChunk",
             "inputJsonChunk",
             "error",
-            "midStreamError",
-            "dropAfterEvents",
-            "hangAfterEvents",
+            "replay",
+            "replaySse",
+            *INTERRUPTION_KEYS,
         }
     )
 
@@ -163,12 +250,40 @@ class ResponseSpec:
         if not isinstance(raw, Mapping):
             raise SpecError(f"a response spec must be an object, got {raw!r}")
         _check_keys(raw, cls.KEYS, "spec")
+        replay = _replay(raw)
+        if replay is not None:
+            return cls(
+                content=(),
+                stop_reason="",
+                chunk_delay=_number(raw, "chunkDelay", 0.0, minimum=0.0),
+                replay=replay,
+            )
         content = tuple(_check_block(block) for block in raw.get("content", ()))
+        cut_off = _cut_off(raw, content)
+        stop_sequence = raw.get("stop_sequence")
+        if stop_sequence is not None and not isinstance(stop_sequence, str):
+            raise SpecError(f"stop_sequence must be a string, got {stop_sequence!r}")
         has_tool_use = any(block["type"] == "tool_use" for block in content)
-        stop_reason = raw.get("stop_reason") or ("tool_use" if has_tool_use else "end_turn")
+        stop_reason = raw.get("stop_reason") or (
+            "max_tokens"
+            if cut_off
+            else "stop_sequence"
+            if stop_sequence is not None
+            else "tool_use"
+            if has_tool_use
+            else "end_turn"
+        )
         usage = raw.get("usage") or {}
         if not isinstance(usage, Mapping) or not all(isinstance(v, int) for v in usage.values()):
             raise SpecError(f"usage must map names to integers, got {usage!r}")
+        stop_details = raw.get("stop_details")
+        if stop_details is None and stop_reason == "refusal":
+            stop_details = {"type": "refusal", "category": None, "explanation": None}
+        if stop_details is not None and not isinstance(stop_details, Mapping):
+            raise SpecError(f"stop_details must be an object or null, got {stop_details!r}")
+        ping_every = raw.get("pingEvery")
+        if ping_every is not None:
+            ping_every = int(_number(raw, "pingEvery", 0, minimum=0))
         error = raw.get("error")
         return cls(
             content=content,
@@ -179,6 +294,11 @@ class ResponseSpec:
             input_json_chunk=int(_number(raw, "inputJsonChunk", 16, minimum=1)),
             error=None if error is None else ErrorSpec.from_dict(error),
             interruption=_interruption(raw),
+            stop_sequence=stop_sequence,
+            stop_details=None if stop_details is None else dict(stop_details),
+            cut_off=cut_off,
+            ping_every=ping_every,
+            omit_delta_usage=bool(raw.get("omitDeltaUsage", False)),
         )
 
 
@@ -212,14 +332,67 @@ def _check_block(block: Any) -> Mapping[str, Any]:
     return block
 
 
+def _cut_off(raw: Mapping[str, Any], content: tuple[Mapping[str, Any], ...]) -> CutOff | None:
+    cuts: list[CutOff] = []
+    for index, block in enumerate(content):
+        if "cutAfterInputChars" in block:
+            if block["type"] != "tool_use":
+                raise SpecError("cutAfterInputChars belongs on a tool_use block")
+            chars = int(_number(block, "cutAfterInputChars", 0, minimum=0))
+            cuts.append(CutOff(index, chars))
+    if "cutOff" in raw:
+        given = raw["cutOff"]
+        if not isinstance(given, Mapping):
+            raise SpecError("cutOff must be an object")
+        _check_keys(given, {"block", "chars", "blockStop"}, "cutOff")
+        index = int(_number(given, "block", 0, minimum=0))
+        if index >= len(content):
+            raise SpecError(f"cutOff.block {index} is past the {len(content)} blocks")
+        if content[index]["type"] == "redacted_thinking":
+            raise SpecError("cutOff cannot cut a redacted_thinking block")
+        chars = int(_number(given, "chars", 0, minimum=0))
+        cuts.append(CutOff(index, chars, bool(given.get("blockStop", True))))
+    if len(cuts) > 1:
+        raise SpecError("at most one cut (cutOff or one cutAfterInputChars) may be given")
+    return cuts[0] if cuts else None
+
+
+def _replay(raw: Mapping[str, Any]) -> bytes | None:
+    given = [key for key in ("replay", "replaySse") if key in raw]
+    if not given:
+        return None
+    others = set(raw) - {"replay", "replaySse", "chunkDelay"}
+    if len(given) > 1 or others:
+        raise SpecError(f"a replay takes only chunkDelay besides, got {sorted(raw)}")
+    value = raw[given[0]]
+    if not isinstance(value, str):
+        raise SpecError(f"{given[0]} must be a string")
+    if given[0] == "replaySse":
+        return value.encode()
+    path = Path(value)
+    if not path.is_absolute():
+        path = FIXTURES / (value if value.endswith(".txt") else f"{value}.txt")
+    try:
+        recorded = path.read_bytes()
+    except OSError as error:
+        raise SpecError(f"replay: cannot read {path}: {error}") from None
+    # The API ends every event with a blank line; stored recordings often lost the last one
+    # (a text file's trailing newlines), which would leave message_stop undelivered.
+    return recorded if recorded.endswith(b"\n\n") else recorded.rstrip(b"\n") + b"\n\n"
+
+
 def _interruption(raw: Mapping[str, Any]) -> Interruption | None:
-    given = [key for key in ("midStreamError", "dropAfterEvents", "hangAfterEvents") if key in raw]
+    given = [key for key in INTERRUPTION_KEYS if key in raw]
     if len(given) > 1:
         raise SpecError(f"at most one of {given} may be given")
     if "dropAfterEvents" in raw:
         return Interruption("drop", int(_number(raw, "dropAfterEvents", 0, minimum=0)))
     if "hangAfterEvents" in raw:
         return Interruption("hang", int(_number(raw, "hangAfterEvents", 0, minimum=0)))
+    if "garbageAfterEvents" in raw:
+        return Interruption("garbage", int(_number(raw, "garbageAfterEvents", 0, minimum=0)))
+    if raw.get("hangBeforeHeaders"):
+        return Interruption("hang_headers", 0)
     if "midStreamError" in raw:
         mid = raw["midStreamError"]
         if not isinstance(mid, Mapping):
@@ -233,12 +406,294 @@ def _interruption(raw: Mapping[str, Any]) -> Interruption | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Building messages and SSE events
+# Models (a small table of what the fake knows; see docs/models.md for the real catalog)
+# --------------------------------------------------------------------------------------------
+
+ThinkingForm = Literal["adaptive", "budget", "both"]
+ThinkingOff = Literal["disabled", "between_tools", "always_on"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What the fake enforces for one model. `thinking`: the forms that switch thinking on;
+    `off`: how it is switched off (`disabled`: `{type: disabled}`; `between_tools`: only
+    `{type: between_tools}`, `disabled` is a 400; `always_on`: `disabled` is taken and
+    ignored); `sampling`: non-default temperature, top_p and top_k are accepted."""
+
+    id: str
+    context_window: int
+    max_output: int
+    thinking: ThinkingForm
+    off: ThinkingOff
+    sampling: bool
+
+
+K = 1000
+M = 1_000_000
+# Mirrors server/tiller/models.py (the catalog kept from the docs, see docs/models.md).
+MODELS: dict[str, ModelSpec] = {
+    spec.id: spec
+    for spec in (
+        ModelSpec("claude-fable-5-1", M, 128 * K, "adaptive", "always_on", False),
+        ModelSpec("claude-mythos-5-1", M, 128 * K, "adaptive", "always_on", False),
+        ModelSpec("claude-fable-5", M, 128 * K, "adaptive", "always_on", False),
+        ModelSpec("claude-mythos-5", M, 128 * K, "adaptive", "always_on", False),
+        ModelSpec("claude-opus-5-5", M, 128 * K, "adaptive", "always_on", False),
+        ModelSpec("claude-opus-5", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-sonnet-5-5", M, 128 * K, "adaptive", "between_tools", False),
+        ModelSpec("claude-sonnet-5", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-haiku-5-5", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-opus-4-8", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-opus-4-7", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-opus-4-6", M, 128 * K, "both", "disabled", True),
+        ModelSpec("claude-sonnet-4-6", M, 64 * K, "both", "disabled", True),
+        ModelSpec("claude-opus-4-5", 200 * K, 64 * K, "budget", "disabled", True),
+        ModelSpec("claude-sonnet-4-5", 200 * K, 64 * K, "budget", "disabled", True),
+        ModelSpec("claude-haiku-4-5", 200 * K, 64 * K, "budget", "disabled", True),
+        ModelSpec("claude-opus-4-1", 200 * K, 32 * K, "budget", "disabled", True),
+    )
+}
+_MODEL_ID = re.compile(
+    r"^claude-(?P<line>opus|sonnet|haiku|fable|mythos)-(?P<major>\d+)(?:-(?P<minor>\d))?"
+    r"(?:-\d{8})?$"
+)
+
+
+def model_spec(model_id: str) -> ModelSpec | None:
+    """The table's entry for `model_id` (a dated id like claude-sonnet-4-5-20250929 finds
+    claude-sonnet-4-5); None for ids the fake knows nothing about."""
+    if model_id in MODELS:
+        return MODELS[model_id]
+    undated = re.sub(r"-\d{8}$", "", model_id)
+    return MODELS.get(undated)
+
+
+def thinking_form(model_id: str) -> ThinkingForm | None:
+    """The thinking forms a model takes: the table's, else by family and version (Claude 5,
+    Fable, Mythos and Opus >= 4.7: adaptive; 4.6: both; older: budget); None: unknown id,
+    anything goes."""
+    known = model_spec(model_id)
+    if known is not None:
+        return known.thinking
+    match = _MODEL_ID.match(model_id)
+    if match is None:
+        return None
+    version = (int(match["major"]), int(match["minor"] or 0))
+    if match["line"] in ("fable", "mythos") or version >= (5, 0):
+        return "adaptive"
+    if match["line"] == "opus" and version >= (4, 7):
+        return "adaptive"
+    return "both" if version == (4, 6) else "budget"
+
+
+def _display_name(model_id: str) -> str:
+    words = re.sub(r"-\d{8}$", "", model_id).split("-")
+    names = [word.capitalize() for word in words if not word.isdigit()]
+    version = ".".join(word for word in words if word.isdigit())
+    return " ".join([*names, version]).strip()
+
+
+def _supported(value: bool) -> JsonDict:
+    return {"supported": value}
+
+
+def _capabilities(form: ThinkingForm, off: ThinkingOff) -> JsonDict:
+    effort = form != "budget"
+    return {
+        "batch": _supported(True),
+        "citations": _supported(True),
+        "code_execution": _supported(False),
+        "context_management": {"supported": False},
+        "effort": {
+            "supported": effort,
+            **{level: _supported(effort) for level in ("low", "medium", "high", "max")},
+        },
+        "image_input": _supported(True),
+        "pdf_input": _supported(True),
+        "server_tools": {
+            "supported": False,
+            "code_execution": _supported(False),
+            "web_search": _supported(False),
+        },
+        "structured_outputs": _supported(True),
+        "thinking": {
+            "supported": True,
+            "types": {
+                "adaptive": _supported(form != "budget"),
+                "enabled": _supported(form != "adaptive"),
+                "disabled": _supported(off != "between_tools"),
+                "between_tools": _supported(off == "between_tools"),
+            },
+        },
+    }
+
+
+def _model_info(model_id: str) -> JsonDict:
+    """A `/v1/models` entry with the fields of the SDK's `ModelInfo`."""
+    known = model_spec(model_id)
+    form = thinking_form(model_id)
+    match = _MODEL_ID.match(model_id)
+    return {
+        "type": "model",
+        "id": model_id,
+        "display_name": _display_name(model_id),
+        "created_at": "2025-09-29T00:00:00Z",
+        "lifecycle": "active",
+        "deprecated_at": None,
+        "retires_at": None,
+        "line": match["line"] if match else None,
+        "max_input_tokens": known.context_window if known else None,
+        "max_tokens": known.max_output if known else None,
+        "capabilities": None
+        if form is None
+        else _capabilities(form, known.off if known else "disabled"),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Prompt caching and usage
 # --------------------------------------------------------------------------------------------
 
 
 def _estimate_tokens(value: Any) -> int:
     return max(1, len(json.dumps(value)) // 4)
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    """One block of the prompt, in the order the cache sees them (tools, system, messages)."""
+
+    section: str  # "tools" | "system" | "user" | "assistant"
+    encoded: str  # the block's JSON without its cache_control (what the cache compares)
+    breakpoint: bool
+    ttl: str  # "5m" | "1h" (of the breakpoint, if it is one)
+
+    @property
+    def tokens(self) -> int:
+        return max(1, len(self.encoded) // 4)
+
+
+def prompt_blocks(body: JsonDict) -> list[PromptBlock]:
+    """The request's prompt as the API caches it; a top-level `cache_control` is a breakpoint
+    on the last block."""
+    raw: list[tuple[str, Any]] = [("tools", tool) for tool in body.get("tools") or []]
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        raw.append(("system", {"type": "text", "text": system}))
+    elif isinstance(system, list):
+        raw += [("system", block) for block in system]
+    for message in body.get("messages") or []:
+        if isinstance(message, dict):
+            raw += [(str(message.get("role")), block) for block in _blocks(message)]
+    blocks: list[PromptBlock] = []
+    for section, block in raw:
+        if not isinstance(block, dict):
+            block = {"value": block}
+        control = block.get("cache_control")
+        if control is not None:
+            block = {key: value for key, value in block.items() if key != "cache_control"}
+        ttl = control.get("ttl", "5m") if isinstance(control, dict) else "5m"
+        blocks.append(PromptBlock(section, json.dumps(block), control is not None, str(ttl)))
+    automatic = body.get("cache_control")
+    if isinstance(automatic, dict) and blocks:
+        last = blocks[-1]
+        ttl = str(automatic.get("ttl", "5m"))
+        blocks[-1] = PromptBlock(last.section, last.encoded, True, ttl)
+    return blocks
+
+
+def prompt_tokens(body: JsonDict) -> int:
+    return sum(block.tokens for block in prompt_blocks(body))
+
+
+@dataclass(frozen=True)
+class InputUsage:
+    """The input side of `usage`; the three counts add up to the prompt's size."""
+
+    input_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    ephemeral_5m_input_tokens: int = 0
+    ephemeral_1h_input_tokens: int = 0
+
+
+class PromptCache:
+    """The API's prompt cache, per model: the prefixes written at breakpoints.
+
+    A breakpoint writes the prefix up to and including its block. Reading, each breakpoint
+    looks for a written prefix ending at its own block or at one of the `lookback` - 1 blocks
+    before it (the API's 20-block window); the longest one found is read. Other thinking
+    parameters make the messages a different prefix (tools and system still match). Entries
+    never expire (tests are shorter than the 5 minute TTL); `clear()` forgets them all;
+    prefixes shorter than `min_tokens` are not written.
+    """
+
+    def __init__(self, *, lookback: int = 20, min_tokens: int = 0) -> None:
+        self.lookback = lookback
+        self.min_tokens = min_tokens
+        self._entries: set[tuple[str, str]] = set()
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def account(self, body: JsonDict, *, write: bool = True) -> InputUsage:
+        """The input usage of `body`; with `write`, its breakpoints' prefixes get cached."""
+        model = str(body.get("model"))
+        blocks = prompt_blocks(body)
+        hashes = _prefix_hashes(blocks, body.get("thinking") or {"type": "disabled"})
+        ends = list(itertools.accumulate(block.tokens for block in blocks))
+        breakpoints = [
+            index
+            for index, block in enumerate(blocks)
+            if block.breakpoint and ends[index] >= self.min_tokens
+        ]
+        read_to = -1  # the last block read from the cache
+        for point in breakpoints:
+            for index in range(point, max(-1, point - self.lookback), -1):
+                if (model, hashes[index]) in self._entries:
+                    read_to = max(read_to, index)
+                    break
+        total = ends[-1] if ends else 0
+        read = ends[read_to] if read_to >= 0 else 0
+        created = {"5m": 0, "1h": 0}
+        written_to = read_to
+        for point in breakpoints:
+            if point > written_to:
+                start = ends[written_to] if written_to >= 0 else 0
+                created[blocks[point].ttl if blocks[point].ttl == "1h" else "5m"] += (
+                    ends[point] - start
+                )
+                written_to = point
+        if write:
+            self._entries.update((model, hashes[point]) for point in breakpoints)
+        creation = created["5m"] + created["1h"]
+        return InputUsage(
+            input_tokens=total - read - creation,
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=creation,
+            ephemeral_5m_input_tokens=created["5m"],
+            ephemeral_1h_input_tokens=created["1h"],
+        )
+
+
+def _prefix_hashes(blocks: Sequence[PromptBlock], thinking: Any) -> list[str]:
+    """A running hash of each prefix. The thinking parameters come in before the first
+    message block: changing them invalidates the cached messages, not tools and system."""
+    hashes: list[str] = []
+    running = hashlib.sha256()
+    in_messages = False
+    for block in blocks:
+        if not in_messages and block.section in ("user", "assistant"):
+            in_messages = True
+            running.update(f"thinking\0{json.dumps(thinking, sort_keys=True)}\0".encode())
+        running.update(f"{block.section}\0{block.encoded}\0".encode())
+        hashes.append(running.copy().hexdigest())
+    return hashes
+
+
+# --------------------------------------------------------------------------------------------
+# Building messages and SSE events
+# --------------------------------------------------------------------------------------------
 
 
 def _materialize_block(block: Mapping[str, Any], new_tool_id: Callable[[], str]) -> JsonDict:
@@ -258,6 +713,75 @@ def _materialize_block(block: Mapping[str, Any], new_tool_id: Callable[[], str])
     }
 
 
+def _cut_block(block: JsonDict, chars: int) -> JsonDict:
+    """`block` as far as the output limit let it get (what a non-streamed answer holds)."""
+    match block["type"]:
+        case "text":
+            return {**block, "text": block["text"][:chars]}
+        case "thinking":
+            return {**block, "thinking": block["thinking"][:chars], "signature": ""}
+        case "tool_use":
+            return {**block, "input": partial_json_object(json.dumps(block["input"])[:chars])}
+        case _:
+            return block
+
+
+def partial_json_object(text: str) -> JsonDict:
+    """The complete members of a JSON object cut short, as the SDK reads it (jiter's partial
+    mode: an unfinished string or member is left out)."""
+    for end in range(len(text), 0, -1):
+        closers = _closers(text[:end])
+        if closers is None:
+            continue
+        with contextlib.suppress(ValueError):
+            value = json.loads(text[:end] + closers)
+            if isinstance(value, dict):
+                return value
+    return {}
+
+
+def _closers(text: str) -> str | None:
+    """The brackets closing `text`, or None when it ends inside a string."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            stack.append("]" if char == "[" else "}")
+        elif char in "]}" and stack:
+            stack.pop()
+    return None if in_string else "".join(reversed(stack))
+
+
+def _usage_json(spec: ResponseSpec, input_usage: InputUsage, output_tokens: int) -> JsonDict:
+    usage: JsonDict = {
+        "input_tokens": input_usage.input_tokens,
+        "cache_creation_input_tokens": input_usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": input_usage.cache_read_input_tokens,
+        "cache_creation": {
+            "ephemeral_5m_input_tokens": input_usage.ephemeral_5m_input_tokens,
+            "ephemeral_1h_input_tokens": input_usage.ephemeral_1h_input_tokens,
+        },
+        "output_tokens": output_tokens,
+        "service_tier": "standard",
+        **spec.usage,
+    }
+    if "cache_creation_input_tokens" in spec.usage:
+        usage["cache_creation"] = {
+            "ephemeral_5m_input_tokens": spec.usage["cache_creation_input_tokens"],
+            "ephemeral_1h_input_tokens": 0,
+        }
+    return usage
+
+
 def build_message(
     spec: ResponseSpec,
     *,
@@ -265,16 +789,16 @@ def build_message(
     model: str,
     request_body: JsonDict,
     new_tool_id: Callable[[], str],
+    input_usage: InputUsage | None = None,
 ) -> JsonDict:
-    """The complete message JSON (what a request without `stream` gets)."""
+    """The complete message JSON (what a request without `stream` gets). Without
+    `input_usage`, the whole prompt counts as uncached input."""
     content = [_materialize_block(block, new_tool_id) for block in spec.content]
-    usage = {
-        "input_tokens": _estimate_tokens(request_body),
-        "output_tokens": _estimate_tokens(content),
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-        **spec.usage,
-    }
+    if spec.cut_off is not None:
+        cut = spec.cut_off
+        content = [*content[: cut.block], _cut_block(content[cut.block], cut.chars)]
+    if input_usage is None:
+        input_usage = InputUsage(prompt_tokens(request_body), 0, 0)
     return {
         "id": message_id,
         "type": "message",
@@ -282,8 +806,9 @@ def build_message(
         "model": model,
         "content": content,
         "stop_reason": spec.stop_reason,
-        "stop_sequence": None,
-        "usage": usage,
+        "stop_sequence": spec.stop_sequence,
+        "stop_details": None if spec.stop_details is None else dict(spec.stop_details),
+        "usage": _usage_json(spec, input_usage, _estimate_tokens(content)),
     }
 
 
@@ -292,9 +817,11 @@ def _chunks(text: str, size: int) -> list[str]:
 
 
 SseEvent = tuple[str, JsonDict]
+PING: SseEvent = ("ping", {"type": "ping"})
 
 
 def _block_events(index: int, block: JsonDict, spec: ResponseSpec) -> list[SseEvent]:
+    cut = spec.cut_off if spec.cut_off is not None and spec.cut_off.block == index else None
     kind = block["type"]
     if kind == "text":
         start: JsonDict = {"type": "text", "text": ""}
@@ -307,10 +834,13 @@ def _block_events(index: int, block: JsonDict, spec: ResponseSpec) -> list[SseEv
             {"type": "thinking_delta", "thinking": c}
             for c in _chunks(block["thinking"], spec.text_chunk)
         ]
-        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        if cut is None:
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        arguments = json.dumps(block["input"])
+        arguments = json.dumps(spec.content[index].get("input", {}))
+        if cut is not None:
+            arguments = arguments[: cut.chars]
         deltas = [
             {"type": "input_json_delta", "partial_json": c}
             for c in _chunks(arguments, spec.input_json_chunk)
@@ -321,29 +851,91 @@ def _block_events(index: int, block: JsonDict, spec: ResponseSpec) -> list[SseEv
     def event(name: str, **fields: Any) -> SseEvent:
         return name, {"type": name, "index": index, **fields}
 
+    stop = [] if cut is not None and not cut.block_stop else [event("content_block_stop")]
     return [
         event("content_block_start", content_block=start),
         *(event("content_block_delta", delta=delta) for delta in deltas),
-        event("content_block_stop"),
+        *stop,
     ]
 
 
 def build_events(message: JsonDict, spec: ResponseSpec) -> list[SseEvent]:
-    """The SSE events streaming `message`, in the API's order."""
-    start_usage = {**message["usage"], "output_tokens": 1}
-    start = {**message, "content": [], "stop_reason": None, "usage": start_usage}
+    """The SSE events streaming `message`, in the API's order, pings included."""
+    usage = message["usage"]
+    start_usage = {**usage, "output_tokens": 1}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "stop_details": None,
+        "usage": start_usage,
+    }
     events: list[SseEvent] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         events.extend(_block_events(index, block, spec))
-    delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    usage = {"output_tokens": message["usage"]["output_tokens"]}
-    events.append(("message_delta", {"type": "message_delta", "delta": delta, "usage": usage}))
+    delta = {
+        "stop_reason": message["stop_reason"],
+        "stop_sequence": message["stop_sequence"],
+        "stop_details": message["stop_details"],
+    }
+    message_delta: JsonDict = {"type": "message_delta", "delta": delta}
+    if not spec.omit_delta_usage:
+        message_delta["usage"] = {
+            key: usage[key]
+            for key in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        }
+    events.append(("message_delta", message_delta))
     events.append(("message_stop", {"type": "message_stop"}))
-    return events
+    return _with_pings(events, spec.ping_every)
+
+
+def _with_pings(events: list[SseEvent], every: int | None) -> list[SseEvent]:
+    """The API's ping after the first content_block_start (after message_start if there is
+    none); with `every`, also one after every `every` events; `every` 0: no pings."""
+    if every == 0:
+        return events
+    first = next((i + 1 for i, (name, _) in enumerate(events) if name == "content_block_start"), 1)
+    result: list[SseEvent] = []
+    for position, item in enumerate(events, start=1):
+        result.append(item)
+        periodic = every is not None and position % every == 0 and position < len(events)
+        if position == first or periodic:
+            result.append(PING)
+    return result
+
+
+def events_before(events: Sequence[SseEvent], count: int) -> int:
+    """Where to cut `events` so that `count` events other than pings go out (with the pings
+    between them)."""
+    seen = 0
+    for position, (name, _) in enumerate(events):
+        if name != "ping":
+            if seen == count:
+                return position
+            seen += 1
+    return len(events)
 
 
 def encode_sse(name: str, data: JsonDict) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def sse_pieces(raw: bytes) -> list[bytes]:
+    """A recorded stream cut after each blank line; the pieces join to `raw` exactly."""
+    pieces: list[bytes] = []
+    start = 0
+    while (end := raw.find(b"\n\n", start)) >= 0:
+        pieces.append(raw[start : end + 2])
+        start = end + 2
+    if start < len(raw):
+        pieces.append(raw[start:])
+    return pieces
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,14 +946,136 @@ THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thin
 ASSISTANT_ONLY_BLOCKS = {"tool_use", "thinking", "redacted_thinking"}
 
 
-def validate_messages_request(body: JsonDict, *, need_max_tokens: bool = True) -> str | None:
-    """The real API's 400 message for `body`, or None when it would be accepted."""
+def validate_messages_request(
+    body: JsonDict,
+    *,
+    need_max_tokens: bool = True,
+    reject_text_after_tool_result: bool = False,
+) -> str | None:
+    """The real API's 400 message for `body`, or None when it would be accepted.
+
+    `reject_text_after_tool_result`: also refuse a text block right after a tool_result in a
+    user message (the API takes it, but the docs warn that it degrades the model's answers)."""
     return (
         _check_top_level(body, need_max_tokens)
+        or _check_model_limits(body, need_max_tokens)
+        or _check_thinking_form(body)
+        or _check_sampling(body)
         or _check_thinking_config(body)
         or _check_messages(body["messages"])
         or _check_thinking_history(body)
+        or _check_cache_breakpoints(body)
+        or (
+            _check_text_after_tool_result(body["messages"])
+            if reject_text_after_tool_result
+            else None
+        )
+        or _check_prompt_length(body)
     )
+
+
+def _check_model_limits(body: JsonDict, need_max_tokens: bool) -> str | None:
+    known = model_spec(body["model"])
+    if known is None or not need_max_tokens or body["max_tokens"] <= known.max_output:
+        return None
+    return (
+        f"max_tokens: {body['max_tokens']} > {known.max_output}, which is the maximum allowed "
+        f"number of output tokens for {body['model']}"
+    )
+
+
+def _check_thinking_form(body: JsonDict) -> str | None:
+    thinking = body.get("thinking")
+    if not isinstance(thinking, dict):
+        return None
+    kind = thinking.get("type")
+    if kind not in ("enabled", "disabled", "adaptive", "between_tools"):
+        return "thinking.type: Input should be 'enabled', 'disabled', 'adaptive' or 'between_tools'"
+    known = model_spec(body["model"])
+    off = known.off if known else None
+    if (kind == "disabled" and off == "between_tools") or (
+        kind == "between_tools" and off is not None and off != "between_tools"
+    ):
+        return f'"thinking.type.{kind}" is not supported for this model.'
+    form = thinking_form(body["model"])
+    if kind == "enabled" and form == "adaptive":
+        return (
+            '"thinking.type.enabled" is not supported for this model. Use '
+            '"thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'
+        )
+    if kind == "adaptive":
+        if form == "budget":
+            return "adaptive thinking is not supported on this model"
+        if "budget_tokens" in thinking:
+            return "thinking.adaptive.budget_tokens: Extra inputs are not permitted"
+    output_config = body.get("output_config")
+    effort = output_config.get("effort") if isinstance(output_config, dict) else None
+    if effort is not None and effort not in EFFORTS:
+        return "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+    return None
+
+
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+SAMPLING = ("temperature", "top_p", "top_k")
+
+
+def _check_sampling(body: JsonDict) -> str | None:
+    """Claude 5 and Opus 4.7 dropped sampling parameters: `temperature` only at its default
+    (1), `top_p` and `top_k` not at all. Elsewhere thinking needs temperature 1."""
+    known = model_spec(body["model"])
+    dropped = not known.sampling if known else thinking_form(body["model"]) == "adaptive"
+    for name in SAMPLING:
+        if name not in body:
+            continue
+        if dropped and not (name == "temperature" and body[name] == 1):
+            return f"`{name}` is deprecated for this model."
+    thinking = body.get("thinking")
+    thinks = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    if thinks and body.get("temperature", 1) != 1:
+        return (
+            "`temperature` may only be set to 1 when thinking is enabled. Please consult our "
+            f"documentation at {THINKING_DOCS}#feature-compatibility"
+        )
+    return None
+
+
+def _check_cache_breakpoints(body: JsonDict) -> str | None:
+    blocks: list[Any] = [*(body.get("tools") or [])]
+    if isinstance(body.get("system"), list):
+        blocks += body["system"]
+    for message in body["messages"]:
+        blocks += _blocks(message)
+    found = sum(1 for block in blocks if isinstance(block, dict) and "cache_control" in block)
+    found += isinstance(body.get("cache_control"), dict) and bool(blocks)
+    if found > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {found}."
+    return None
+
+
+def _check_text_after_tool_result(messages: list[JsonDict]) -> str | None:
+    for index, message in enumerate(messages):
+        if message["role"] != "user":
+            continue
+        blocks = _blocks(message)
+        for position, (before, after) in enumerate(itertools.pairwise(blocks), start=1):
+            if before.get("type") == "tool_result" and after.get("type") == "text":
+                return (
+                    f"messages.{index}.content.{position}: a `text` block directly follows a "
+                    "`tool_result` block (fake API, reject_text_after_tool_result: the docs "
+                    "warn that text after tool results degrades the model's answers; send it "
+                    "in its own message)"
+                )
+    return None
+
+
+def _check_prompt_length(body: JsonDict) -> str | None:
+    known = model_spec(body["model"])
+    if known is None or len(json.dumps(body)) // 4 <= known.context_window:  # a quick bound
+        return None
+    tokens = prompt_tokens(body)
+    if tokens <= known.context_window:
+        return None
+    return f"prompt is too long: {tokens} tokens > {known.context_window} maximum"
 
 
 def _check_top_level(body: JsonDict, need_max_tokens: bool) -> str | None:
@@ -657,7 +1371,9 @@ LAST_CHUNK = b"0\r\n\r\n"
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the fake received, and the status it answered (0: no answer was sent)."""
+    """One request the fake received, and the status it answered (0: no answer was sent);
+    `response`: the message answered to POST /v1/messages (its `usage` as the fake computed
+    it), also when the stream was then interrupted; None for a replay or an error."""
 
     method: str
     path: str
@@ -665,6 +1381,11 @@ class RecordedRequest:
     body: Any
     status: int
     query: str = ""
+    response: JsonDict | None = None
+
+    @property
+    def usage(self) -> JsonDict | None:
+        return None if self.response is None else self.response.get("usage")
 
     @property
     def api_key(self) -> str | None:
@@ -691,12 +1412,16 @@ class _Connection:
         """Start noticing EOF. Only while answering: the client sends nothing meanwhile."""
         self._gone = asyncio.ensure_future(self.reader.read(1))
 
-    def unwatch(self) -> None:
+    async def unwatch(self) -> None:
+        """Stop watching. Waits for the cancelled read to finish: until it has, the reader
+        still counts it as waiting, and reading the next request would raise RuntimeError."""
         gone, self._gone = self._gone, None
         if gone is None:
             return
         if not gone.done():
             gone.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await gone
         elif not gone.cancelled():
             gone.exception()  # a reset connection: retrieved, so asyncio does not log it
 
@@ -734,8 +1459,13 @@ class FakeMessagesAPI:
         models: Sequence[str] = DEFAULT_MODELS,
         when_empty: Mapping[str, Any] = DEFAULT_WHEN_EMPTY,
         loop: bool = False,
+        reject_text_after_tool_result: bool = False,
+        cache_lookback: int = 20,
+        cache_min_tokens: int = 0,
     ) -> None:
         self.host = host
+        self.reject_text_after_tool_result = reject_text_after_tool_result
+        self.cache = PromptCache(lookback=cache_lookback, min_tokens=cache_min_tokens)
         self.port = port
         self.api_key = api_key
         self.models = list(models)
@@ -854,10 +1584,12 @@ class FakeMessagesAPI:
             )
             raise TimeoutError(f"fake API: timed out waiting for {what} ({state})") from None
 
-    def _record(self, request: HttpRequest, body: Any, status: int) -> None:
+    def _record(
+        self, request: HttpRequest, body: Any, status: int, response: JsonDict | None = None
+    ) -> None:
         headers = dict(request.headers)
         recorded = RecordedRequest(
-            request.method, request.path, headers, body, status, request.query
+            request.method, request.path, headers, body, status, request.query, response
         )
         self.requests.append(recorded)
         self._notify()
@@ -890,7 +1622,7 @@ class FakeMessagesAPI:
         except asyncio.CancelledError:
             pass  # stop() cancels; asyncio would log a cancelled connection callback
         finally:
-            connection.unwatch()
+            await connection.unwatch()
             self._connections.discard(task)
             writer.close()
             with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -933,7 +1665,11 @@ class FakeMessagesAPI:
         return None
 
     def _request_id(self) -> str:
-        return f"req_fake_{next(self._request_ids):04d}"
+        """Shaped like the API's (``req_011C`` and 20 base58 characters), unique per fake."""
+        number = next(self._request_ids)
+        mixed = "".join(BASE58[(number * 7919 + i * 104729 + self.port) % 58] for i in range(14))
+        counter = "".join(BASE58[number // 58**i % 58] for i in reversed(range(6)))
+        return f"req_011C{mixed}{counter}"
 
     async def _send_json(
         self,
@@ -947,6 +1683,7 @@ class FakeMessagesAPI:
         headers = {
             "content-type": "application/json",
             "content-length": str(len(data)),
+            "request-id": self._request_id(),
             **(extra_headers or {}),
         }
         if not request.keep_alive:
@@ -1016,11 +1753,13 @@ class FakeMessagesAPI:
                 connection, request, body, 400, "invalid_request_error", problem
             )
         self._record(request, body, 200)
-        tokens = {"input_tokens": _estimate_tokens(body)}
+        tokens = {"input_tokens": prompt_tokens(body)}
         return await self._send_json(connection, request, 200, tokens)
 
     async def _messages(self, request: HttpRequest, body: Any, connection: _Connection) -> bool:
-        problem = _body_problem(body) or validate_messages_request(body)
+        problem = _body_problem(body) or validate_messages_request(
+            body, reject_text_after_tool_result=self.reject_text_after_tool_result
+        )
         if problem:
             return await self._send_error(
                 connection, request, body, 400, "invalid_request_error", problem
@@ -1036,12 +1775,15 @@ class FakeMessagesAPI:
             )
         if spec.error is not None:
             return await self._send_error_spec(connection, request, body, spec.error)
+        if spec.replay is not None:
+            return await self._replay(connection, request, body, spec)
         message = build_message(
             spec,
             message_id=f"msg_fake_{next(self._message_ids):04d}",
             model=body["model"],
             request_body=body,
             new_tool_id=lambda: f"toolu_fake_{next(self._tool_ids)}",
+            input_usage=self.cache.account(body),
         )
         if body.get("stream") is True:
             return await self._stream(connection, request, body, spec, message)
@@ -1056,15 +1798,20 @@ class FakeMessagesAPI:
         message: JsonDict,
     ) -> bool:
         interruption = spec.interruption
-        if interruption is None:
-            self._record(request, body, 200)
+        if interruption is None or interruption.kind == "garbage":
+            self._record(request, body, 200, message)
+            if interruption is not None:
+                payload = b'{"id": "' + message["id"].encode() + b'", "type": "mess'
+                head = {"content-type": "application/json", "content-length": str(len(payload))}
+                await connection.send(response_head(200, head) + payload)
+                return True
             return await self._send_json(connection, request, 200, message)
         if interruption.kind == "error":
             assert interruption.error is not None
             return await self._send_error_spec(connection, request, body, interruption.error)
-        self._record(request, body, 0)
+        self._record(request, body, 0, message)
         connection.watch()
-        if interruption.kind == "hang":
+        if interruption.kind in ("hang", "hang_headers"):
             await self._hang(connection)
         else:
             connection.writer.transport.abort()
@@ -1079,21 +1826,25 @@ class FakeMessagesAPI:
         message: JsonDict,
     ) -> bool:
         """Stream `message` as SSE; False when the connection is not reusable afterwards."""
-        self._record(request, body, 200)
-        headers = {
-            "content-type": "text/event-stream; charset=utf-8",
-            "cache-control": "no-cache",
-            "transfer-encoding": "chunked",
-            "request-id": self._request_id(),
-        }
+        interruption = spec.interruption
+        if interruption is not None and interruption.kind == "hang_headers":
+            self._record(request, body, 0, message)
+            connection.watch()
+            try:
+                await self._hang(connection)
+            finally:
+                await connection.unwatch()
+            return False
+        self._record(request, body, 200, message)
         connection.watch()
         try:
-            if not await connection.send(response_head(200, headers)):
+            if not await connection.send(response_head(200, self._sse_headers())):
                 return self._lost()
             events = build_events(message, spec)
-            interruption = spec.interruption
             cut = (
-                len(events) if interruption is None else min(interruption.after_events, len(events))
+                len(events)
+                if interruption is None
+                else events_before(events, interruption.after_events)
             )
             for position, (name, data) in enumerate(events[:cut]):
                 if position and spec.chunk_delay and await connection.wait_gone(spec.chunk_delay):
@@ -1102,7 +1853,7 @@ class FakeMessagesAPI:
                     return self._lost()
             return await self._finish_stream(connection, interruption)
         finally:
-            connection.unwatch()
+            await connection.unwatch()
 
     async def _finish_stream(
         self, connection: _Connection, interruption: Interruption | None
@@ -1114,11 +1865,46 @@ class FakeMessagesAPI:
             error = {"type": interruption.error.type, "message": interruption.error.message}
             event = encode_sse("error", {"type": "error", "error": error})
             return await connection.send(chunk(event) + LAST_CHUNK) or self._lost()
+        if interruption.kind == "garbage":
+            return await connection.send(chunk(GARBAGE_EVENT) + LAST_CHUNK) or self._lost()
         if interruption.kind == "drop":
             connection.writer.transport.abort()
             return False
         await self._hang(connection)
         return False
+
+    def _sse_headers(self) -> dict[str, str]:
+        return {
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            "transfer-encoding": "chunked",
+            "request-id": self._request_id(),
+        }
+
+    async def _replay(
+        self, connection: _Connection, request: HttpRequest, body: Any, spec: ResponseSpec
+    ) -> bool:
+        """Serve a recorded stream verbatim, one event per chunk."""
+        assert spec.replay is not None
+        if body.get("stream") is not True:
+            problem = "fake API: a replayed stream needs `stream: true`"
+            headers = {"x-should-retry": "false"}
+            return await self._send_error(
+                connection, request, body, 500, "api_error", problem, headers
+            )
+        self._record(request, body, 200)
+        connection.watch()
+        try:
+            if not await connection.send(response_head(200, self._sse_headers())):
+                return self._lost()
+            for position, piece in enumerate(sse_pieces(spec.replay)):
+                if position and spec.chunk_delay and await connection.wait_gone(spec.chunk_delay):
+                    return self._lost()
+                if not await connection.send(chunk(piece)):
+                    return self._lost()
+            return await connection.send(LAST_CHUNK) or self._lost()
+        finally:
+            await connection.unwatch()
 
     async def _hang(self, connection: _Connection) -> None:
         """Send nothing more until the client goes away (or the server stops)."""
@@ -1151,19 +1937,6 @@ def _body_problem(body: Any) -> str | None:
     return None
 
 
-def _model_info(model_id: str) -> JsonDict:
-    words = model_id.split("-")
-    names = [word.capitalize() for word in words if not word.isdigit()]
-    version = ".".join(word for word in words if word.isdigit())
-    return {
-        "type": "model",
-        "id": model_id,
-        "display_name": " ".join([*names, version]).strip(),
-        "created_at": "2025-09-29T00:00:00Z",
-        "lifecycle": "active",
-    }
-
-
 # --------------------------------------------------------------------------------------------
 # Standalone mode
 # --------------------------------------------------------------------------------------------
@@ -1176,15 +1949,21 @@ class Script:
     models: Sequence[str] = DEFAULT_MODELS
     api_key: str | None = None
     when_empty: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_WHEN_EMPTY))
+    reject_text_after_tool_result: bool = False
 
     @classmethod
     def load(cls, path: Path | None) -> Script:
         """Read `{"responses": [spec, ...], "loop": bool, "models": [str, ...],
-        "apiKey": str, "whenEmpty": spec}`; every key is optional."""
+        "apiKey": str, "whenEmpty": spec, "rejectTextAfterToolResult": bool}`; every key is
+        optional."""
         raw: Any = {} if path is None else json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(raw, dict):
             raise SpecError("the script must be a JSON object")
-        _check_keys(raw, {"responses", "loop", "models", "apiKey", "whenEmpty"}, "script")
+        _check_keys(
+            raw,
+            {"responses", "loop", "models", "apiKey", "whenEmpty", "rejectTextAfterToolResult"},
+            "script",
+        )
         responses = raw.get("responses", [])
         if not isinstance(responses, list):
             raise SpecError("script: responses must be a list")
@@ -1196,6 +1975,7 @@ class Script:
             models=raw.get("models", DEFAULT_MODELS),
             api_key=raw.get("apiKey"),
             when_empty=raw.get("whenEmpty", DEFAULT_WHEN_EMPTY),
+            reject_text_after_tool_result=bool(raw.get("rejectTextAfterToolResult", False)),
         )
 
 
@@ -1213,6 +1993,7 @@ async def serve(script: Script, port: int, port_file: Path | None) -> None:
         models=script.models,
         when_empty=script.when_empty,
         loop=script.loop,
+        reject_text_after_tool_result=script.reject_text_after_tool_result,
     )
     stopping = asyncio.Event()
     event_loop = asyncio.get_running_loop()

@@ -13,9 +13,15 @@ def main() -> None:
         level=os.environ.get("TILLER_LOG_LEVEL", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if sys.argv[1:] == ["--acp"]:  # the Agent Client Protocol instead (docs/acp.md)
+        from .acp import serve
+
+        serve()
+        return
+    from .pygls_adapter import serve_stdio
     from .rpc import build_server
 
-    build_server().start_io()
+    serve_stdio(build_server())
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""``tiller``: the headless terminal client.
+"""``tiller``: the terminal clients, ``tiller run`` (headless, one prompt) and ``tiller chat``
+(the resident shell, in ``tiller.chat``).
 
 ``tiller run [options] PROMPT...`` starts the server (``python -m tiller``) over stdio, sends
 one prompt, streams what happens and exits when the turn ends:
@@ -13,6 +14,9 @@ Exit codes: 0 completed (or a slash command handled), 1 failed, 2 stopped at a c
 
 The first Ctrl-C interrupts the turn (``tiller/interrupt``) and waits for it to end; a second
 one kills the server and exits at once.
+
+``tiller chat`` with stdout not on a terminal runs here too: each line of stdin is a prompt,
+rendered as ``tiller run`` renders it.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import difflib
 import enum
 import os
 import signal
@@ -32,14 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
-from pygls.lsp._base_client import BaseLanguageClient
-
 from . import __version__
 from . import protocol as p
+from .client.jsonrpc import Handlers, RpcError
+from .client.render import finished_line, preview_text, tool_summary, trail_text
+from .client.server import ServerProcess
 from .protocol import JSON, MODES
-from .wire import plain_dict_converter
 
 EXIT_COMPLETED = 0
 EXIT_FAILED = 1
@@ -54,10 +55,8 @@ OUTCOME_EXIT = {
 }
 
 SHUTDOWN_SECONDS = 5.0
-QUIT_GRACE_SECONDS = 1.0
-SUMMARY_WIDTH = 60
 DIM, RESET = "\x1b[2m", "\x1b[0m"
-RED, GREEN = "\x1b[31m", "\x1b[32m"
+INVALID_PARAMS = -32602
 
 
 # --- command line -----------------------------------------------------------------------------
@@ -81,6 +80,39 @@ class RunOptions:
     yes: bool
 
 
+@dataclass(frozen=True)
+class ChatOptions:
+    workspace: Path
+    initialization_options: JSON
+    resume: str | None
+
+
+def _add_session_options(command: argparse.ArgumentParser) -> None:
+    """The options ``run`` and ``chat`` share: mode, model, where answers come from, workspace."""
+    command.add_argument("--mode", choices=MODES, default="default", help="permission mode")
+    command.add_argument("--model", help="model id (default: $TILLER_MODEL or the server's)")
+    source = command.add_mutually_exclusive_group()
+    source.add_argument(
+        "--demo", action="store_true", help="play the bundled offline demo instead of a model"
+    )
+    source.add_argument("--script", metavar="FILE", help="play a JSON script of responses")
+    source.add_argument(
+        "--base-url", metavar="URL", help="Messages API base URL (key: $ANTHROPIC_API_KEY)"
+    )
+    command.add_argument(
+        "--workspace",
+        metavar="DIR",
+        type=Path,
+        help="workspace root (default: the current directory; with --demo a new temp dir)",
+    )
+    command.add_argument(
+        "--tool-budget",
+        metavar="N",
+        type=int,
+        help="ask to continue after every N tool calls (0: never)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tiller", description="Tiller, a coding agent you can steer.")
     parser.add_argument("--version", action="version", version=f"tiller {__version__}")
@@ -91,39 +123,29 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one prompt in a workspace and exit when the turn ends. Exit code: "
         "0 completed, 1 failed, 2 stopped, 130 interrupted, 64 usage error.",
     )
-    run.add_argument("--mode", choices=MODES, default="default", help="permission mode")
-    run.add_argument("--model", help="model id (default: $TILLER_MODEL or the server's)")
-    source = run.add_mutually_exclusive_group()
-    source.add_argument(
-        "--demo", action="store_true", help="play the bundled offline demo instead of a model"
-    )
-    source.add_argument("--script", metavar="FILE", help="play a JSON script of responses")
-    source.add_argument(
-        "--base-url", metavar="URL", help="Messages API base URL (key: $ANTHROPIC_API_KEY)"
-    )
+    _add_session_options(run)
     run.add_argument(
         "--yes", "-y", action="store_true", help="allow every tool call, plan and checkpoint"
     )
-    run.add_argument(
-        "--workspace",
-        metavar="DIR",
-        type=Path,
-        help="workspace root (default: the current directory; with --demo a new temp dir)",
-    )
-    run.add_argument(
-        "--tool-budget",
-        metavar="N",
-        type=int,
-        help="ask to continue after every N tool calls (0: never)",
-    )
     run.add_argument("prompt", nargs="+", metavar="PROMPT", help="what to do")
+    chat = commands.add_parser(
+        "chat",
+        help="an interactive shell: a prompt that stays while the agent works",
+        description="Chat with the agent in the terminal: shift+tab cycles the mode, Escape "
+        "interrupts, prompts typed while it works are queued, Ctrl-C twice exits. When stdout "
+        "is not a terminal, each line of stdin is a prompt and the output is `tiller run`'s.",
+    )
+    _add_session_options(chat)
+    chat.add_argument("--resume", metavar="ID", help="resume a stored session")
+    commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
+        description="Serve ACP v1 on stdin/stdout for an editor; see docs/acp.md.",
+    )
     return parser
 
 
-def parse_run(args: argparse.Namespace) -> RunOptions:
-    prompt = " ".join(args.prompt).strip()
-    if not prompt:
-        raise UsageError("the prompt is empty")
+def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
     if args.tool_budget is not None and args.tool_budget < 0:
         raise UsageError("--tool-budget must be 0 or more")
     options: JSON = {"permissionMode": args.mode}
@@ -150,7 +172,20 @@ def parse_run(args: argparse.Namespace) -> RunOptions:
         print(f"· demo workspace: {workspace}", file=sys.stderr, flush=True)
     else:
         workspace = Path.cwd().resolve()
+    return workspace, options
+
+
+def parse_run(args: argparse.Namespace) -> RunOptions:
+    prompt = " ".join(args.prompt).strip()
+    if not prompt:
+        raise UsageError("the prompt is empty")
+    workspace, options = _session_options(args)
     return RunOptions(prompt, workspace, options, args.yes)
+
+
+def parse_chat(args: argparse.Namespace) -> ChatOptions:
+    workspace, options = _session_options(args)
+    return ChatOptions(workspace, options, args.resume)
 
 
 # --- terminal output --------------------------------------------------------------------------
@@ -189,64 +224,6 @@ class Output:
 
     def dim(self, text: str) -> str:
         return f"{DIM}{text}{RESET}" if self.out_tty else text
-
-
-def shorten(text: str, width: int = SUMMARY_WIDTH) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def tool_summary(name: str, tool_input: Any) -> str:
-    """A few words that identify a call: its path, command or pattern."""
-    if not isinstance(tool_input, dict):
-        return ""
-    match name:
-        case "bash":
-            return shorten(str(tool_input.get("command", "")))
-        case "grep":
-            where = tool_input.get("path") or tool_input.get("glob")
-            pattern = str(tool_input.get("pattern", ""))
-            return shorten(f"{pattern} in {where}" if where else pattern)
-        case "list_files":
-            parts = [str(tool_input[k]) for k in ("path", "pattern") if tool_input.get(k)]
-            return shorten(" ".join(parts) or ".")
-        case "todo_write":
-            todos = tool_input.get("todos")
-            return f"{len(todos)} items" if isinstance(todos, list) else ""
-    for key in ("path", "command", "pattern"):
-        if isinstance(tool_input.get(key), str):
-            return shorten(tool_input[key])
-    return ""
-
-
-def first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return shorten(line, 100)
-    return ""
-
-
-def trail_text(trail: Any) -> str:
-    if not isinstance(trail, list):
-        return ""
-    return " → ".join(
-        f"{item.get('name', '?')} {'✓' if item.get('status') == 'ok' else '✗'}"
-        for item in trail
-        if isinstance(item, dict)
-    )
-
-
-def diff_text(preview: JSON) -> str:
-    path = str(preview.get("path", "file"))
-    before = str(preview.get("before") or "")
-    after = str(preview.get("after") or "")
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile="/dev/null" if not before else f"a/{path}",
-        tofile=f"b/{path}",
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 # --- terminal input ---------------------------------------------------------------------------
@@ -314,23 +291,10 @@ class TerminalInput:
 # --- the client -------------------------------------------------------------------------------
 
 
-class TillerClient(BaseLanguageClient):
-    def __init__(self) -> None:
-        super().__init__("tiller-cli", __version__, converter_factory=plain_dict_converter)
-        self.server_gone = asyncio.Event()
-
-    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
-        self.server_gone.set()
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        print(f"· protocol error: {error}", file=sys.stderr, flush=True)
-
-
 @dataclass
 class Run:
     """One `tiller run`: renders events, answers the server's questions, tracks the end."""
 
-    client: TillerClient
     output: Output
     yes: bool
     terminal: TerminalInput | None
@@ -339,42 +303,20 @@ class Run:
     _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    def register(self) -> None:
-        notifications: dict[str, Callable[[Any], None]] = {
-            p.EVENT: self.on_event,
-            p.STATE: self.ignore,
-            p.TODOS: self.ignore,
-            types.WINDOW_LOG_MESSAGE: self.ignore,
-            types.WINDOW_SHOW_MESSAGE: self.show_message,
-        }
-        requests: dict[str, Callable[[Any], Awaitable[JSON]]] = {
-            p.CONFIRM_TOOL: self.confirm_tool,
-            p.APPROVE_PLAN: self.approve_plan,
-            p.CHECKPOINT: self.checkpoint,
-        }
-        # pygls tags its handlers with attributes: plain functions, not bound methods.
-        for method, notified in notifications.items():
-
-            def on_notification(params: Any, notified: Callable[[Any], None] = notified) -> None:
-                notified(params)
-
-            self.client.feature(method)(on_notification)
-        for method, asked in requests.items():
-
-            async def on_request(
-                params: Any, asked: Callable[[Any], Awaitable[JSON]] = asked
-            ) -> JSON:
-                return await asked(params)
-
-            self.client.feature(method)(on_request)
+    def handlers(self) -> Handlers:
+        return Handlers(
+            notifications={p.EVENT: self.on_event, "window/showMessage": self.show_message},
+            requests={
+                p.CONFIRM_TOOL: self.confirm_tool,
+                p.APPROVE_PLAN: self.approve_plan,
+                p.CHECKPOINT: self.checkpoint,
+            },
+        )
 
     # --- notifications (synchronous, so they render in the order they arrive) ----------------
 
-    def ignore(self, params: Any) -> None:
-        return None
-
     def show_message(self, params: Any) -> None:
-        message = getattr(params, "message", None)
+        message = params.get("message") if isinstance(params, dict) else None
         if message:
             self.output.info(f"· {message}")
 
@@ -411,11 +353,7 @@ class Run:
     def _finished_line(self, params: JSON) -> str:
         tool_id = str(params.get("toolUseId"))
         name, summary = self._calls.get(tool_id, (str(params.get("name", "?")), ""))
-        head = f"{name} {summary}".rstrip()
-        if params.get("status") == "ok":
-            return f"✓ {head} ({params.get('durationMs', 0)} ms)"
-        reason = first_line(str(params.get("output", ""))) or str(params.get("status"))
-        return f"✗ {head}: {reason}"
+        return finished_line(f"{name} {summary}".rstrip(), params)
 
     def _turn_ended(self, params: JSON) -> None:
         out = self.output
@@ -432,14 +370,14 @@ class Run:
         self.turn_ended[str(params.get("turnId"))] = params
         self._ended.set()
 
-    async def wait_turn(self, turn_id: str) -> JSON | None:
+    async def wait_turn(self, turn_id: str, server_gone: asyncio.Event) -> JSON | None:
         """The turn's ``turnEnded`` event; ``None`` if the server went away first."""
         while turn_id not in self.turn_ended:
-            if self.client.server_gone.is_set():
+            if server_gone.is_set():
                 return None
             self._ended.clear()
             ended = asyncio.create_task(self._ended.wait())
-            gone = asyncio.create_task(self.client.server_gone.wait())
+            gone = asyncio.create_task(server_gone.wait())
             try:
                 await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -477,7 +415,7 @@ class Run:
     async def _confirm_on_terminal(self, params: JSON) -> JSON:
         async with self._ask_lock:
             name = str(params.get("name", "?"))
-            self.output.info(self._preview_text(name, params.get("preview")))
+            self.output.info(preview_text(name, params.get("preview"), self.output.err_tty))
             while True:
                 answer = await self._ask("Allow? [y]es / [a]lways this session / [n]o (+feedback)")
                 if answer is None:
@@ -495,22 +433,6 @@ class Run:
                         self.output.info(
                             "Please answer y, a, or n (optionally followed by feedback)."
                         )
-
-    def _preview_text(self, name: str, preview: Any) -> str:
-        if not isinstance(preview, dict):
-            return f"{name} wants to run."
-        match preview.get("kind"):
-            case "diff":
-                header = f"{name} wants to change {preview.get('path', '?')}:"
-                diff = diff_text(preview).rstrip("\n") or "(no changes)"
-                if self.output.err_tty:
-                    diff = "\n".join(_color_diff_line(line) for line in diff.splitlines())
-                return f"{header}\n{diff}"
-            case "command":
-                cwd, command = preview.get("cwd", "?"), preview.get("command", "")
-                return f"{name} wants to run in {cwd}:\n  $ {command}"
-            case _:
-                return f"{name} wants to run:\n{preview.get('text', '')}"
 
     async def approve_plan(self, params: Any) -> JSON:
         params = params if isinstance(params, dict) else {}
@@ -576,69 +498,12 @@ class Run:
                         self.output.info("Please answer y or n.")
 
 
-def _color_diff_line(line: str) -> str:
-    if line.startswith("+") and not line.startswith("+++"):
-        return f"{GREEN}{line}{RESET}"
-    if line.startswith("-") and not line.startswith("---"):
-        return f"{RED}{line}{RESET}"
-    return line
-
-
 # --- running a prompt -------------------------------------------------------------------------
 
 
-async def _forward_stderr(stream: asyncio.StreamReader | None) -> None:
-    """The server's log goes to our stderr (pygls pipes it; an undrained pipe would stall)."""
-    if stream is None:
-        return
-    while line := await stream.readline():
-        sys.stderr.write(line.decode(errors="replace"))
-        sys.stderr.flush()
-
-
-def _kill(process: asyncio.subprocess.Process | None) -> None:
-    if process is not None and process.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-
-
-async def _wait_exit(process: asyncio.subprocess.Process, seconds: float) -> None:
-    try:
-        await asyncio.wait_for(process.wait(), seconds)
-    except TimeoutError:
-        _kill(process)
-
-
-async def _stop(client: TillerClient) -> None:
-    await client.stop()  # type: ignore[no-untyped-call]
-
-
-async def _shutdown(client: TillerClient) -> None:
-    """shutdown + exit, then wait for the server; kill it if it does not go."""
-    process = client._server
-    if process is not None and process.returncode is None:
-        try:
-            await asyncio.wait_for(client.shutdown_async(None), SHUTDOWN_SECONDS)
-            client.exit(None)
-        except (TimeoutError, JsonRpcException, RuntimeError, ConnectionError, OSError):
-            _kill(process)
-        await _wait_exit(process, SHUTDOWN_SECONDS)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_stop(client), SHUTDOWN_SECONDS)
-
-
-async def _abandon(client: TillerClient) -> None:
-    """Quit now: end of input tells the server to cancel its work (stopping running commands)
-    and exit; whatever is still there a moment later is killed."""
-    process = client._server
-    if process is None:
-        return
-    if process.stdin is not None:
-        with contextlib.suppress(OSError, RuntimeError):
-            process.stdin.close()
-    await _wait_exit(process, QUIT_GRACE_SECONDS)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(_stop(client), QUIT_GRACE_SECONDS)
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line)
+    sys.stderr.flush()
 
 
 class Phase(enum.Enum):
@@ -649,21 +514,71 @@ class Phase(enum.Enum):
     FINISHING = "finishing"  # Ctrl-C kills the server
 
 
-async def run_prompt(options: RunOptions) -> int:
+async def start_server(
+    run: Run, workspace: Path, options: JSON, client_name: str
+) -> ServerProcess | int:
+    """A started, initialized server, or the exit code of why not."""
+    server = await ServerProcess.start(run.handlers(), _to_stderr)
+    try:
+        await server.initialize(workspace, options, client_name)
+    except RpcError as err:
+        run.output.info(f"error: the server refused the options: {err.message}")
+        await server.shutdown()
+        return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+    return server
+
+
+async def prompt_and_wait(
+    server: ServerProcess, run: Run, text: str, on_started: Callable[[], None]
+) -> int:
+    """Send one prompt and wait for its turn to end: the exit code of its outcome."""
+    output = run.output
+    try:
+        started = await server.request(p.PROMPT, {"text": text})
+    except RpcError as err:
+        output.info(f"error: {err.message}")
+        return EXIT_FAILED
+    status = started.get("status") if isinstance(started, dict) else None
+    if status == "handled":
+        output.line(str(started.get("message", "")))
+        return EXIT_COMPLETED
+    if status != "started" or not isinstance(started.get("turnId"), str):
+        output.info(f"error: unexpected answer to the prompt: {started!r}")
+        return EXIT_FAILED
+    on_started()
+    ended = await run.wait_turn(started["turnId"], server.gone)
+    if ended is None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(server.process.wait(), SHUTDOWN_SECONDS)
+        output.info(f"error: the server exited unexpectedly (exit code {server.returncode})")
+        return EXIT_FAILED
+    return OUTCOME_EXIT.get(str(ended.get("outcome")), EXIT_FAILED)
+
+
+async def run_prompts(
+    prompts: Callable[[], Awaitable[str | None]],
+    workspace: Path,
+    options: JSON,
+    yes: bool,
+    terminal: TerminalInput | None,
+    resume: str | None = None,
+) -> int:
+    """Run the prompts ``prompts`` gives, one turn after another, until it gives ``None``
+    (``tiller run`` gives one; ``tiller chat`` on a pipe reads lines), in session ``resume``
+    when given: the last exit code."""
     loop = asyncio.get_running_loop()
     output = Output(sys.stdout, sys.stderr)
-    terminal = TerminalInput(sys.stdin.fileno()) if _stdin_is_tty() else None
-    client = TillerClient()
-    run = Run(client, output, options.yes, terminal)
-    run.register()
+    run = Run(output, yes, terminal)
     main = asyncio.current_task()
     assert main is not None
     phase = Phase.STARTING
+    server: ServerProcess | None = None
     background: set[asyncio.Task[Any]] = set()
 
     async def interrupt() -> None:
         with contextlib.suppress(Exception):
-            await client.protocol.send_request_async(p.INTERRUPT, {})
+            assert server is not None
+            await server.request(p.INTERRUPT, {})
 
     def on_sigint() -> None:
         nonlocal phase
@@ -678,57 +593,33 @@ async def run_prompt(options: RunOptions) -> int:
                 phase = Phase.QUITTING
                 main.cancel()
             case Phase.QUITTING | Phase.FINISHING:
-                _kill(client._server)
+                if server is not None:
+                    server.kill()
+
+    def on_started() -> None:
+        nonlocal phase
+        phase = Phase.TURN
 
     with contextlib.suppress(NotImplementedError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
-    stderr_task: asyncio.Task[None] | None = None
+    code = EXIT_COMPLETED
     try:
-        await client.start_io(
-            sys.executable,
-            "-m",
-            "tiller",
-            env=dict(os.environ),
-            start_new_session=True,  # Ctrl-C on the terminal reaches us only; we interrupt
-        )
-        process = client._server
-        stderr_task = asyncio.create_task(_forward_stderr(process.stderr if process else None))
-        try:
-            await client.initialize_async(
-                types.InitializeParams(
-                    capabilities=types.ClientCapabilities(),
-                    client_info=types.ClientInfo("tiller-cli", __version__),
-                    root_uri=options.workspace.as_uri(),
-                    workspace_folders=[
-                        types.WorkspaceFolder(options.workspace.as_uri(), options.workspace.name)
-                    ],
-                    initialization_options=options.initialization_options,
-                )
-            )
-        except JsonRpcException as err:
-            output.info(f"error: the server refused the options: {err.message}")
-            return EXIT_USAGE if err.code == -32602 else EXIT_FAILED
-        client.initialized(types.InitializedParams())
-
-        try:
-            started = await client.protocol.send_request_async(p.PROMPT, {"text": options.prompt})
-        except JsonRpcException as err:
-            output.info(f"error: {err.message}")
-            return EXIT_FAILED
-        status = started.get("status") if isinstance(started, dict) else None
-        if status == "handled":
-            output.line(str(started.get("message", "")))
-            return EXIT_COMPLETED
-        if status != "started" or not isinstance(started.get("turnId"), str):
-            output.info(f"error: unexpected answer to the prompt: {started!r}")
-            return EXIT_FAILED
-        phase = Phase.TURN
-        ended = await run.wait_turn(started["turnId"])
-        if ended is None:
-            code = process.returncode if process else None
-            output.info(f"error: the server exited unexpectedly (exit code {code})")
-            return EXIT_FAILED
-        return OUTCOME_EXIT.get(str(ended.get("outcome")), EXIT_FAILED)
+        started = await start_server(run, workspace, options, "tiller-cli")
+        if isinstance(started, int):
+            return started
+        server = started
+        if resume is not None:
+            try:
+                await server.request(p.SESSION_RESUME, {"sessionId": resume})
+            except RpcError as err:
+                output.info(f"error: cannot resume: {err.message}")
+                return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+        while (text := await prompts()) is not None:
+            code = await prompt_and_wait(server, run, text, on_started)
+            if server.gone.is_set():
+                return code
+            phase = Phase.STARTING
+        return code
     except asyncio.CancelledError:
         if phase is not Phase.QUITTING:
             raise
@@ -740,16 +631,26 @@ async def run_prompt(options: RunOptions) -> int:
         return EXIT_FAILED
     finally:
         output.end_line()
-        if phase is Phase.QUITTING:
-            await _abandon(client)
-        else:
-            phase = Phase.FINISHING
-            await _shutdown(client)
-        if stderr_task is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stderr_task, SHUTDOWN_SECONDS)
+        if server is not None:
+            if phase is Phase.QUITTING:
+                await server.abandon()
+            else:
+                phase = Phase.FINISHING
+                await server.shutdown()
         with contextlib.suppress(NotImplementedError):
             loop.remove_signal_handler(signal.SIGINT)
+
+
+async def run_prompt(options: RunOptions) -> int:
+    terminal = TerminalInput(sys.stdin.fileno()) if _stdin_is_tty() else None
+    pending = [options.prompt]
+
+    async def once() -> str | None:
+        return pending.pop() if pending else None
+
+    return await run_prompts(
+        once, options.workspace, options.initialization_options, options.yes, terminal
+    )
 
 
 def _stdin_is_tty() -> bool:
@@ -762,14 +663,25 @@ def _stdin_is_tty() -> bool:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command != "run":
-        parser.print_help(sys.stderr)
-        sys.exit(EXIT_USAGE)
     try:
-        options = parse_run(args)
+        match args.command:
+            case "run":
+                options = parse_run(args)
+                sys.exit(asyncio.run(run_prompt(options)))
+            case "chat":
+                chat_options = parse_chat(args)
+                from .chat import run_chat  # prompt_toolkit loads only for the chat
+
+                sys.exit(run_chat(chat_options))
+            case "acp":
+                from .acp import serve
+
+                serve()
+            case _:
+                parser.print_help(sys.stderr)
+                sys.exit(EXIT_USAGE)
     except UsageError as err:
-        parser.exit(EXIT_USAGE, f"tiller run: error: {err}\n")
-    sys.exit(asyncio.run(run_prompt(options)))
+        parser.exit(EXIT_USAGE, f"tiller {args.command}: error: {err}\n")
 
 
 if __name__ == "__main__":

@@ -11,15 +11,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from .protocol import MODES, Mode, Thinking, Todo
-from .store import SessionRow
+from .models import (
+    MIN_BUDGET,
+    ModelSpec,
+    effective_max_tokens,
+    resolve,
+    thinking_note,
+    thinking_problem,
+)
+from .protocol import EFFORTS, MODES, Mode, Thinking, Todo
+from .store import CheckpointRow, SessionRow
 from .tools.todo import render_board
 
 HELP: Final = """Commands:
   /help                 this list
   /mode [name]          show or set the mode (default, acceptEdits, plan)
   /model [id]           show or set the model (from the next turn)
-  /thinking [on|off|N]  show, switch, or set the thinking budget in tokens
+  /thinking [off|low|medium|high|max|N]
+                        show or set thinking: an effort, or a budget of N tokens
   /todo                 show the todo board
   /plan                 enter plan mode
   /clear                start a new session
@@ -27,6 +36,8 @@ HELP: Final = """Commands:
   /resume <id>          resume a session
   /fork [turnId]        fork this session
   /compact              summarize older turns to free context
+  /checkpoints          list the turns this session can rewind to
+  /rewind [turnId]      put files and conversation back to before a turn (default: the last)
   /queue                show queued prompts
   /queue clear          drop queued prompts"""
 
@@ -98,6 +109,16 @@ class ForkSession:
     turn_id: str | None
 
 
+@dataclass(frozen=True)
+class ListCheckpoints:
+    pass
+
+
+@dataclass(frozen=True)
+class RewindTo:
+    turn_id: str | None  # None: the last turn
+
+
 CommandResult = (
     Reply
     | ChangeMode
@@ -109,10 +130,13 @@ CommandResult = (
     | ListSessions
     | ResumeSession
     | ForkSession
+    | ListCheckpoints
+    | RewindTo
 )
 
 
-def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandResult:
+def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> CommandResult:
+    """``max_tokens``: the ``maxTokens`` setting (None: the model's max output)."""
     name, _, arg = text.strip().partition(" ")
     arg = arg.strip()
     match name.lower():
@@ -128,11 +152,11 @@ def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandRes
         case "/plan":
             return ChangeMode("plan")
         case "/model" if not arg:
-            return Reply(f"Model: {session.model}")
+            return Reply(f"Model: {describe_model(resolve(session.model))}")
         case "/model":
             return ChangeModel(arg)
         case "/thinking":
-            return _thinking(arg, session.thinking, max_tokens)
+            return _thinking(arg, session.thinking, resolve(session.model), max_tokens)
         case "/todo":
             return Reply(render_board(session.todos))
         case "/queue" if arg.lower() == "clear":
@@ -140,9 +164,7 @@ def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandRes
         case "/queue":
             queued = "\n".join(f"{n}. {p}" for n, p in enumerate(session.queued, 1))
             return Reply(queued or "The queue is empty.")
-        case "/clear":
-            if session.busy:
-                return Reply("A turn is running: interrupt it (or wait) before /clear.")
+        case "/clear":  # like session/new: a running turn is interrupted at once
             return NewSession()
         case "/compact":
             return Compact()
@@ -154,6 +176,10 @@ def interpret(text: str, session: SessionView, *, max_tokens: int) -> CommandRes
             return ResumeSession(arg)
         case "/fork":
             return ForkSession(arg or None)
+        case "/checkpoints":
+            return ListCheckpoints()
+        case "/rewind":
+            return RewindTo(arg or None)
         case _:
             return Reply(f"Unknown command {name!r}.\n\n{HELP}")
 
@@ -168,19 +194,51 @@ def format_sessions(rows: Sequence[SessionRow], current_id: str) -> str:
     return "\n".join(lines) or "No stored sessions yet."
 
 
-def _thinking(arg: str, current: Thinking, max_tokens: int) -> CommandResult:
-    match arg.lower():
+def describe_model(spec: ModelSpec) -> str:
+    """``claude-sonnet-5-5 (Claude Sonnet 5.5: 1,000,000-token window, 128,000 output, ...)``."""
+    name = f"{spec.display_name}: " if spec.display_name else ""
+    text = (
+        f"{spec.id} ({name}{spec.context_window:,}-token window, {spec.max_output:,} output "
+        f"tokens, {spec.thinking} thinking)"
+    )
+    return f"{text}\n{spec.notice}" if spec.notice else text
+
+
+def _thinking(
+    arg: str, current: Thinking, spec: ModelSpec, max_tokens: int | None
+) -> CommandResult:
+    """``/thinking [on|off|low|medium|high|max|N]`` on the current model."""
+    word = arg.lower()
+    match word:
         case "":
-            state = f"on, budget {current.budget_tokens} tokens" if current.enabled else "off"
-            return Reply(f"Thinking: {state}")
+            note = thinking_note(current, spec)
+            return Reply(f"Thinking: {current.describe()}" + (f" ({note})" if note else ""))
         case "on":
-            return ChangeThinking(Thinking(True, current.budget_tokens))
+            return ChangeThinking(Thinking(True, current.budget_tokens, current.effort))
         case "off":
-            return ChangeThinking(Thinking(False, current.budget_tokens))
+            return ChangeThinking(Thinking(False, current.budget_tokens, current.effort))
         case number if number.isdigit():
-            budget = int(number)
-            if not 1024 <= budget < max_tokens:
-                return Reply(f"The thinking budget must be from 1024 to {max_tokens - 1} tokens.")
-            return ChangeThinking(Thinking(True, budget))
+            wanted = Thinking(True, int(number), None)
+            problem = thinking_problem(wanted, spec, max_tokens)
+            if problem is not None:
+                top = effective_max_tokens(spec, max_tokens) - 1
+                return Reply(f"The thinking budget must be from {MIN_BUDGET} to {top} tokens.")
+            return ChangeThinking(wanted)
         case _:
-            return Reply("Usage: /thinking [on|off|N]")
+            effort = next((e for e in EFFORTS if e == word), None)
+            if effort is None:
+                return Reply("Usage: /thinking [on|off|low|medium|high|max|N]")
+            return ChangeThinking(Thinking(True, None, effort))
+
+
+def format_checkpoints(rows: Sequence[CheckpointRow]) -> str:
+    """``/checkpoints``: oldest first, one line each."""
+    if not rows:
+        return "No checkpoints yet in this session."
+    lines = []
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created_at))
+        lines.append(
+            f"{row.turn_id}  {when}  {row.changed_files} file(s) changed  {row.prompt[:60]}"
+        )
+    return "Checkpoints (rewind with /rewind <turnId>):\n" + "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -11,11 +12,17 @@ from typing import Any, Literal
 import platformdirs
 
 from .errors import ConfigError
-from .protocol import MODES, Mode, Thinking
+from .models import resolve, thinking_problem
+from .protocol import EFFORTS, MODES, Mode, Thinking
+from .tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "claude-sonnet-4-6"
+_ENV_PATTERN = re.compile(r"!?[A-Za-z0-9_*?]+")
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MAX_TOOL_INPUT_BYTES = 1_048_576
+DEFAULT_STREAM_IDLE_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -39,12 +46,17 @@ class Config:
     model: str
     permission_mode: Mode = "default"
     thinking: Thinking = Thinking()
-    max_tokens: int = 8192
+    max_tokens: int | None = None  # None: the model's max output (models.effective_max_tokens)
     tool_budget: int = 20
     checkpoint_timeout_seconds: int = 900
     stop_hook: str | None = None
     provider: ProviderSettings = AnthropicSettings()
     data_dir: Path | None = None
+    max_tool_input_bytes: int = DEFAULT_MAX_TOOL_INPUT_BYTES
+    stream_idle_seconds: int = DEFAULT_STREAM_IDLE_SECONDS
+    sandbox: SandboxSetting = "auto"
+    scrub_env: tuple[str, ...] = ()  # names/``*`` patterns to hide from tools; ``!NAME`` allows
+    checkpoint_retention_days: int = 30
 
     @property
     def resolved_data_dir(self) -> Path:
@@ -58,8 +70,21 @@ KNOWN_KEYS = frozenset(
     {
         "model", "permissionMode", "thinking", "maxTokens", "toolBudget",
         "checkpointTimeoutSeconds", "stopHook", "provider", "dataDir",
+        "maxToolInputBytes", "streamIdleSeconds", "sandbox", "scrubEnv",
+        "checkpointRetentionDays",
     }
 )  # fmt: skip
+
+
+# Upper bounds: a value past them is a mistake (and 2**70 must not reach an int64 API field).
+MAXIMUMS: dict[str, int] = {
+    "maxTokens": 1_000_000,
+    "toolBudget": 100_000,
+    "checkpointTimeoutSeconds": 7 * 86_400,
+    "maxToolInputBytes": 64 * 1024 * 1024,
+    "streamIdleSeconds": 3_600,
+    "checkpointRetentionDays": 36_500,
+}
 
 
 def _int(options: dict[str, Any], key: str, default: int, *, minimum: int) -> int:
@@ -68,6 +93,9 @@ def _int(options: dict[str, Any], key: str, default: int, *, minimum: int) -> in
         raise ConfigError(key, f"expected an integer, got {value!r}")
     if value < minimum:
         raise ConfigError(key, f"must be at least {minimum}, got {value}")
+    maximum = MAXIMUMS.get(key)
+    if maximum is not None and value > maximum:
+        raise ConfigError(key, f"must be at most {maximum}, got {value}")
     return value
 
 
@@ -78,15 +106,43 @@ def _str(options: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def parse_thinking(value: Any, key: str = "thinking") -> Thinking:
+def parse_thinking(value: Any, key: str = "thinking", base: Thinking | None = None) -> Thinking:
+    """``{enabled, effort?, budgetTokens?}``; fields left out keep ``base``'s values."""
+    base = base or Thinking()
     if value is None:
-        return Thinking()
+        return base
     if not isinstance(value, dict) or not isinstance(value.get("enabled"), bool):
-        raise ConfigError(key, "expected {enabled: bool, budgetTokens?: int}")
-    budget = value.get("budgetTokens", Thinking().budget_tokens)
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
-        raise ConfigError(key, "budgetTokens must be an integer of at least 1024")
-    return Thinking(value["enabled"], budget)
+        raise ConfigError(key, "expected {enabled: bool, effort?: string, budgetTokens?: int}")
+    effort = value.get("effort", base.effort)
+    if effort is not None and effort not in EFFORTS:
+        raise ConfigError(f"{key}.effort", f"expected one of {', '.join(EFFORTS)}, got {effort!r}")
+    budget = value.get("budgetTokens", base.budget_tokens)
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+        raise ConfigError(f"{key}.budgetTokens", f"expected an integer, got {budget!r}")
+    if budget is not None and budget < 1024:
+        raise ConfigError(f"{key}.budgetTokens", f"must be at least 1024, got {budget}")
+    return Thinking(value["enabled"], budget, next((e for e in EFFORTS if e == effort), None))
+
+
+def _sandbox(value: Any) -> SandboxSetting:
+    for setting in SANDBOX_SETTINGS:
+        if value == setting:
+            return setting
+    raise ConfigError("sandbox", f"expected one of {', '.join(SANDBOX_SETTINGS)}, got {value!r}")
+
+
+def _scrub_env(value: Any) -> tuple[str, ...]:
+    """Variable names or ``*``/``?`` patterns; ``!NAME`` lets a name through the defaults."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError("scrubEnv", f"expected a list of variable names, got {value!r}")
+    for entry in value:
+        if not isinstance(entry, str) or not _ENV_PATTERN.fullmatch(entry):
+            raise ConfigError(
+                "scrubEnv", f"expected names like FOO, FOO_*, or !FOO to allow one, got {entry!r}"
+            )
+    return tuple(value)
 
 
 def _provider(value: Any) -> ProviderSettings:
@@ -125,14 +181,31 @@ def parse_config(options: Any) -> Config:
         raise ConfigError("permissionMode", f"expected one of {', '.join(MODES)}, got {mode!r}")
     data_dir = _str(options, "dataDir")
     model = _str(options, "model") or os.environ.get("TILLER_MODEL") or DEFAULT_MODEL
+    spec = resolve(model)
+    max_tokens = (
+        None if options.get("maxTokens") is None else _int(options, "maxTokens", 0, minimum=1)
+    )
+    thinking = parse_thinking(options.get("thinking"), base=spec.default_thinking())
+    problem = thinking_problem(thinking, spec, max_tokens)
+    if problem is not None:
+        raise ConfigError("thinking.budgetTokens", problem)
     return Config(
         model=model,
         permission_mode=mode,
-        thinking=parse_thinking(options.get("thinking")),
-        max_tokens=_int(options, "maxTokens", 8192, minimum=1),
+        thinking=thinking,
+        max_tokens=max_tokens,
         tool_budget=_int(options, "toolBudget", 20, minimum=0),
         checkpoint_timeout_seconds=_int(options, "checkpointTimeoutSeconds", 900, minimum=1),
         stop_hook=_str(options, "stopHook"),
         provider=_provider(options.get("provider")),
         data_dir=Path(data_dir) if data_dir else None,
+        max_tool_input_bytes=_int(
+            options, "maxToolInputBytes", DEFAULT_MAX_TOOL_INPUT_BYTES, minimum=1024
+        ),
+        stream_idle_seconds=_int(
+            options, "streamIdleSeconds", DEFAULT_STREAM_IDLE_SECONDS, minimum=1
+        ),
+        sandbox=_sandbox(options.get("sandbox", "auto")),
+        scrub_env=_scrub_env(options.get("scrubEnv")),
+        checkpoint_retention_days=_int(options, "checkpointRetentionDays", 30, minimum=1),
     )

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .outcomes import Completed, Failed, TurnOutcome, outcome_name
+from .outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome, outcome_name
 from .protocol import JSON, ToolStatus, TrailItem
+from .tools.base import DiffStat
+from .usage import Usage
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,15 @@ class ToolFinished:
     status: ToolStatus
     output: str
     duration_ms: int
+    diff: DiffStat | None = None  # write_file / edit_file: lines added and removed
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """Live output of a running command (coalesced, capped)."""
+
+    tool_use_id: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -54,9 +65,25 @@ class PlanDecided:
 
 
 @dataclass(frozen=True)
+class QueueDropped:
+    """Queued prompts that will not run (their session was switched away or shut down)."""
+
+    prompts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StepRestarted:
+    """The current step's partial output is void: it is streamed again (``reason``: the
+    error kind, or ``output_limit`` when retried with more room)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class TurnEnded:
     outcome: TurnOutcome
     trail: tuple[TrailItem, ...]
+    usage: Usage | None = None
 
 
 Event = (
@@ -65,8 +92,11 @@ Event = (
     | ThinkingDelta
     | ToolStarted
     | ToolFinished
+    | ToolOutput
     | Notice
     | PlanDecided
+    | QueueDropped
+    | StepRestarted
     | TurnEnded
 )
 
@@ -109,25 +139,38 @@ def event_fields(event: Event) -> JSON:
                 "status": event.status,
                 "output": cap_event_output(event.output),
                 "durationMs": event.duration_ms,
+                **({"diff": event.diff.to_wire()} if event.diff is not None else {}),
             }
+        case ToolOutput(tool_use_id=tool_use_id, text=text):
+            return {"type": "toolOutput", "toolUseId": tool_use_id, "text": text}
         case Notice(text=text):
             return {"type": "notice", "text": text}
+        case QueueDropped(prompts=prompts):
+            return {"type": "queueDropped", "prompts": list(prompts)}
         case PlanDecided(approved=approved, feedback=feedback):
             fields: JSON = {"type": "planDecided", "approved": approved}
             if feedback:
                 fields["feedback"] = feedback
             return fields
-        case TurnEnded(outcome=outcome, trail=trail):
+        case StepRestarted(reason=reason):
+            return {"type": "stepRestarted", "reason": reason}
+        case TurnEnded(outcome=outcome, trail=trail, usage=usage):
             ended: JSON = {
                 "type": "turnEnded",
                 "outcome": outcome_name(outcome),
                 "trail": [item.to_wire() for item in trail],
             }
+            if usage is not None:
+                ended["usage"] = usage.to_wire()
             match outcome:
                 case Completed(final=final) if final:
                     ended["final"] = final
                 case Failed(kind=kind, message=message, retryable=retryable):
                     ended["error"] = {"kind": kind, "message": message, "retryable": retryable}
+                case Interrupted(cause=cause):
+                    ended["cause"] = cause
+                case Refused():
+                    ended["refusal"] = outcome.to_wire()
                 case _:
                     pass
             return ended

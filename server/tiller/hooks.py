@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,12 +39,22 @@ async def run_stop_hook(
     turn_id: str,
     final: str | None,
     time_limit: float = STOP_HOOK_TIMEOUT_SECONDS,
+    env: Mapping[str, str] | None = None,
 ) -> HookOutcome:
-    """Exit 0: the turn may end. Non-zero with output: continue with that output."""
+    """Exit 0: the turn may end. Non-zero with output: continue with that output.
+
+    The hook runs like an approved command: unsandboxed (the user wrote it), with ``env``
+    (the session's scrubbed environment; default: this one without its secrets).
+    """
     payload = json.dumps({"sessionId": session_id, "turnId": turn_id, "final": final})
     try:
         run = await run_command(
-            command, workspace, time_limit, output_cap=8_000, stdin_data=payload.encode()
+            command,
+            workspace,
+            time_limit,
+            output_cap=8_000,
+            stdin_data=payload.encode(),
+            env=env,
         )
     except OSError as err:
         return HookBroken(f"stop hook could not start: {err}")

@@ -1,7 +1,16 @@
 """One turn of the agent: stream a model response, run its tool calls, repeat.
 
-Reads top to bottom: ``run_turn`` -> ``_step`` -> ``_stream`` / ``_execute``. Every way a
-turn ends is a ``TurnOutcome`` value; the history is left valid whatever happens.
+Reads top to bottom: ``run`` -> ``_step`` -> ``_respond`` (stream, retry what can be retried)
+-> the stop reason, matched once in ``_step`` -> ``_execute`` / ``_final``. Every way a turn
+ends is a ``TurnOutcome`` value; the history is left valid whatever happens.
+
+What the loop guarantees about the history (the stored one; ``history.for_request`` is sent):
+- compaction runs only between steps, when the history ends with the results of the last step,
+  so a tool_use is never answered twice;
+- a turn that fails before any assistant reply, or is refused, leaves no trace in it (the
+  transcript keeps it): the next prompt is a fresh user message, never merged with it;
+- a cut-off or oversized tool call is answered with an error result and never run, and its
+  input is not kept.
 """
 
 from __future__ import annotations
@@ -9,34 +18,51 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from . import history
+from . import compaction, history
 from .approvals import Approver
-from .compaction import COMPACT_AT
 from .events import (
     Event,
     Notice,
     PlanDecided,
+    StepRestarted,
     TextDelta,
     ThinkingDelta,
     ToolFinished,
+    ToolOutput,
     ToolStarted,
 )
 from .history import Message, text_block, tool_result_block
 from .hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
-from .outcomes import Completed, Failed, Interrupted, Stopped, TurnOutcome
+from .live_events import CoalescedOutput
+from .models import ModelSpec, price
+from .outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
 from .permissions import Allow, Ask, Deny, Grants, decide
-from .protocol import Mode, Thinking, ToolStatus, TrailItem
+from .protocol import JSON, Mode, Thinking, ToolStatus, TrailItem
 from .provider import ModelRequest, ModelResponse, Provider, ProviderError
 from .scheduler import Batch, ToolCall, partition, run_batch
-from .tools.base import JSON, Tool, ToolContext, ToolResult
+from .tools.base import Tool, ToolContext, ToolResult, read_only_call
+from .tools.live_output import LiveOutput
+from .tools.validation import validate_input
+from .usage import NO_USAGE, ContextUse, Usage
 
 NOT_RUN_WITH_PLAN = "Not run: submitted with the plan; call it again after the plan is approved."
 NOT_RUN_STOPPED = "Not run: the user stopped the turn at a checkpoint."
 NOT_RUN_CUT_OFF = "Not run: the response was cut off before it finished."
+NOT_RUN_OUTPUT_LIMIT = (
+    "Not run: the response reached the output limit ({limit}) before this call's input was "
+    "complete. Make the input smaller (for a long file: write a first part, then append with "
+    "edits)."
+)
+NOT_RUN_UNKNOWN_STOP = "Not run: the turn ended after this response (stop reason {reason})."
+PROMPT_NOT_KEPT = "(The prompt was not added to the conversation: send it again.)"
+CONTINUE_PROMPT = "Your answer was cut off at the output limit. Continue exactly where you stopped."
 MAX_PLAN_REVISIONS = 5  # final-text plans rejected with feedback, per turn
+MAX_TEXT_CONTINUATIONS = 1  # automatic "continue" after an answer cut off at the output limit
+MAX_PAUSES = 8  # pause_turn continuations per turn
+STEP_RETRY_KINDS = frozenset({"overloaded", "server", "connection", "timeout"})
 
 
 class TurnHost(Protocol):
@@ -53,7 +79,14 @@ class TurnHost(Protocol):
     def append(self, role: history.Role, blocks: Sequence[JSON]) -> None: ...
     def emit(self, event: Event) -> None: ...
     def count_tools(self, used: int) -> None: ...
-    async def compact(self) -> bool: ...
+    def rewrite_history(self, messages: tuple[Message, ...]) -> None:
+        """Replace the whole history (compaction, or a turn dropped after it failed or was
+        refused) and persist it."""
+        ...
+
+    def record_usage(self, usage: Usage, context: ContextUse | None) -> None:
+        """One model call's priced usage; ``context`` after a step (None for a summary)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -63,7 +96,7 @@ class TurnSetup:
     turn_id: str
     model: str
     thinking: Thinking
-    max_tokens: int
+    max_tokens: int | None  # None: the model's max output
     system: str
     tools: Mapping[str, Tool]
     context: ToolContext
@@ -72,6 +105,13 @@ class TurnSetup:
     tool_budget: int
     session_id: str = ""
     stop_hook: str | None = None
+    retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
+    compact_ratio: float = compaction.COMPACT_RATIO
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model's window, max output and prices (catalog, refreshed from the API)."""
+        return self.provider.spec(self.model)
 
 
 @dataclass
@@ -110,6 +150,12 @@ class _Step:
     results: dict[str, JSON] = field(default_factory=dict)
     started: dict[str, ToolCall] = field(default_factory=dict)
     assistant: list[JSON] | None = None
+    read_only: dict[str, bool] = field(default_factory=dict)  # judged once per call
+    running: dict[str, _Running] = field(default_factory=dict)  # calls whose tool is running
+
+    def restart(self) -> None:
+        """Forget what this step's response showed: it is requested again."""
+        self.draft = _Draft(self.draft.host)
 
     def commit_assistant(self, content: Sequence[JSON]) -> None:
         self.assistant = list(content)
@@ -127,6 +173,59 @@ class _Step:
         self.draft.host.append("user", blocks)
 
 
+@dataclass(frozen=True)
+class _Running:
+    """A call whose tool runs: since when, and its output so far (kept for an interrupt)."""
+
+    since: float
+    output: LiveOutput
+
+
+@dataclass(frozen=True)
+class _Room:
+    """Retry a cut-off step with this ``max_tokens`` (None: the model's max output)."""
+
+    max_tokens: int | None
+
+
+def _calls(content: Sequence[JSON]) -> list[ToolCall]:
+    return [
+        ToolCall(b["id"], b["name"], b["input"] if isinstance(b.get("input"), dict) else {})
+        for b in content
+        if b.get("type") == "tool_use"
+    ]
+
+
+def _text(content: Sequence[JSON]) -> str:
+    return "".join(b["text"] for b in content if b.get("type") == "text").strip()
+
+
+def _kept_content(response: ModelResponse) -> list[JSON]:
+    """The response as it goes into the history: unusable tool inputs are not kept."""
+    bad = response.input_errors
+    return [
+        {**b, "input": {}} if b.get("type") == "tool_use" and b.get("id") in bad else b
+        for b in response.content
+    ]
+
+
+def _cut_off_call(response: ModelResponse) -> bool:
+    """The response stopped inside a tool call's input."""
+    last = response.content[-1] if response.content else {}
+    return last.get("type") == "tool_use" or any(
+        b.get("type") == "tool_use" and b.get("id") in response.input_errors
+        for b in response.content[-1:]
+    )
+
+
+def _prompt_of(messages: Sequence[Message]) -> JSON | None:
+    """The block the user's prompt was stored as (the last block of the last user message)."""
+    if not messages or messages[-1].role != "user" or not messages[-1].content:
+        return None
+    last = messages[-1].content[-1]
+    return last if last.get("type") != "tool_result" else None
+
+
 @dataclass
 class Turn:
     """The running state of one turn (fresh per turn; nothing to reset)."""
@@ -134,11 +233,16 @@ class Turn:
     host: TurnHost
     setup: TurnSetup
     trail: list[TrailItem] = field(default_factory=list)
+    usage: Usage = NO_USAGE  # every model call of this turn, priced (turnEnded.usage)
     tools_used: int = 0
     next_checkpoint: int = 0
     hook_continuations: int = 0
     plan_revisions: int = 0
-    compacted: bool = False
+    text_continuations: int = 0
+    pauses: int = 0
+    context_used: int = 0  # tokens in context after the last step (0: unknown / compacted)
+    compact_after: int = 0  # no threshold compaction before the history is this long again
+    prompt: JSON | None = None
 
     async def run(self) -> TurnOutcome:
         """Run until the model ends without tool calls, or the turn is stopped or fails.
@@ -146,13 +250,14 @@ class Turn:
         The user's prompt is already the last message of the history.
         """
         self.next_checkpoint = self.setup.tool_budget
+        self.prompt = _prompt_of(self.host.messages)
         step: _Step | None = None
         try:
             while True:
                 step = _Step(_Draft(self.host))
                 outcome = await self._step(step)
                 if outcome is not None:
-                    return outcome
+                    return self._settle(outcome)
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -160,57 +265,269 @@ class Turn:
             if step is not None:
                 for call in step.started.values():
                     if call.id not in step.results:
-                        self._record(
-                            call, ToolResult(history.INTERRUPTED_RESULT, True), "interrupted", 0
-                        )
+                        running = step.running.get(call.id)
+                        step.results[call.id] = self._record_interrupted(call, running)
                 step.finish(history.INTERRUPTED_RESULT)
             return Interrupted()
 
+    def _settle(self, outcome: TurnOutcome) -> TurnOutcome:
+        """A refused turn, or one that failed before any reply, leaves the history as it was
+        before its prompt (the docs: reset the context after a refusal)."""
+        match outcome:
+            case Refused():
+                self._forget_turn()
+            case Failed(kind=kind, message=message) if not self._replied():
+                self._forget_turn()
+                if kind != "context_too_long":  # that message already says so
+                    return replace(outcome, message=f"{message} {PROMPT_NOT_KEPT}")
+            case _:
+                pass
+        return outcome
+
+    def _replied(self) -> bool:
+        messages = self.host.messages
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].role == "user" and self.prompt in messages[i].content:
+                return any(m.role == "assistant" for m in messages[i + 1 :])
+        return True  # the prompt is no longer there as such (compacted): keep everything
+
+    def _forget_turn(self) -> None:
+        if self.prompt is not None:
+            self.host.rewrite_history(history.without_turn(self.host.messages, self.prompt))
+
     async def _step(self, step: _Step) -> TurnOutcome | None:
-        try:
-            response = await self._stream(step.draft)
-        except ProviderError as err:
-            step.finish(NOT_RUN_CUT_OFF)
-            if err.kind == "context_too_long" and await self._compact("the prompt is too long"):
-                return None  # retry the step once with the compacted history
-            return Failed(err.kind, err.message, err.retryable)
-        step.commit_assistant(response.content)
-        if response.usage.total_input >= COMPACT_AT:
-            await self._compact(f"{response.usage.total_input} input tokens")
-        calls = [
-            ToolCall(b["id"], b["name"], b["input"] if isinstance(b.get("input"), dict) else {})
-            for b in response.content
-            if b.get("type") == "tool_use"
-        ]
+        """One model response and what it asks for; None when the turn goes on."""
+        await self._compact_if_full()
+        max_tokens = self.setup.max_tokens
+        more_room_tried = False
+        while True:
+            response = await self._respond(step, max_tokens)
+            if not isinstance(response, ModelResponse):
+                return response
+            match response.stop_reason:
+                case "tool_use" | "end_turn" | "stop_sequence" | None:
+                    break
+                case "max_tokens" | "model_context_window_exceeded" if _cut_off_call(response):
+                    room = None if more_room_tried else await self._more_room(response, max_tokens)
+                    if room is None:
+                        return self._cut_off(step, response, max_tokens)
+                    more_room_tried = True
+                    self._restart(step, "output_limit")
+                    max_tokens = room.max_tokens
+                case "max_tokens" | "model_context_window_exceeded" if not _calls(response.content):
+                    return self._truncated_text(step, response, max_tokens)
+                case "max_tokens" | "model_context_window_exceeded":
+                    break  # complete calls before a cut-off text: run them, the turn goes on
+                case "refusal":
+                    return self._refused(response)
+                case "pause_turn" if self.pauses < MAX_PAUSES:
+                    self.pauses += 1
+                    step.commit_assistant(_kept_content(response))
+                    return None  # the next request continues the same assistant message
+                case "pause_turn":
+                    why = f"The model paused {MAX_PAUSES} times in one turn: the turn ends here."
+                    return self._end_early(step, response, "pause_turn", why)
+                case other:
+                    why = f"The model stopped for a reason Tiller does not know: {other!r}"
+                    return self._end_early(step, response, str(other), why)
+        content = _kept_content(response)
+        step.commit_assistant(content)
+        calls = _calls(content)
         if not calls:
             step.finish(NOT_RUN_CUT_OFF)
             return await self._final(response)
-        outcome = await self._execute(calls, step)
+        for call in [c for c in calls if c.id in response.input_errors]:
+            self._skip(call, step, response.input_errors[call.id], "error")
+        outcome = await self._execute([c for c in calls if c.id not in response.input_errors], step)
         step.finish(NOT_RUN_STOPPED)
         return outcome
 
-    async def _compact(self, why: str) -> bool:
-        """Summarize older turns, at most once per turn; True when the history got shorter."""
-        if self.compacted:
-            return False
-        self.compacted = True
-        self.host.emit(Notice(f"Compacting the conversation ({why})…"))
-        return await self.host.compact()
+    # --- one response: stream, and retry what can be retried ------------------------------
 
-    async def _stream(self, draft: _Draft) -> ModelResponse:
+    async def _respond(self, step: _Step, max_tokens: int | None) -> ModelResponse | TurnOutcome:
+        """The step's response, after at most ``len(retry_delays)`` retries of a fault in the
+        stream and one compaction when the prompt is too long; else how the turn ends."""
+        faults = 0
+        compacted = False
+        delays = self.setup.retry_delays
+        while True:
+            try:
+                response = await self._stream(step.draft, max_tokens)
+            except ProviderError as err:
+                if err.kind == "context_too_long" and not compacted:
+                    compacted = True
+                    if await self._compact("the prompt is too long"):
+                        step.restart()
+                        continue
+                elif err.retryable and err.kind in STEP_RETRY_KINDS and faults < len(delays):
+                    delay = delays[faults]
+                    faults += 1
+                    self.host.emit(
+                        Notice(
+                            f"The model API failed during the response ({err.kind}): "
+                            f"retrying this step in {delay:g} s ({faults}/{len(delays)})"
+                        )
+                    )
+                    await asyncio.sleep(delay)
+                    self._restart(step, err.kind)
+                    continue
+                return self._failed(step, err)
+            except Exception as err:  # an SDK surprise must not lose what was shown
+                return self._failed(step, ProviderError("internal", f"{type(err).__name__}: {err}"))
+            self._account(response.usage, step=True)
+            return response
+
+    def _restart(self, step: _Step, reason: str) -> None:
+        """Tell clients to discard the step's partial output; it is streamed again."""
+        self.host.emit(StepRestarted(reason))
+        step.restart()
+
+    async def _stream(self, draft: _Draft, max_tokens: int | None) -> ModelResponse:
         s = self.setup
         request = ModelRequest(
             model=s.model,
             system=s.system,
             tools=tuple(t.spec() for t in s.tools.values()),
-            messages=history.repair(self.host.messages),
-            max_tokens=s.max_tokens,
+            messages=history.for_request(self.host.messages),
+            max_tokens=max_tokens,
             thinking=s.thinking,
         )
         return await s.provider.stream(request, draft)
 
+    def _account(self, usage: Usage, *, step: bool) -> None:
+        """Price a model call, add it to the turn, tell the session (context after a step)."""
+        priced = price(usage, self.setup.spec)
+        self.usage = self.usage + priced
+        context = ContextUse.after(usage, self.setup.spec.context_window) if step else None
+        if context is not None:
+            self.context_used = context.used_tokens
+        self.host.record_usage(priced, context)
+
+    def _failed(self, step: _Step, err: ProviderError) -> TurnOutcome:
+        """The turn fails; the blocks already shown are kept (a cut-off call is not run)."""
+        step.finish(NOT_RUN_CUT_OFF)
+        message = err.message
+        if err.kind == "context_too_long":
+            message = (
+                "The conversation with this prompt does not fit in the model's context window, "
+                f"even after compaction ({err.message}). If the prompt was the cause it was not "
+                "kept: send a shorter one, or attach less."
+            )
+        return Failed(err.kind, message, err.retryable)
+
+    # --- the stop reasons -------------------------------------------------------------------
+
+    async def _more_room(self, response: ModelResponse, max_tokens: int | None) -> _Room | None:
+        """A call was cut off: room for one more try — the model's max output, or a compacted
+        context when the context window was what ran out; None when there is none."""
+        if response.stop_reason == "model_context_window_exceeded":
+            return _Room(max_tokens) if await self._compact("the context window is full") else None
+        limit = self.setup.spec.max_output
+        if max_tokens is not None and max_tokens < limit:
+            self.host.emit(
+                Notice(f"A tool call hit the output limit ({max_tokens} tokens): retrying with "
+                       f"{limit}")
+            )  # fmt: skip
+            return _Room(limit)
+        return None
+
+    def _cut_off(self, step: _Step, response: ModelResponse, max_tokens: int | None) -> TurnOutcome:
+        """A call cut off at the output limit even with the most room: answered, never run."""
+        limit = f"{max_tokens or self.setup.spec.max_output} tokens"
+        if response.stop_reason == "model_context_window_exceeded":
+            limit = f"the {self.setup.spec.context_window}-token context window"
+        content = _kept_content(response)
+        step.commit_assistant(content)
+        calls = _calls(content)
+        for call in calls[:-1]:
+            self._skip(call, step, NOT_RUN_CUT_OFF, "skipped")
+        self._skip(calls[-1], step, NOT_RUN_OUTPUT_LIMIT.format(limit=limit), "error")
+        step.finish(NOT_RUN_CUT_OFF)
+        return Failed(
+            "output_limit",
+            f"The model's tool call did not fit in its output limit ({limit}); it was not run. "
+            "Ask for smaller pieces (e.g. write a long file in parts).",
+            False,
+        )
+
+    def _truncated_text(
+        self, step: _Step, response: ModelResponse, max_tokens: int | None
+    ) -> TurnOutcome | None:
+        """An answer cut off at the output limit: continue once, then end with a notice."""
+        step.commit_assistant(_kept_content(response))
+        step.finish(NOT_RUN_CUT_OFF)
+        if self.text_continuations < MAX_TEXT_CONTINUATIONS:
+            self.text_continuations += 1
+            self.host.emit(Notice("The answer reached the output limit: asking to continue"))
+            self.host.append("user", [text_block(CONTINUE_PROMPT)])
+            return None
+        limit = max_tokens or self.setup.spec.max_output
+        self.host.emit(
+            Notice(f"The answer is truncated: it reached the output limit ({limit} tokens) "
+                   "again. Ask to continue, or for a shorter answer.")
+        )  # fmt: skip
+        return Completed(_text(response.content) or None)
+
+    def _refused(self, response: ModelResponse) -> TurnOutcome:
+        details = response.stop_details or {}
+        category, explanation = details.get("category"), details.get("explanation")
+        self.host.emit(
+            Notice("The model declined to continue. This turn was removed from the context "
+                   "sent to the model (the transcript keeps it); rephrase to go on.")
+        )  # fmt: skip
+        return Refused(
+            category if isinstance(category, str) else None,
+            explanation if isinstance(explanation, str) else None,
+        )
+
+    def _end_early(
+        self, step: _Step, response: ModelResponse, reason: str, why: str
+    ) -> TurnOutcome:
+        """End the turn as completed with what the response said; its calls are not run."""
+        step.commit_assistant(_kept_content(response))
+        step.finish(NOT_RUN_UNKNOWN_STOP.format(reason=reason))
+        self.host.emit(Notice(why))
+        return Completed(_text(response.content) or None)
+
+    # --- compaction (between steps only) --------------------------------------------------
+
+    async def _compact_if_full(self) -> None:
+        """Before a step: compact when the last step left the context over the threshold.
+        Runs only here, when the history ends with the last step's results. When nothing
+        could be compacted, it is tried again only after another step."""
+        window = self.setup.spec.context_window
+        messages = self.host.messages
+        full = self.context_used >= compaction.compact_at(window, self.setup.compact_ratio)
+        between_steps = bool(messages) and messages[-1].role == "user"
+        if not (full and between_steps and len(messages) >= self.compact_after):
+            return
+        if not await self._compact(f"{self.context_used} of {window} tokens in use"):
+            self.compact_after = len(self.host.messages) + 2
+
+    async def _compact(self, why: str) -> bool:
+        """Summarize older turns (or older steps of this one); True when the history changed."""
+        s = self.setup
+        self.host.emit(Notice(f"Compacting the conversation ({why})…"))
+        try:
+            done = await compaction.compact(
+                s.provider, s.model, self.host.messages, window=s.spec.context_window, in_turn=True
+            )
+        except ProviderError as err:
+            self.host.emit(Notice(f"Compaction failed ({err.kind}): {err.message}"))
+            return False
+        if done is None:
+            self.host.emit(Notice("Nothing older to compact."))
+            return False
+        self._account(done.usage, step=False)
+        self.host.rewrite_history(done.messages)
+        self.context_used = 0  # measured again by the next step
+        self.host.emit(Notice(f"Compacted {done.summarized} messages into a summary."))
+        return True
+
+    # --- the end of a turn ------------------------------------------------------------------
+
     async def _final(self, response: ModelResponse) -> TurnOutcome | None:
-        final = "".join(b["text"] for b in response.content if b.get("type") == "text").strip()
+        final = _text(response.content)
         if self.host.mode == "plan" and final:
             answer = await self.setup.approver.approve_plan(self.setup.turn_id, final)
             self.host.emit(PlanDecided(answer.approved, answer.feedback))
@@ -239,6 +556,7 @@ class Turn:
             session_id=s.session_id,
             turn_id=s.turn_id,
             final=final,
+            env=s.context.shell.env,
         )
         match hook:
             case HookPassed():
@@ -263,7 +581,10 @@ class Turn:
                     self._skip(call, step, NOT_RUN_WITH_PLAN, "skipped")
             await self._exit_plan(plan_exit, step)
             return None
-        batches = partition(calls, self._is_read_only)
+        # Judged once per call, off the event loop (a long command line takes a while to
+        # parse, and the answer depends on the files), before anything runs.
+        step.read_only.update(await asyncio.to_thread(self._judge, calls))
+        batches = partition(calls, lambda call: step.read_only[call.id])
         for batch in batches:
             if not await self._checkpoint():
                 for later in batches[batch.index :]:
@@ -272,13 +593,20 @@ class Turn:
                 return Stopped("stopped at a checkpoint")
             approved = [c for c in batch.calls if await self._permit(c, batch, step)]
             run = Batch(batch.index, tuple(approved), batch.concurrent and len(approved) > 1)
-            for call, result in zip(approved, await run_batch(run, self._run_call), strict=True):
+            results = await run_batch(run, lambda call: self._run_call(call, step))
+            for call, result in zip(approved, results, strict=True):
                 step.results[call.id] = result
         return None
 
-    def _is_read_only(self, call: ToolCall) -> bool:
-        tool = self.setup.tools.get(call.name)
-        return tool is not None and tool.is_read_only(call.input)
+    def _judge(self, calls: Sequence[ToolCall]) -> dict[str, bool]:
+        """Which calls only read (in a worker thread)."""
+        judged = {}
+        for call in calls:
+            tool = self.setup.tools.get(call.name)
+            judged[call.id] = tool is not None and read_only_call(
+                tool, call.input, self.setup.context
+            )
+        return judged
 
     async def _checkpoint(self) -> bool:
         budget = self.setup.tool_budget
@@ -304,11 +632,15 @@ class Turn:
                 0,
             )
             return False
+        problem = validate_input(tool, call.input)
+        if problem is not None:
+            self._finish(call, step, ToolResult(problem, True), "error", 0)
+            return False
         command = call.input.get("command") if tool.kind == "bash" else None
         decision = decide(
             self.host.mode,
             tool.kind,
-            read_only=tool.is_read_only(call.input),
+            read_only=step.read_only.get(call.id, False),
             command=command if isinstance(command, str) else None,
             grants=self.host.grants,
         )
@@ -339,20 +671,43 @@ class Turn:
                         self._finish(call, step, ToolResult(why, True), "denied", 0)
                         return False
 
-    async def _run_call(self, call: ToolCall) -> JSON:
+    async def _run_call(self, call: ToolCall, step: _Step) -> JSON:
+        """Run one permitted call. A command that runs without the user's yes (it was judged
+        read-only) is confined to the sandbox; its output streams as ``toolOutput``."""
         tool = self.setup.tools[call.name]
-        started = time.monotonic()
+        stream = CoalescedOutput(lambda text: self.host.emit(ToolOutput(call.id, text)))
+        running = _Running(time.monotonic(), LiveOutput(stream.add))
+        step.running[call.id] = running
+        context = replace(
+            self.setup.context, sandboxed=step.read_only.get(call.id, False), live=running.output
+        )
         try:
-            result = await tool.run(call.input, self.setup.context)
+            result = await tool.run(call.input, context)
         except asyncio.CancelledError:
             raise
         except Exception as err:  # a tool bug must not take the turn down
             result = ToolResult(f"Tool {call.name} failed: {type(err).__name__}: {err}", True)
-        ms = int((time.monotonic() - started) * 1000)
+        finally:
+            stream.flush()
+            step.running.pop(call.id, None)
+        ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)
 
+    def _record_interrupted(self, call: ToolCall, running: _Running | None) -> JSON:
+        """An interrupted call's result: its real duration and the output it had produced."""
+        if running is None:
+            return self._record(
+                call, ToolResult(history.INTERRUPTED_RESULT, True), "interrupted", 0
+            )
+        partial = running.output.text()
+        text = history.INTERRUPTED_RESULT
+        if partial:
+            text += f" (partial output before the interrupt):\n{partial}"
+        ms = int((time.monotonic() - running.since) * 1000)
+        return self._record(call, ToolResult(text, True), "interrupted", ms)
+
     def _record(self, call: ToolCall, result: ToolResult, status: ToolStatus, ms: int) -> JSON:
-        self.host.emit(ToolFinished(call.id, call.name, status, result.output, ms))
+        self.host.emit(ToolFinished(call.id, call.name, status, result.output, ms, result.diff))
         self.trail.append(TrailItem(call.name, status))
         if status in ("ok", "error"):
             self.tools_used += 1

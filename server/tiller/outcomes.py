@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from .protocol import ErrorKind, OutcomeName
 
@@ -12,9 +13,16 @@ class Completed:
     final: str | None
 
 
+InterruptCause = Literal["user", "keyword", "server_stopped"]
+
+
 @dataclass(frozen=True)
 class Interrupted:
-    pass
+    """``cause``: the user's interrupt request, a ``stop``/``cancel`` prompt, or a server that
+    died mid-turn (written when the session is resumed). The loop returns the default; the
+    session, which knows why it cancelled, fills in the cause."""
+
+    cause: InterruptCause = "user"
 
 
 @dataclass(frozen=True)
@@ -29,7 +37,19 @@ class Failed:
     retryable: bool
 
 
-TurnOutcome = Completed | Interrupted | Stopped | Failed
+@dataclass(frozen=True)
+class Refused:
+    """The model declined (``stop_reason: refusal``); fields from the API's ``stop_details``."""
+
+    category: str | None = None
+    explanation: str | None = None
+
+    def to_wire(self) -> dict[str, str]:
+        fields = {"category": self.category, "explanation": self.explanation}
+        return {k: v for k, v in fields.items() if v}
+
+
+TurnOutcome = Completed | Interrupted | Stopped | Failed | Refused
 
 
 def outcome_name(outcome: TurnOutcome) -> OutcomeName:
@@ -42,3 +62,5 @@ def outcome_name(outcome: TurnOutcome) -> OutcomeName:
             return "stopped"
         case Failed():
             return "failed"
+        case Refused():
+            return "refused"

@@ -12,6 +12,7 @@ import importlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -20,6 +21,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import TillerError
 from .history import Message
+from .models import (
+    DEFAULT_CATALOG,
+    ApiModel,
+    Catalog,
+    ModelSpec,
+    effective_max_tokens,
+    thinking_params,
+)
 from .protocol import ErrorKind, Thinking
 from .usage import NO_USAGE, Usage
 
@@ -36,7 +45,7 @@ class ModelRequest:
     system: str
     tools: tuple[JSON, ...]
     messages: tuple[Message, ...]
-    max_tokens: int
+    max_tokens: int | None  # None: the model's max output
     thinking: Thinking
 
 
@@ -45,7 +54,12 @@ class ModelResponse:
     """One finished response. ``usage`` has no cost yet (the ledger prices it);
     ``stop_details`` is the API's object as sent (e.g. a refusal's category/explanation);
     ``input_errors`` maps a tool_use id to why its input cannot be used (e.g. over
-    ``maxToolInputBytes``): the loop answers such a call with that error, never runs it."""
+    ``maxToolInputBytes``): the loop answers such a call with that error, never runs it.
+
+    Every tool_use block in ``content`` has a dict ``input`` (``{}`` where its input was
+    unusable), so ``content`` is always valid to send back. A tool_use cut off by
+    ``max_tokens`` / ``model_context_window_exceeded`` is in ``input_errors`` with a message
+    that says so (see anthropic_provider.StreamAccumulator)."""
 
     content: tuple[JSON, ...]
     stop_reason: str | None
@@ -54,10 +68,7 @@ class ModelResponse:
     input_errors: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class ModelInfo:
-    id: str
-    display_name: str | None = None
+ModelInfo = ApiModel  # what ``list_models`` returns: an id and whatever the API says of it
 
 
 class StreamListener(Protocol):
@@ -73,45 +84,127 @@ class StreamListener(Protocol):
 class Provider(Protocol):
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse: ...
     async def list_models(self) -> list[ModelInfo]: ...
+    def spec(self, model_id: str) -> ModelSpec:
+        """The catalog's entry for ``model_id``, with what ``list_models`` learnt from the API."""
+        ...
+
+
+RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset(
+    {"rate_limit", "overloaded", "server", "connection", "timeout"}
+)
 
 
 class ProviderError(TillerError):
-    """A failed model call, classified into PROTOCOL's ``error.kind``."""
+    """A failed model call, classified into PROTOCOL's ``error.kind``.
 
-    def __init__(self, kind: ErrorKind, message: str) -> None:
+    ``retryable`` follows the kind unless the API said otherwise (``x-should-retry``).
+    """
+
+    def __init__(self, kind: ErrorKind, message: str, *, retryable: bool | None = None) -> None:
         super().__init__(message, code=kind)
         self.kind: ErrorKind = kind
+        self.retryable: bool = kind in RETRYABLE_KINDS if retryable is None else retryable
 
-    @property
-    def retryable(self) -> bool:
-        return self.kind in ("rate_limit", "overloaded", "server", "connection", "timeout")
+
+# --- model lookup --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KnownModel:
+    info: ModelInfo
+
+
+@dataclass(frozen=True)
+class UnknownModel:
+    message: str
+
+
+@dataclass(frozen=True)
+class Unverified:
+    """The API's list was not available: the id may or may not exist."""
+
+    reason: str
+
+
+ModelLookup = KnownModel | UnknownModel | Unverified
+
+
+def _is_alias_of(model_id: str, listed: str) -> bool:
+    """``claude-sonnet-4-5`` (or ``...-latest``) names the listed ``claude-sonnet-4-5-20250929``."""
+    base = model_id.removesuffix("-latest")
+    rest = listed.removeprefix(base + "-")
+    return rest != listed and len(rest) == 8 and rest.isdigit()
+
+
+async def lookup_model(provider: Provider, model_id: str) -> ModelLookup:
+    """Whether the API knows ``model_id`` (for ``setModel``: refuse a typo at once)."""
+    try:
+        listed = await provider.list_models()
+    except ProviderError as err:
+        return Unverified(f"could not list models ({err.kind}): {err.message}")
+    if not listed:
+        return Unverified("the provider lists no models")
+    for info in listed:
+        if info.id == model_id or _is_alias_of(model_id, info.id):
+            return KnownModel(info)
+    names = ", ".join(sorted(m.id for m in listed)[:20])
+    return UnknownModel(f"unknown model {model_id!r}: the API offers {names}")
 
 
 # --- request shaping -----------------------------------------------------------------------
 
 EPHEMERAL: JSON = {"type": "ephemeral"}
+CACHE_LOOKBACK_BLOCKS = 20
+"""The API looks for an earlier cache entry at most this many blocks before a breakpoint."""
+CACHEABLE = frozenset({"text", "tool_result", "tool_use", "image", "document"})
 
 
-def api_params(request: ModelRequest) -> JSON:
-    """The Messages API parameters, with cache breakpoints on the stable prefix and the tail."""
+def api_params(request: ModelRequest, spec: ModelSpec | None = None) -> JSON:
+    """The Messages API parameters for ``request`` on the model ``spec`` describes.
+
+    Thinking in the form the model takes (models.thinking_params); ``max_tokens`` defaults to
+    the model's max output; never a sampling parameter. Cache breakpoints: see
+    ``cache_breakpoints``.
+    """
+    spec = spec or DEFAULT_CATALOG.resolve(request.model)
+    max_tokens = effective_max_tokens(spec, request.max_tokens)
     tools = [dict(t) for t in request.tools]
     if tools:
         tools[-1]["cache_control"] = EPHEMERAL
-    messages = [m.to_api() for m in request.messages]
-    if messages and messages[-1]["content"]:
-        last = messages[-1]["content"][-1]
-        if last.get("type") in ("text", "tool_result", "tool_use"):
-            last["cache_control"] = EPHEMERAL
     params: JSON = {
         "model": request.model,
-        "max_tokens": request.max_tokens,
+        "max_tokens": max_tokens,
         "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
-        "messages": messages,
+        "messages": cache_breakpoints([m.to_api() for m in request.messages]),
         "tools": tools,
     }
-    if request.thinking.enabled:
-        params["thinking"] = {"type": "enabled", "budget_tokens": request.thinking.budget_tokens}
+    params.update(thinking_params(spec, request.thinking, max_tokens))
     return params
+
+
+def cache_breakpoints(messages: list[JSON]) -> list[JSON]:
+    """Mark the tail, and the previous request's tail when it is too far back to be found.
+
+    With the tools and system breakpoints that makes at most 4 (the API's limit). Each step
+    of a turn ends with a user message; its last block was the tail breakpoint of the previous
+    request, so its prefix is in the cache. The API looks back only ~20 blocks from a
+    breakpoint for an earlier entry, so when a step added more blocks than that (many tool
+    calls and results), a breakpoint on that earlier tail keeps reading it from cache.
+    """
+    if not messages or not messages[-1]["content"]:
+        return messages
+    _mark(messages[-1]["content"][-1])
+    earlier = [i for i, m in enumerate(messages[:-1]) if m["role"] == "user" and m["content"]]
+    if earlier:
+        since = sum(len(m["content"]) for m in messages[earlier[-1] + 1 :])
+        if since >= CACHE_LOOKBACK_BLOCKS:
+            _mark(messages[earlier[-1]]["content"][-1])
+    return messages
+
+
+def _mark(block: JSON) -> None:
+    if block.get("type") in CACHEABLE:
+        block["cache_control"] = EPHEMERAL
 
 
 # --- the real thing -------------------------------------------------------------------------
@@ -124,7 +217,11 @@ class AnthropicProvider:
 
     base_url: str | None = None
     api_key: str | None = None
+    max_tool_input_bytes: int = 1_048_576
+    stream_idle_seconds: float = 60.0
+    catalog: Catalog = DEFAULT_CATALOG
     _loading: asyncio.Future[AnthropicClient] | None = None
+    _listed: tuple[float, list[ModelInfo]] | None = None
 
     async def warm_up(self) -> AnthropicClient:
         if self._loading is None:
@@ -134,17 +231,36 @@ class AnthropicProvider:
 
     async def _load(self) -> AnthropicClient:
         module = await _import_in_daemon_thread("tiller.anthropic_provider")
-        client: AnthropicClient = module.AnthropicClient(self.base_url, self.api_key)
+        client: AnthropicClient = module.AnthropicClient(
+            self.base_url,
+            self.api_key,
+            max_tool_input_bytes=self.max_tool_input_bytes,
+            stream_idle_seconds=self.stream_idle_seconds,
+        )
         # The SDK brings ~200k long-lived objects; keep them out of every later GC pass
         # (a full collection drops from ~150 ms to ~1 ms).
         gc.freeze()
         return client
 
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
-        return await (await self.warm_up()).stream(request, listener)
+        client = await self.warm_up()
+        return await client.stream(request, listener, self.spec(request.model))
 
     async def list_models(self) -> list[ModelInfo]:
-        return await (await self.warm_up()).list_models()
+        """The API's models, cached for MODELS_TTL seconds; what they say joins the catalog."""
+        now = time.monotonic()
+        if self._listed is not None and now - self._listed[0] < MODELS_TTL:
+            return self._listed[1]
+        models = await (await self.warm_up()).list_models()
+        self._listed = (now, models)
+        self.catalog = self.catalog.with_api(models)
+        return models
+
+    def spec(self, model_id: str) -> ModelSpec:
+        return self.catalog.resolve(model_id)
+
+
+MODELS_TTL = 300.0
 
 
 async def _import_in_daemon_thread(name: str) -> Any:
@@ -227,6 +343,9 @@ class ScriptedProvider:
 
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo(m) for m in self.model_ids]
+
+    def spec(self, model_id: str) -> ModelSpec:
+        return DEFAULT_CATALOG.resolve(model_id)
 
 
 async def _play(text: str, sink: Callable[[str], None], delay: float, size: int = 12) -> None:

@@ -11,7 +11,6 @@ import contextlib
 import logging
 import os
 import signal
-import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,13 +23,18 @@ from pygls.uris import to_fs_path
 from . import __version__
 from . import protocol as p
 from .approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
-from .config import AnthropicSettings, Config, ScriptedSettings, parse_config, parse_thinking
+from .config import Config, parse_config, parse_thinking
 from .errors import ConfigError, InvalidParams, TillerError
+from .events import Notice
+from .models import thinking_problem
 from .protocol import JSON, MODES, State, Todo, TrailItem
-from .provider import AnthropicProvider, Provider, ScriptedProvider
+from .provider import (
+    AnthropicProvider,
+)
+from .pygls_adapter import cancel_request, forget_request
 from .scheduler import ToolCall
+from .services import make_provider, open_checkpoints, open_shell, open_store
 from .session import Handled, Queued, Session, Started, SwitchTo
-from .store import SessionStore
 from .tools.base import Preview
 from .tools.registry import default_tools
 from .wire import plain_dict_converter
@@ -58,7 +62,7 @@ class TillerServer(LanguageServer):
     async def terminate(self) -> None:
         """SIGTERM: interrupt the turn (its commands' process groups die with it), then exit."""
         if self.session is not None:
-            self.session.interrupt()
+            self.session.close()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.session.wait_idle(), 3)
         logging.shutdown()
@@ -99,10 +103,10 @@ class RpcApprover:
             return await asyncio.wait_for(future, timeout)
         except (asyncio.CancelledError, TimeoutError):
             # Forget the request so a late answer is ignored quietly, then tell the client.
-            protocol._request_futures.pop(msg_id, None)
-            protocol._result_types.pop(msg_id, None)
-            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            cancel_request(protocol, msg_id)
             raise
+        finally:
+            forget_request(protocol, msg_id)  # pygls keeps _result_types of error answers
 
     async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
         params = {
@@ -156,22 +160,6 @@ class RpcApprover:
         return isinstance(answer, dict) and answer.get("continue") is True
 
 
-def make_provider(config: Config) -> Provider:
-    match config.provider:
-        case ScriptedSettings(script=script):
-            return ScriptedProvider.load(script)
-        case AnthropicSettings(base_url=base_url, api_key=api_key):
-            return AnthropicProvider(base_url, api_key)
-
-
-def open_store(config: Config) -> SessionStore:
-    path = config.resolved_data_dir / "sessions.sqlite3"
-    try:
-        return SessionStore(path)
-    except (OSError, sqlite3.Error) as err:
-        raise ConfigError("dataDir", f"cannot open the session store at {path}: {err}") from err
-
-
 def workspace_root(params: types.InitializeParams) -> Path:
     if params.workspace_folders:
         path = to_fs_path(params.workspace_folders[0].uri)
@@ -183,6 +171,9 @@ def workspace_root(params: types.InitializeParams) -> Path:
 
 
 # --- params -----------------------------------------------------------------------------------
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _obj(params: Any) -> JSON:
@@ -197,6 +188,18 @@ def _field(params: Any, key: str, kind: type[T], what: str) -> T:
     value = _obj(params).get(key)
     if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
         raise InvalidParams(f"'{key}' is required and must be {what}")
+    if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+        raise InvalidParams(f"'{key}' is out of range")
+    return value
+
+
+def _int(params: Any, key: str, default: int | None, low: int, high: int) -> int | None:
+    """An optional integer param within [low, high] (-32602 otherwise, never an overflow)."""
+    value = _obj(params).get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidParams(f"'{key}' must be an integer from {low} to {high}")
     return value
 
 
@@ -220,6 +223,10 @@ def _request(server: TillerServer, method: str) -> Callable[[Handler], Handler]:
                 return await handler(ls, params)
             except InvalidParams as err:
                 raise JsonRpcInvalidParams(err.message) from err
+            except OverflowError as err:  # a number too large for where it goes
+                raise JsonRpcInvalidParams(
+                    f"a number in the params is out of range: {err}"
+                ) from err
             except TillerError as err:
                 raise JsonRpcException(err.message, code=-32603) from err
 
@@ -242,14 +249,17 @@ def build_server() -> TillerServer:
             raise JsonRpcInvalidParams(err.message) from err
         except TillerError as err:
             raise JsonRpcInvalidParams(err.message) from err
+        workspace = workspace_root(params)
         ls.session = Session(
             config=config,
-            workspace=workspace_root(params),
+            workspace=workspace,
             provider=provider,
             approver=RpcApprover(ls, config),
             sink=RpcSink(ls),
             tools=default_tools(),
             store=store,
+            checkpoints=open_checkpoints(config, workspace, store),
+            shell=open_shell(config),  # probes bwrap once
             mode=config.permission_mode,
             thinking=config.thinking,
         )
@@ -258,6 +268,11 @@ def build_server() -> TillerServer:
     def on_initialized(ls: TillerServer, params: Any) -> None:
         session = ls.live_session()
         session.publish()
+        if session.checkpoints is None:
+            session.emit(Notice("Checkpoints are off: git is not installed, so turns cannot be "
+                                "rewound. Install git and restart Tiller."))  # fmt: skip
+        else:
+            ls.background.add(asyncio.ensure_future(session.checkpoints.housekeeping()))
         if isinstance(session.provider, AnthropicProvider):
             ls.background.add(asyncio.ensure_future(session.provider.warm_up()))
         asyncio.get_running_loop().add_signal_handler(
@@ -266,8 +281,8 @@ def build_server() -> TillerServer:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: TillerServer, params: Any) -> None:
-        if ls.session is not None:
-            ls.session.interrupt()
+        if ls.session is not None:  # at once: the queue is dropped, not run
+            ls.session.close()
             await ls.session.wait_idle()
 
     @_request(server, p.PROMPT)
@@ -283,13 +298,15 @@ def build_server() -> TillerServer:
             case Handled(message=message):
                 return {"status": "handled", "message": message}
             case SwitchTo(session=session, message=message):
-                ls.switch_to(session)
+                await switch(ls, lambda _: session)
                 return {"status": "handled", "message": message}
 
     @_request(server, p.INTERRUPT)
     async def interrupt(ls: TillerServer, params: Any) -> JSON:
-        _obj(params)
-        turn_id = ls.live_session().interrupt()
+        only = _obj(params).get("turnId")
+        if only is not None and not isinstance(only, str):
+            raise InvalidParams("'turnId' must be a string")
+        turn_id = ls.live_session().interrupt(only)
         return {"interrupted": True, "turnId": turn_id} if turn_id else {"interrupted": False}
 
     @_request(server, p.CYCLE_MODE)
@@ -309,37 +326,32 @@ def build_server() -> TillerServer:
         model = _field(params, "model", str, "a string").strip()
         if not model:
             raise InvalidParams("'model' must not be empty")
-        return {"model": ls.live_session().set_model(model)}
+        return {"model": await ls.live_session().choose_model(model)}
 
     @_request(server, p.LIST_MODELS)
     async def list_models(ls: TillerServer, params: Any) -> JSON:
         _obj(params)
-        session = ls.live_session()
+        session, provider = ls.live_session(), ls.live_session().provider
         try:
-            models = [
-                {"id": m.id, **({"displayName": m.display_name} if m.display_name else {})}
-                for m in await session.provider.list_models()
-            ]
+            ids = [m.id for m in await provider.list_models()]
         except TillerError as err:
             log.warning("listing models failed: %s", err)
-            models = []
-        if not any(m["id"] == session.model for m in models):
-            models.insert(0, {"id": session.model})
-        return {"models": models, "current": session.model}
+            ids = []
+        if session.model not in ids:
+            ids.insert(0, session.model)
+        return {"models": [provider.spec(i).to_wire() for i in ids], "current": session.model}
 
     @_request(server, p.SET_THINKING)
     async def set_thinking(ls: TillerServer, params: Any) -> JSON:
         session = ls.live_session()
-        raw = dict(_obj(params))
-        raw.setdefault("budgetTokens", session.thinking.budget_tokens)
         try:
-            thinking = parse_thinking(raw, "params")
+            thinking = parse_thinking(_obj(params), "params", base=session.thinking)
         except ConfigError as err:
             raise InvalidParams(err.message) from err
-        if thinking.enabled and thinking.budget_tokens >= session.config.max_tokens:
-            raise InvalidParams(
-                f"budgetTokens must be below maxTokens ({session.config.max_tokens})"
-            )
+        spec = session.provider.spec(session.model)
+        problem = thinking_problem(thinking, spec, session.config.max_tokens)
+        if problem is not None:
+            raise InvalidParams(f"params.budgetTokens: {problem}")
         return session.set_thinking(thinking).to_wire()
 
     @_request(server, p.GET_STATE)
@@ -348,11 +360,12 @@ def build_server() -> TillerServer:
         return ls.live_session().state().to_wire()
 
     async def switch(ls: TillerServer, make: Callable[[Session], Session]) -> JSON:
-        """Interrupt a running turn, then make the session ``make`` returns the current one."""
+        """Close the current session at once (its turn interrupted, its queue dropped), then
+        make the session ``make`` returns the current one."""
         session = ls.live_session()
         target = make(session)  # validates before anything is interrupted
-        if session.busy:
-            session.interrupt()
+        if target is not session:
+            session.close()
             await session.wait_idle()
         ls.switch_to(target)
         return target.state().to_wire()
@@ -377,25 +390,55 @@ def build_server() -> TillerServer:
 
     @_request(server, p.SESSION_LIST)
     async def session_list(ls: TillerServer, params: Any) -> JSON:
-        _obj(params)
-        return {"sessions": [row.to_wire() for row in ls.live_session().store.recent()]}
+        session = ls.live_session()
+        where = _obj(params).get("workspace", str(session.workspace))
+        if not isinstance(where, str) or not where:
+            raise InvalidParams("'workspace' must be a folder path or \"all\"")
+        workspace = None if where == "all" else (where.rstrip("/") or "/")
+        return {"sessions": [row.to_wire() for row in session.store.recent(workspace=workspace)]}
 
     @_request(server, p.SESSION_TRANSCRIPT)
     async def session_transcript(ls: TillerServer, params: Any) -> JSON:
         session = ls.live_session()
         raw = _obj(params)
         session_id = raw.get("sessionId", session.id)
-        before, limit = raw.get("before"), raw.get("limit", 200)
+        before = _int(raw, "before", None, 0, INT64_MAX)  # an entry's seq (SQLite: int64)
+        limit = _int(raw, "limit", 200, 1, 1000) or 200
         if not isinstance(session_id, str):
             raise InvalidParams("'sessionId' must be a string")
-        if before is not None and (isinstance(before, bool) or not isinstance(before, int)):
-            raise InvalidParams("'before' must be an integer (an entry's seq)")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
-            raise InvalidParams("'limit' must be an integer from 1 to 1000")
         if session_id != session.id and session.store.row(session_id) is None:
             raise InvalidParams(f"unknown sessionId {session_id!r}")
         entries, more = session.store.transcript(session_id, before, limit)
         return {"entries": entries, "more": more}
+
+    @_request(server, p.CHECKPOINTS)
+    async def checkpoints(ls: TillerServer, params: Any) -> JSON:
+        session = ls.live_session()
+        session_id = _obj(params).get("sessionId")
+        if session_id is not None and not isinstance(session_id, str):
+            raise InvalidParams("'sessionId' must be a string")
+        rows = await session.list_checkpoints(session_id)
+        return {"checkpoints": [row.to_wire() for row in rows]}
+
+    @_request(server, p.REWIND)
+    async def rewind(ls: TillerServer, params: Any) -> JSON:
+        raw = _obj(params)
+        turn_id = _field(params, "turnId", str, "a string")
+        flags = {}
+        for key in ("files", "conversation", "dryRun"):
+            value = raw.get(key, False)
+            if not isinstance(value, bool):
+                raise InvalidParams(f"'{key}' must be a boolean")
+            flags[key] = value
+        return await ls.live_session().rewind(
+            turn_id, files=flags["files"], conversation=flags["conversation"],
+            dry_run=flags["dryRun"],
+        )  # fmt: skip
+
+    @_request(server, p.UNDO_REWIND)
+    async def undo_rewind(ls: TillerServer, params: Any) -> JSON:
+        undo_id = _field(params, "undoId", str, "a string")
+        return await ls.live_session().undo_rewind(undo_id)
 
     @_request(server, p.GET_TODOS)
     async def get_todos(ls: TillerServer, params: Any) -> JSON:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from . import compaction, history
-from .approvals import Approver
+from . import compaction, history, models
+from .approvals import Approver, RecordingApprover
+from .checkpoints import Changes, CheckpointError
 from .commands import (
     ChangeMode,
     ChangeModel,
@@ -22,10 +23,13 @@ from .commands import (
     CommandResult,
     Compact,
     ForkSession,
+    ListCheckpoints,
     ListSessions,
     NewSession,
     Reply,
     ResumeSession,
+    RewindTo,
+    format_checkpoints,
     format_sessions,
     interpret,
 )
@@ -34,6 +38,7 @@ from .errors import InvalidParams
 from .events import (
     Event,
     Notice,
+    QueueDropped,
     TextDelta,
     ThinkingDelta,
     TurnEnded,
@@ -42,18 +47,39 @@ from .events import (
 )
 from .history import Message
 from .loop import Turn, TurnSetup
-from .outcomes import Failed, Interrupted, TurnOutcome
+from .models import thinking_note
+from .outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
 from .permissions import Grants
 from .protocol import JSON, Mode, State, Thinking, Todo, TrailItem, next_mode
-from .provider import Provider, ProviderError
-from .store import SessionRow, SessionStore
+from .provider import (
+    KnownModel,
+    Provider,
+    ProviderError,
+    UnknownModel,
+    Unverified,
+    lookup_model,
+)
+from .rewind import CheckpointKeeper
+from .store import CheckpointRow, RewindRow, SessionRow, SessionStore
 from .system_prompt import system_prompt
 from .tools.base import ReadLedger, Tool, ToolContext
 from .tools.registry import tools_by_name
+from .tools.sandbox import ShellPolicy
+from .usage import ContextUse, Ledger, Usage
 
 log = logging.getLogger(__name__)
 
 STOP_WORDS = frozenset({"stop", "cancel"})
+
+
+@dataclass(frozen=True)
+class ActiveTurn:
+    """The running turn: its id, its task, and why it was cancelled (once it was)."""
+
+    turn_id: str
+    task: asyncio.Task[None]
+    cancel_cause: InterruptCause | None = None
+    tools_used: int = 0
 
 
 @dataclass(frozen=True)
@@ -103,6 +129,8 @@ class Session:
     sink: SessionSink
     tools: Sequence[Tool]
     store: SessionStore
+    checkpoints: CheckpointKeeper | None = None
+    shell: ShellPolicy = field(default_factory=ShellPolicy)  # sandbox and tool env, from start
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
@@ -112,12 +140,14 @@ class Session:
     queue: deque[str] = field(default_factory=deque)
     reads: ReadLedger = field(default_factory=ReadLedger)
     todos: tuple[Todo, ...] = ()
-    turn_id: str | None = None
-    tools_used: int = 0
-    _task: asyncio.Task[None] | None = None
+    active: ActiveTurn | None = None
+    closed: bool = False  # one way: a switched-away session takes no more prompts
     _seq: int = 0
     _last_state: State | None = None
     _streamed: list[str] = field(default_factory=list)  # assistant text not yet journaled
+    _thought: list[str] = field(default_factory=list)  # thinking text not yet journaled
+    _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
+    ledger: Ledger = Ledger()  # session usage and cost, context after the last step
 
     def __post_init__(self) -> None:
         self.model = self.model or self.config.model
@@ -141,48 +171,93 @@ class Session:
             last = len(self.messages) - 1
             self.store.put_message(self.id, last, self.messages[last], self.turn_id)
 
+    @property
+    def turn_id(self) -> str | None:
+        return self.active.turn_id if self.active is not None else None
+
+    @property
+    def tools_used(self) -> int:
+        return self.active.tools_used if self.active is not None else 0
+
     def emit(self, event: Event) -> None:
+        self._emit(event, self.turn_id)
+
+    def _emit(self, event: Event, turn_id: str | None) -> None:
         self._seq += 1
         fields = event_fields(event)
-        self._journal(event, fields)
-        self.sink.event({"sessionId": self.id, "turnId": self.turn_id, "seq": self._seq, **fields})
+        self._journal(turn_id, event, fields)
+        self.sink.event({"sessionId": self.id, "turnId": turn_id, "seq": self._seq, **fields})
 
-    def _journal(self, event: Event, fields: JSON) -> None:
-        """Keep the transcript: prompts, assistant text, tool calls, plan decisions, outcomes."""
+    def _journal(self, turn_id: str | None, event: Event, fields: JSON) -> None:
+        """Keep the transcript: everything a client showed, in order (live output excepted:
+        the tool's result carries it)."""
         match event:
             case TextDelta(text=text):
                 self._streamed.append(text)
                 return
-            case ThinkingDelta() | Notice():
+            case ThinkingDelta(text=text):
+                self._thought.append(text)
+                return
+            case _ if fields["type"] == "toolOutput":
                 return
             case _:
                 pass
+        self.record(turn_id, str(fields["type"]), {k: v for k, v in fields.items() if k != "type"})
+
+    def record(self, turn_id: str | None, kind: str, data: JSON) -> None:
+        """Add a transcript entry, after the text and thinking streamed before it."""
+        if self._thought:
+            text, self._thought = "".join(self._thought), []
+            self.store.add_entry(self.id, turn_id, "assistantThinking", {"text": text})
         if self._streamed:
             text, self._streamed = "".join(self._streamed), []
-            self.store.add_entry(self.id, self.turn_id, "assistantText", {"text": text})
-        data = {k: v for k, v in fields.items() if k != "type"}
-        self.store.add_entry(self.id, self.turn_id, str(fields["type"]), data)
+            self.store.add_entry(self.id, turn_id, "assistantText", {"text": text})
+        self.store.add_entry(self.id, turn_id, kind, data)
 
     def count_tools(self, used: int) -> None:
-        self.tools_used = used
+        if self.active is not None:
+            self.active = replace(self.active, tools_used=used)
         self.publish()
 
     async def compact(self) -> bool:
         """Summarize older turns with the model; True when the history got shorter."""
-        tools = tuple(t.spec() for t in self.tools)
         try:
-            shorter = await compaction.compact(self.provider, self.model, tools, self.messages)
+            done = await compaction.compact(
+                self.provider, self.model, self.messages, window=self._spec().context_window
+            )
         except ProviderError as err:
             self.emit(Notice(f"Compaction failed ({err.kind}): {err.message}"))
             return False
-        if shorter is None:
+        if done is None:
             self.emit(Notice("Nothing older to compact yet."))
             return False
         before = len(self.messages)
-        self.messages = shorter
-        self.store.replace_messages(self.id, shorter, [self.turn_id] * len(shorter))
-        self.emit(Notice(f"Compacted {before} messages into {len(shorter)}."))
+        self.record_usage(models.price(done.usage, self._spec()), None)
+        self.rewrite_history(done.messages)
+        self.emit(Notice(f"Compacted {before} messages into {len(done.messages)}."))
         return True
+
+    def _spec(self) -> models.ModelSpec:
+        return self.provider.spec(self.model)
+
+    def rewrite_history(self, messages: tuple[Message, ...]) -> None:
+        """Replace the history (compaction, or a failed/refused turn dropped by the loop);
+        messages kept from the old history keep their turn ids in the store."""
+        loaded = self.store.load(self.id)
+        known = loaded.turn_ids if loaded is not None else ()
+        same = 0
+        while same < min(len(messages), len(self.messages), len(known)) and (
+            messages[same] == self.messages[same]
+        ):
+            same += 1
+        ids = [*known[:same], *[self.turn_id] * (len(messages) - same)]
+        self.messages = messages
+        self.store.replace_messages(self.id, messages, ids)
+
+    def record_usage(self, usage: Usage, context: ContextUse | None) -> None:
+        """One model call's priced usage (the loop's ledger): session totals and context."""
+        self.ledger = self.ledger.record(usage, context)
+        self.publish()
 
     # --- SessionControls (for the state tools) --------------------------------------------------
 
@@ -198,7 +273,7 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self.active is not None
 
     def state(self) -> State:
         return State(
@@ -207,7 +282,7 @@ class Session:
             model=self.model,
             thinking=self.thinking,
             busy=self.busy,
-            turn_id=self.turn_id,
+            turn_id=self.turn_id or self._last_turn,
             queue=tuple(self.queue),
             active_todo=next(
                 (t.active_form for t in self.todos if t.status == "in_progress"), None
@@ -215,6 +290,9 @@ class Session:
             todo_completed=sum(t.status == "completed" for t in self.todos),
             todo_total=len(self.todos),
             tools_used=self.tools_used,
+            sandbox=self.shell.backend,
+            context=None if self.ledger.context is None else self.ledger.context.to_wire(),
+            session_cost_usd=self.ledger.total.cost_usd,
         )
 
     def publish(self) -> None:
@@ -223,19 +301,22 @@ class Session:
         if state != self._last_state:
             self._last_state = state
             self.store.update(
-                self.id, model=self.model, mode=self.mode, thinking=self.thinking, todos=self.todos
-            )
+                self.id, model=self.model, mode=self.mode, thinking=self.thinking,
+                todos=self.todos, usage=self.ledger.total,
+            )  # fmt: skip
             self.sink.state(state)
 
     # --- requests -----------------------------------------------------------------------------
 
     async def prompt(self, text: str) -> PromptResult:
+        if self.closed:
+            return Handled("This session was closed (switched away); send the prompt again.")
         if text.lstrip().startswith("/"):
             return await self.apply_command(
                 interpret(text, self, max_tokens=self.config.max_tokens)
             )
         if self.busy and text.strip().lower() in STOP_WORDS:
-            self.interrupt()
+            self.interrupt(cause="keyword")
             return Handled("Interrupted the running turn.")
         if self.busy:
             self.queue.append(text)
@@ -252,34 +333,42 @@ class Session:
                 self.set_mode(mode)
                 return Handled(f"Mode: {self.mode}")
             case ChangeModel(model=model):
-                self.set_model(model)
+                try:
+                    await self.choose_model(model)
+                except InvalidParams as err:
+                    return Handled(err.message)
                 return Handled(f"Model: {self.model} (from the next turn)")
             case ChangeThinking(thinking=thinking):
                 self.set_thinking(thinking)
-                state = f"on, budget {thinking.budget_tokens} tokens" if thinking.enabled else "off"
-                return Handled(f"Thinking: {state}")
+                note = thinking_note(thinking, self.provider.spec(self.model))
+                return Handled(f"Thinking: {thinking.describe()}" + (f" ({note})" if note else ""))
             case ClearQueue():
                 return Handled(f"Cleared {self.clear_queue()} queued prompt(s).")
             case NewSession():
                 return SwitchTo(self.fresh(), "Started a new session.")
             case ListSessions():
-                return Handled(format_sessions(self.store.recent(20), self.id))
+                here = self.store.recent(20, workspace=str(self.workspace))
+                return Handled(format_sessions(here, self.id))
             case ResumeSession(session_id=session_id):
-                if self.busy:
-                    return Handled("A turn is running: interrupt it (or wait) before /resume.")
                 try:
                     resumed = self.resumed(session_id)
                 except InvalidParams as err:
                     return Handled(err.message)
                 return SwitchTo(resumed, f"Resumed session {session_id}.")
             case ForkSession(turn_id=turn_id):
-                if self.busy:
-                    return Handled("A turn is running: interrupt it (or wait) before /fork.")
                 try:
                     child = self.forked(None, turn_id)
                 except InvalidParams as err:
                     return Handled(err.message)
                 return SwitchTo(child, f"Forked into session {child.id}.")
+            case ListCheckpoints():
+                try:
+                    rows = await self.list_checkpoints()
+                except InvalidParams as err:
+                    return Handled(err.message)
+                return Handled(format_checkpoints(rows))
+            case RewindTo(turn_id=turn_id):
+                return Handled(await self._rewind_command(turn_id))
             case Compact():
                 if self.busy:
                     return Handled("A turn is running: /compact once it has ended.")
@@ -296,10 +385,23 @@ class Session:
         if loaded is None:
             raise InvalidParams(f"unknown sessionId {session_id!r}")
         row = loaded.row
+        self._close_cut_turns(session_id)
         repaired = history.repair(loaded.messages)
         if repaired != loaded.messages:
             self.store.replace_messages(row.id, repaired, [None] * len(repaired))
-        return self._sibling(row.id, row.mode, row.model, row.thinking, row.todos, repaired)
+        resumed = self._sibling(row.id, row.mode, row.model, row.thinking, row.todos, repaired)
+        resumed.ledger = Ledger(row.usage)
+        return resumed
+
+    def _close_cut_turns(self, session_id: str) -> None:
+        """A turn the store shows started but never ended was cut by a dead server: end it in
+        the transcript (before the resumed session answers anything) as interrupted."""
+        running = self.turn_id if session_id == self.id else None
+        for turn_id in self.store.open_turns(session_id):
+            if turn_id != running:
+                ended = event_fields(TurnEnded(Interrupted("server_stopped"), ()))
+                del ended["type"]
+                self.store.add_entry(session_id, turn_id, "turnEnded", ended)
 
     def forked(self, source_id: str | None, turn_id: str | None) -> Session:
         """A child of ``source_id`` (default: this session) holding its history up to the end
@@ -319,9 +421,10 @@ class Session:
             new_id("ses"), row.mode, row.model, row.thinking, row.todos,
             history.repair(loaded.messages[:cut]),
         )  # fmt: skip
+        inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
         self.store.create(
-            replace(row, id=child.id, title=f"Fork of {row.title}", parent_id=source, turns=0,
-                    created_at=time.time(), updated_at=time.time())
+            replace(row, id=child.id, title=f"Fork of {row.title}", parent_id=source,
+                    turns=inherited, created_at=time.time(), updated_at=time.time())
         )  # fmt: skip
         self.store.replace_messages(
             child.id, child.messages, loaded.turn_ids[: len(child.messages)]
@@ -346,6 +449,8 @@ class Session:
             sink=self.sink,
             tools=self.tools,
             store=self.store,
+            checkpoints=self.checkpoints,
+            shell=self.shell,
             id=session_id,
             mode=mode,
             model=model,
@@ -358,12 +463,28 @@ class Session:
     def queued(self) -> tuple[str, ...]:
         return tuple(self.queue)
 
-    def interrupt(self) -> str | None:
-        """Cancel the running turn; the turn task repairs history and ends it as interrupted."""
-        if not self.busy or self._task is None:
+    def interrupt(self, turn_id: str | None = None, cause: InterruptCause = "user") -> str | None:
+        """Cancel the running turn (only if it is ``turn_id``, when given): the turn task
+        repairs the history and ends it as interrupted. The id of the turn, or None."""
+        active = self.active
+        if active is None or turn_id not in (None, active.turn_id):
             return None
-        self._task.cancel()
-        return self.turn_id
+        if active.cancel_cause is None:  # cancel once: a flood of interrupts is one interrupt
+            self.active = replace(active, cancel_cause=cause)
+            active.task.cancel()
+        return active.turn_id
+
+    def close(self) -> tuple[str, ...]:
+        """Retire this session (switch, shutdown): its queued prompts are dropped — returned,
+        and listed in an event so a client can offer them again — and its turn interrupted."""
+        self.closed = True
+        dropped = tuple(self.queue)
+        if dropped:
+            self.queue.clear()
+            self.emit(QueueDropped(dropped))
+        self.interrupt()
+        self.publish()
+        return dropped
 
     def cycle_mode(self) -> Mode:
         self.set_mode(next_mode(self.mode))
@@ -374,8 +495,23 @@ class Session:
             self.model = model
             if self.busy:
                 self.emit(Notice(f"Model switches to {model} from the next turn"))
+            note = self.provider.spec(model).notice
+            if note:
+                self.emit(Notice(note))
             self.publish()
         return self.model
+
+    async def choose_model(self, model: str) -> str:
+        """``set_model`` for an id the API knows (InvalidParams when its list says no; an id
+        that cannot be checked is taken, with a warning in the log)."""
+        match await lookup_model(self.provider, model):
+            case UnknownModel(message=message):
+                raise InvalidParams(message)
+            case Unverified(reason=reason):
+                log.warning("model %s not verified: %s", model, reason)
+            case KnownModel():
+                pass
+        return self.set_model(model)
 
     def set_thinking(self, thinking: Thinking) -> Thinking:
         self.thinking = thinking
@@ -389,15 +525,109 @@ class Session:
         return cleared
 
     async def wait_idle(self) -> None:
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        while (active := self.active) is not None:
+            if active.task.done():
+                await asyncio.sleep(0)  # its done-callback settles it
+            else:
+                await asyncio.wait({active.task})
+
+    def tool_context(self) -> ToolContext:
+        """What this session's tools may touch, and how its commands run."""
+        return ToolContext(self.workspace, self.reads, self, shell=self.shell)
+
+    # --- checkpoints and rewind ----------------------------------------------------------------
+
+    def _keeper(self) -> CheckpointKeeper:
+        if self.checkpoints is None:
+            raise InvalidParams("Checkpoints are off: git is not installed (install it, restart).")
+        return self.checkpoints
+
+    async def list_checkpoints(self, session_id: str | None = None) -> list[CheckpointRow]:
+        keeper = self._keeper()
+        await keeper.settled()  # the last turn's closing snapshot counts its changed files
+        return keeper.of_session(session_id or self.id)
+
+    async def rewind(
+        self, turn_id: str, *, files: bool, conversation: bool, dry_run: bool = False
+    ) -> JSON:
+        """Put the workspace and/or the conversation back to before ``turn_id``. Refused while
+        a turn runs (interrupt first). The answer's ``undoId`` undoes the rewind."""
+        keeper = self._keeper()
+        if self.busy:
+            raise InvalidParams("A turn is running: interrupt it first, then rewind.")
+        if not files and not conversation:
+            raise InvalidParams("nothing to rewind: set 'files' and/or 'conversation' to true")
+        await keeper.settled()
+        rows = keeper.of_session(self.id)
+        index = next((i for i, row in enumerate(rows) if row.turn_id == turn_id), None)
+        if index is None:
+            raise InvalidParams(f"no checkpoint for turnId {turn_id!r} in this session")
+        if dry_run:
+            if not files:
+                return {**Changes().to_wire(), "userChanged": []}
+            preview = await keeper.preview(rows, index)
+            return {**preview.changes.to_wire(), "userChanged": list(preview.user_changed)}
+        undo_commit = await keeper.snapshot_now(f"before rewinding to {turn_id}") if files else None
+        changes = await keeper.restore(rows[index].before) if files else Changes()
+        saved: tuple[Message, ...] | None = None
+        saved_ids: tuple[str | None, ...] = ()
+        if conversation:
+            loaded = self.store.load(self.id)
+            stored, ids = (loaded.messages, loaded.turn_ids) if loaded else (self.messages, ())
+            cut = next((i for i, t in enumerate(ids) if t == turn_id), len(stored))
+            saved, saved_ids = stored, ids
+            self.messages = history.repair(stored[:cut])
+            self.store.replace_messages(self.id, self.messages, ids[: len(self.messages)])
+        undo_id = new_id("undo")
+        keeper.table.add_rewind(
+            RewindRow(undo_id, self.id, undo_commit, saved, saved_ids), time.time()
+        )
+        self.record(
+            None,
+            "rewound",
+            {"turnId": turn_id, "files": files, "conversation": conversation, "undoId": undo_id,
+             **changes.to_wire()},
+        )  # fmt: skip
+        return {**changes.to_wire(), "undoId": undo_id}
+
+    async def _rewind_command(self, turn_id: str | None) -> str:
+        """``/rewind [turnId]``: files and conversation, to before the turn (default: last)."""
+        try:
+            rows = await self.list_checkpoints()
+            target = turn_id or (rows[-1].turn_id if rows else None)
+            if target is None:
+                return "Nothing to rewind yet: no turn has a checkpoint in this session."
+            done = await self.rewind(target, files=True, conversation=True)
+        except InvalidParams as err:
+            return err.message
+        counts = ", ".join(f"{len(done[k])} {k}" for k in ("changed", "added", "removed"))
+        return (
+            f"Rewound to before {target}: files {counts} (as seen from now); the conversation "
+            f"ends before that turn. Undo with tiller/undoRewind {done['undoId']}."
+        )
+
+    async def undo_rewind(self, undo_id: str) -> JSON:
+        keeper = self._keeper()
+        if self.busy:
+            raise InvalidParams("A turn is running: interrupt it first, then undo the rewind.")
+        row = keeper.table.rewind(undo_id)
+        if row is None:
+            raise InvalidParams(f"unknown undoId {undo_id!r} (already undone, or expired)")
+        if row.session_id != self.id:
+            raise InvalidParams(f"undoId {undo_id!r} belongs to session {row.session_id}")
+        await keeper.settled()
+        changes = await keeper.restore(row.files_commit) if row.files_commit else Changes()
+        if row.messages is not None:
+            self.messages = row.messages
+            self.store.replace_messages(self.id, row.messages, row.turn_ids)
+        keeper.table.drop_rewind(undo_id)
+        self.record(None, "rewindUndone", {"undoId": undo_id, **changes.to_wire()})
+        return changes.to_wire()
 
     # --- turns --------------------------------------------------------------------------------
 
     def _start(self, text: str) -> str:
         turn_id = new_id("turn")
-        self.turn_id = turn_id
-        self.tools_used = 0
         setup = TurnSetup(
             turn_id=turn_id,
             model=self.model,
@@ -405,9 +635,9 @@ class Session:
             max_tokens=self.config.max_tokens,
             system=system_prompt(self.workspace),
             tools=tools_by_name(self.tools),
-            context=ToolContext(self.workspace, self.reads, self),
+            context=self.tool_context(),
             provider=self.provider,
-            approver=self.approver,
+            approver=RecordingApprover(self.approver, self, turn_id),
             tool_budget=self.config.tool_budget,
             session_id=self.id,
             stop_hook=self.config.stop_hook,
@@ -420,15 +650,20 @@ class Session:
                 self.model, self.mode, self.thinking, self.todos, 0,
             )
         )  # fmt: skip
+        task = asyncio.create_task(self._run(turn, text), name=f"tiller-{turn_id}")
+        self.active = ActiveTurn(turn_id, task)
+        # A cancel that lands before the task's first step never runs its body: the
+        # done-callback still ends the turn, exactly once.
+        task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
         self.emit(TurnStarted(text))
         self.append("user", [history.text_block(text)])
-        self._task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
         self.publish()
         return turn_id
 
-    async def _run(self, turn: Turn) -> None:
+    async def _run(self, turn: Turn, prompt: str) -> None:
         outcome: TurnOutcome
         try:
+            await self._checkpoint_before(turn.setup.turn_id, prompt)
             outcome = await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()
@@ -439,13 +674,40 @@ class Session:
             log.exception("turn %s crashed", turn.setup.turn_id)
             self.messages = history.repair(self.messages)
             outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
-        self._finish(outcome, tuple(turn.trail))
+        self._finish(turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
 
-    def _finish(self, outcome: TurnOutcome, trail: tuple[TrailItem, ...]) -> None:
-        """The one place a turn ends: idle state first, then ``turnEnded``, then the queue."""
-        self._task = None
+    async def _checkpoint_before(self, turn_id: str, prompt: str) -> None:
+        """Snapshot the workspace so this turn can be rewound (a failure only warns)."""
+        if self.checkpoints is None:
+            return
+        try:
+            await self.checkpoints.before_turn(self.id, turn_id, prompt)
+        except (CheckpointError, OSError) as err:
+            self.emit(Notice(f"No checkpoint for this turn (it cannot be rewound): {err}"))
+
+    def _finish(
+        self,
+        turn_id: str,
+        outcome: TurnOutcome,
+        trail: tuple[TrailItem, ...],
+        usage: Usage | None = None,
+    ) -> None:
+        """The one place a turn ends (once): idle state first, then ``turnEnded``, then the
+        next queued prompt."""
+        active = self.active
+        if active is None or active.turn_id != turn_id:
+            return  # already ended
+        self.active = None
+        self._last_turn = turn_id
+        match outcome:
+            case Interrupted():
+                outcome = Interrupted(active.cancel_cause or "user")
+            case _:
+                pass
         self.store.count_turn(self.id)
         self.publish()
-        self.emit(TurnEnded(outcome, trail))
-        if self.queue:
+        self._emit(TurnEnded(outcome, trail, usage), turn_id)
+        if self.checkpoints is not None:
+            self.checkpoints.after_turn(self.id, turn_id)
+        if self.queue and not self.closed:
             self._start(self.queue.popleft())

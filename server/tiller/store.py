@@ -13,6 +13,7 @@ from typing import Any
 
 from .history import Message
 from .protocol import JSON, MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
+from .usage import NO_USAGE, Usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -26,7 +27,8 @@ CREATE TABLE IF NOT EXISTS sessions (
     mode TEXT NOT NULL,
     thinking TEXT NOT NULL,
     todos TEXT NOT NULL DEFAULT '[]',
-    turns INTEGER NOT NULL DEFAULT 0
+    turns INTEGER NOT NULL DEFAULT 0,
+    usage TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT NOT NULL,
@@ -35,6 +37,24 @@ CREATE TABLE IF NOT EXISTS messages (
     role TEXT NOT NULL,
     content TEXT NOT NULL,
     PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    session_id TEXT NOT NULL,
+    turn_id TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    before_commit TEXT NOT NULL,
+    after_commit TEXT,
+    changed_files INTEGER NOT NULL DEFAULT 0,
+    skipped TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (session_id, turn_id)
+);
+CREATE TABLE IF NOT EXISTS rewinds (
+    undo_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    files_commit TEXT,
+    messages TEXT
 );
 CREATE TABLE IF NOT EXISTS entries (
     session_id TEXT NOT NULL,
@@ -60,6 +80,7 @@ class SessionRow:
     thinking: Thinking
     todos: tuple[Todo, ...]
     turns: int
+    usage: Usage = NO_USAGE  # every model call of the session, priced
 
     def to_wire(self) -> JSON:
         wire: JSON = {
@@ -68,6 +89,7 @@ class SessionRow:
             "createdAt": _iso(self.created_at),
             "updatedAt": _iso(self.updated_at),
             "turns": self.turns,
+            "workspace": self.workspace,
         }
         if self.parent_id:
             wire["parentId"] = self.parent_id
@@ -109,25 +131,38 @@ class SessionStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(sessions)")}
+        if "usage" not in columns:  # a store written before the usage ledger
+            self.db.execute("ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'")
 
     def create(self, row: SessionRow) -> None:
         self.db.execute(
-            "INSERT OR IGNORE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 row.id, row.workspace, row.title, row.parent_id, row.created_at, row.updated_at,
                 row.model, row.mode, json.dumps(row.thinking.to_wire()),
                 json.dumps([t.to_wire() for t in row.todos]), row.turns,
+                json.dumps(row.usage.to_wire()),
             ),
         )  # fmt: skip
 
     def update(
-        self, session_id: str, *, model: str, mode: Mode, thinking: Thinking, todos: Sequence[Todo]
+        self,
+        session_id: str,
+        *,
+        model: str,
+        mode: Mode,
+        thinking: Thinking,
+        todos: Sequence[Todo],
+        usage: Usage,
     ) -> None:
         self.db.execute(
-            "UPDATE sessions SET model=?, mode=?, thinking=?, todos=?, updated_at=? WHERE id=?",
+            "UPDATE sessions SET model=?, mode=?, thinking=?, todos=?, usage=?, updated_at=? "
+            "WHERE id=?",
             (
                 model, mode, json.dumps(thinking.to_wire()),
-                json.dumps([t.to_wire() for t in todos]), time.time(), session_id,
+                json.dumps([t.to_wire() for t in todos]), json.dumps(usage.to_wire()),
+                time.time(), session_id,
             ),
         )  # fmt: skip
 
@@ -163,11 +198,24 @@ class SessionStore:
         found = self.db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
         return _row(found) if found else None
 
-    def recent(self, limit: int = 200) -> list[SessionRow]:
+    def recent(self, limit: int = 200, *, workspace: str | None = None) -> list[SessionRow]:
+        """Newest first; only those of ``workspace`` when given."""
         rows = self.db.execute(
-            "SELECT * FROM sessions ORDER BY updated_at DESC, created_at DESC LIMIT ?", (limit,)
+            "SELECT * FROM sessions WHERE (? IS NULL OR workspace=?) "
+            "ORDER BY updated_at DESC, created_at DESC LIMIT ?",
+            (workspace, workspace, limit),
         )
         return [_row(r) for r in rows]
+
+    def open_turns(self, session_id: str) -> list[str]:
+        """Turns with a ``turnStarted`` entry and no ``turnEnded``: cut by a dead server."""
+        rows = self.db.execute(
+            "SELECT turn_id FROM entries WHERE session_id=? AND kind='turnStarted' AND turn_id "
+            "NOT IN (SELECT turn_id FROM entries WHERE session_id=? AND kind='turnEnded' "
+            "AND turn_id IS NOT NULL) ORDER BY seq",
+            (session_id, session_id),
+        )
+        return [r[0] for r in rows if r[0] is not None]
 
     def load(self, session_id: str) -> Loaded | None:
         row = self.row(session_id)
@@ -219,6 +267,123 @@ def _row(r: Any) -> SessionRow:
     return SessionRow(
         id=r[0], workspace=r[1], title=r[2], parent_id=r[3], created_at=r[4], updated_at=r[5],
         model=r[6], mode=_mode(r[7]),
-        thinking=Thinking(bool(thinking["enabled"]), int(thinking["budgetTokens"])),
-        todos=_todos(r[9]), turns=r[10],
+        thinking=Thinking.from_wire(thinking),
+        todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(json.loads(r[11] or "{}")),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CheckpointRow:
+    """The workspace before (and after) one turn: commits of the shadow repository."""
+
+    session_id: str
+    turn_id: str
+    prompt: str
+    created_at: float
+    before: str
+    after: str | None
+    changed_files: int
+    skipped: tuple[str, ...]
+
+    def to_wire(self) -> JSON:
+        return {
+            "turnId": self.turn_id,
+            "prompt": self.prompt,
+            "createdAt": _iso(self.created_at),
+            "changedFiles": self.changed_files,
+            **({"skipped": list(self.skipped)} if self.skipped else {}),
+        }
+
+
+@dataclass(frozen=True)
+class RewindRow:
+    """What ``undoRewind`` puts back: the workspace commit and/or the cut messages."""
+
+    undo_id: str
+    session_id: str
+    files_commit: str | None
+    messages: tuple[Message, ...] | None
+    turn_ids: tuple[str | None, ...]
+
+
+class CheckpointTable:
+    """Checkpoint and rewind records, beside the sessions in the same database."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.db = store.db
+
+    def add(self, row: CheckpointRow) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO checkpoints VALUES (?,?,?,?,?,?,?,?)",
+            (
+                row.session_id, row.turn_id, row.prompt, row.created_at, row.before, row.after,
+                row.changed_files, json.dumps(list(row.skipped)),
+            ),
+        )  # fmt: skip
+
+    def finish(self, session_id: str, turn_id: str, after: str, changed_files: int) -> None:
+        self.db.execute(
+            "UPDATE checkpoints SET after_commit=?, changed_files=? "
+            "WHERE session_id=? AND turn_id=?",
+            (after, changed_files, session_id, turn_id),
+        )
+
+    def of_session(self, session_id: str) -> list[CheckpointRow]:
+        rows = self.db.execute(
+            "SELECT * FROM checkpoints WHERE session_id=? ORDER BY created_at", (session_id,)
+        )
+        return [_checkpoint(r) for r in rows]
+
+    def prune(self, older_than: float) -> None:
+        self.db.execute("DELETE FROM checkpoints WHERE created_at < ?", (older_than,))
+        self.db.execute("DELETE FROM rewinds WHERE created_at < ?", (older_than,))
+
+    def live_commits(self) -> set[str]:
+        found: set[str] = set()
+        for before, after in self.db.execute("SELECT before_commit, after_commit FROM checkpoints"):
+            found.update(c for c in (before, after) if c)
+        for (commit,) in self.db.execute("SELECT files_commit FROM rewinds"):
+            if commit:
+                found.add(commit)
+        return found
+
+    def add_rewind(self, row: RewindRow, created_at: float) -> None:
+        messages = (
+            None
+            if row.messages is None
+            else json.dumps(
+                {
+                    "messages": [m.to_api() for m in row.messages],
+                    "turnIds": list(row.turn_ids),
+                }
+            )
+        )
+        self.db.execute(
+            "INSERT INTO rewinds VALUES (?,?,?,?,?)",
+            (row.undo_id, row.session_id, created_at, row.files_commit, messages),
+        )
+
+    def drop_rewind(self, undo_id: str) -> None:
+        self.db.execute("DELETE FROM rewinds WHERE undo_id=?", (undo_id,))
+
+    def rewind(self, undo_id: str) -> RewindRow | None:
+        found = self.db.execute(
+            "SELECT undo_id, session_id, files_commit, messages FROM rewinds WHERE undo_id=?",
+            (undo_id,),
+        ).fetchone()
+        if found is None:
+            return None
+        messages: tuple[Message, ...] | None = None
+        turn_ids: tuple[str | None, ...] = ()
+        if found[3] is not None:
+            raw = json.loads(found[3])
+            messages = tuple(Message.from_api(m) for m in raw["messages"])
+            turn_ids = tuple(raw["turnIds"])
+        return RewindRow(found[0], found[1], found[2], messages, turn_ids)
+
+
+def _checkpoint(r: Any) -> CheckpointRow:
+    return CheckpointRow(
+        session_id=r[0], turn_id=r[1], prompt=r[2], created_at=r[3], before=r[4], after=r[5],
+        changed_files=r[6], skipped=tuple(json.loads(r[7])),
     )  # fmt: skip

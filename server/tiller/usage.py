@@ -58,3 +58,33 @@ class Usage:
 
 
 NO_USAGE = Usage()
+
+
+@dataclass(frozen=True)
+class ContextUse:
+    """How full the model's context was after a step: what the step read plus what it wrote
+    (both are in the next request)."""
+
+    used_tokens: int
+    window_tokens: int
+
+    @staticmethod
+    def after(step: Usage, window_tokens: int) -> ContextUse:
+        return ContextUse(step.total_input + step.output_tokens, window_tokens)
+
+    def to_wire(self) -> JSON:
+        return {"usedTokens": self.used_tokens, "windowTokens": self.window_tokens}
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """A session's running totals (a value: ``record`` returns the next one).
+
+    ``total`` is every model call of the session, summaries included; ``context`` is the last
+    step's ``ContextUse`` (None before the first step)."""
+
+    total: Usage = NO_USAGE
+    context: ContextUse | None = None
+
+    def record(self, usage: Usage, context: ContextUse | None) -> Ledger:
+        return Ledger(self.total + usage, context or self.context)

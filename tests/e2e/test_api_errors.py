@@ -10,21 +10,17 @@ from test_interrupt_and_queue import assert_valid_history
 from test_turn_basics import text, tool_use
 
 
-async def test_mid_stream_overloaded_error_fails_as_overloaded_and_keeps_streamed_text(
+async def test_mid_stream_overloaded_error_after_two_step_retries_fails_and_keeps_streamed_text(
     tiller: Tiller, api: FakeMessagesAPI
 ) -> None:
-    api.enqueue(
-        {
-            "content": [text("Half of an answer that will be cut off here")],
-            "midStreamError": {
-                "afterEvents": 5,
-                "type": "overloaded_error",
-                "message": "Overloaded",
-            },
-        },
-        {"content": [text("recovered")]},
-    )
+    overloaded = {
+        "content": [text("Half of an answer that will be cut off here")],
+        "midStreamError": {"afterEvents": 5, "type": "overloaded_error", "message": "Overloaded"},
+    }
+    api.enqueue(overloaded, overloaded, overloaded, {"content": [text("recovered")]})
     ended = await tiller.run("go")
+    restarts = tiller.events_of("stepRestarted", ended["turnId"])
+    assert [r["reason"] for r in restarts] == ["overloaded", "overloaded"]
     assert ended["outcome"] == "failed"
     assert ended["error"]["kind"] == "overloaded" and ended["error"]["retryable"] is True
     assert "Overloaded" in ended["error"]["message"]
@@ -69,9 +65,12 @@ async def test_bad_api_key_fails_as_auth_without_retrying(start: Any, api: FakeM
 async def test_dropped_connection_after_a_tool_call_fails_as_connection_with_valid_history(
     tiller: Tiller, api: FakeMessagesAPI
 ) -> None:
+    dropped = {"content": [text("Partial words before the line goes dead")], "dropAfterEvents": 4}
     api.enqueue(
         {"content": [text("Let me look."), tool_use("list_files", "t1")]},
-        {"content": [text("Partial words before the line goes dead")], "dropAfterEvents": 4},
+        dropped,
+        dropped,
+        dropped,  # the step is retried twice, then the turn fails
         {"content": [text("back")]},
     )
     ended = await tiller.run("go")

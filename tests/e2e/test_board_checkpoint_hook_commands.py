@@ -172,7 +172,7 @@ async def test_a_crashing_stop_hook_is_reported_and_does_not_wedge_the_turn(
 @pytest.mark.parametrize(
     ("command", "fragment"),
     [
-        ("/help", "/thinking [on|off|N]"),
+        ("/help", "/thinking [off|low|medium|high|max|N]"),
         ("/mode", "Mode: default"),
         ("/model", "Model: claude-test-1"),
         ("/thinking", "Thinking: off"),
@@ -202,7 +202,7 @@ async def test_slash_commands_that_change_state(tiller: Tiller) -> None:
     assert (await tiller.prompt("/thinking off"))["message"] == "Thinking: off"
     state = await tiller.request("tiller/getState")
     assert state["mode"] == "plan" and state["model"] == "claude-x"
-    assert state["thinking"] == {"enabled": False, "budgetTokens": 2048}
+    assert state["thinking"] == {"enabled": False, "effort": None, "budgetTokens": 2048}
     assert "Unknown mode" in (await tiller.prompt("/mode yolo"))["message"]
 
 
@@ -213,11 +213,11 @@ async def test_clear_starts_a_new_session_and_queue_clear_empties_the_queue(
     first = await tiller.prompt("one")
     await tiller.prompt("two")
     assert "1 queued" in (await tiller.prompt("/queue clear"))["message"]
-    assert "interrupt" in (await tiller.prompt("/clear"))["message"]
-    await tiller.turn_end(first["turnId"])
     old_id = (await tiller.request("tiller/getState"))["sessionId"]
+    # Like session/new, /clear interrupts a running turn at once.
     assert (await tiller.prompt("/clear"))["status"] == "handled"
+    assert (await tiller.turn_end(first["turnId"]))["outcome"] == "interrupted"
     new_state = await tiller.request("tiller/getState")
-    assert new_state["sessionId"] != old_id
+    assert new_state["sessionId"] != old_id and new_state["busy"] is False
     await tiller.run("fresh start")
     assert len(api.message_requests()[-1].body["messages"]) == 1

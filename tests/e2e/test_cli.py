@@ -417,3 +417,39 @@ async def test_interrupt_withdraws_a_pending_question(
     assert code == 130, cli.report()
     assert "withdrawn" in cli.stderr
     assert "interrupted" in cli.stdout
+
+
+# --- `tiller chat` without a terminal -----------------------------------------------------
+
+
+async def test_chat_without_a_terminal_runs_each_line_as_tiller_run_would(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    api.enqueue(
+        {"content": [text("First answer.\n"), tool_use("read_file", "toolu_n1", path="a.txt")]},
+        {"content": [text("Read it.")]},
+        {"content": [text("Second answer.")]},
+    )
+    (workspace / "a.txt").write_text("a\n")
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "tiller.cli", "chat", "--workspace", str(workspace)],
+        *["--base-url", api.base_url, "--model", "claude-test-1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(tmp_path / "data", "test-key"),
+    )
+    out, err = await asyncio.wait_for(
+        process.communicate(b"read a.txt\n\n/help\nagain\n"), RUN_TIMEOUT
+    )
+    stdout = out.decode()
+    assert process.returncode == 0, stdout + err.decode()
+    assert "First answer.\n" in stdout
+    assert "✓ read_file a.txt" in stdout
+    assert "Read it." in stdout
+    assert "/mode" in stdout  # the server's /help
+    assert stdout.rstrip().endswith("Second answer.")
+    assert "\x1b[" not in stdout
+    requests = api.message_requests()
+    assert len(requests) == 3
+    assert len(requests[2].body["messages"]) == 5  # the same session: one history

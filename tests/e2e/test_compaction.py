@@ -1,4 +1,5 @@
-"""Context compaction: /compact on demand, and once automatically on "prompt is too long"."""
+"""Context compaction: /compact on demand, on "prompt is too long", and between steps when the
+last step filled most of the window."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
-from test_turn_basics import text
+from test_turn_basics import text, tool_use
 
 SUMMARY = "The user asked three questions about numbers; all were answered."
 
@@ -78,3 +79,29 @@ async def test_still_too_long_after_compaction_fails_as_context_too_long(
     api.enqueue(too_long, summary_or("unused"), too_long)
     ended = await tiller.run("question four")
     assert ended["outcome"] == "failed" and ended["error"]["kind"] == "context_too_long"
+
+
+async def test_threshold_compaction_between_steps_counts_cache_reads_and_answers_once(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    """Regression (issue 8.4): compaction after a committed tool_use sent two results for it
+    (a 400), and the trigger ignored cache reads so it almost never fired."""
+    tiller = await start(model="claude-sonnet-4-5")  # a 200K window: compaction from 160K
+    await three_turns(tiller, api)
+    full = {"input_tokens": 500, "output_tokens": 50, "cache_read_input_tokens": 170_000}
+    api.enqueue(
+        {"content": [text("Listing."), tool_use("list_files", "t1")], "usage": full},
+        summary_or("unused"),
+        {"content": [text("all done")]},
+    )
+    ended = await tiller.run("question four")
+    assert ended["outcome"] == "completed" and ended["final"] == "all done"
+    notices = [e["text"] for e in tiller.events_of("notice", ended["turnId"])]
+    assert any("Compacting the conversation" in n for n in notices)
+    requests = api.message_requests()
+    assert is_summary_request(requests[-2].body)
+    messages = requests[-1].body["messages"]
+    assert messages[0]["content"][0]["text"].startswith("Summary of the earlier conversation")
+    results = [b for m in messages for b in m["content"] if b.get("type") == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == ["t1"] and "is_error" not in results[0]
+    assert all(r.status != 400 for r in api.requests)

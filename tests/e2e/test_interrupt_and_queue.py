@@ -98,8 +98,11 @@ async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_u
     await tiller.run("continue")
     assert_valid_history(api)
     results = api.message_requests()[-1].body["messages"][2]["content"]
+    assert all(r["type"] == "tool_result" for r in results)  # no text right after results
     bash_result = next(r for r in results if r.get("tool_use_id") == "t1")
-    assert bash_result["is_error"] is True and bash_result["content"] == "Interrupted by user"
+    assert bash_result["is_error"] is True
+    assert bash_result["content"][0] == {"type": "text", "text": "Interrupted by user"}
+    assert bash_result["content"][-1]["text"].endswith("continue")
 
 
 async def test_interrupt_while_waiting_for_confirmation_cancels_the_request(
@@ -191,6 +194,7 @@ async def test_model_switch_is_seen_in_the_next_request(
     tiller: Tiller, api: FakeMessagesAPI
 ) -> None:
     await tiller.run("first")
+    api.models.append("claude-other-2")  # setModel checks the id against the API's list
     assert (await tiller.request("tiller/setModel", {"model": "claude-other-2"})) == {
         "model": "claude-other-2"
     }
@@ -217,7 +221,7 @@ async def test_thinking_toggle_is_sent_to_the_api(tiller: Tiller, api: FakeMessa
         }
     )
     answer = await tiller.request("tiller/setThinking", {"enabled": True, "budgetTokens": 2048})
-    assert answer == {"enabled": True, "budgetTokens": 2048}
+    assert answer == {"enabled": True, "effort": None, "budgetTokens": 2048}
     ended = await tiller.run("think")
     assert ended["final"] == "thought through"
     assert api.message_requests()[-1].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}

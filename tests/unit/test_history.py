@@ -2,12 +2,15 @@ from __future__ import annotations
 
 from tiller.history import (
     INTERRUPTED_RESULT,
+    JOINED_PROMPT_HEADER,
     Message,
     append,
+    for_request,
     problems,
     repair,
     text_block,
     tool_result_block,
+    without_turn,
 )
 
 
@@ -24,9 +27,7 @@ def test_unpaired_tool_use_gets_interrupted_result() -> None:
     repaired = repair(messages)
     assert problems(repaired) == []
     results = repaired[-1].content
-    assert [b["tool_use_id"] for b in results] == ["t2", "t1"] or [
-        b["tool_use_id"] for b in results
-    ] == ["t1", "t2"]
+    assert [b["tool_use_id"] for b in results] == ["t1", "t2"]
     missing = next(b for b in results if b["tool_use_id"] == "t2")
     assert missing["is_error"] is True and missing["content"] == INTERRUPTED_RESULT
 
@@ -65,3 +66,68 @@ def test_problems_reports_role_order_and_unpaired_use() -> None:
     assert any("starts with an assistant" in p for p in found)
     assert any("two assistant messages" in p for p in found)
     assert any("tool_use without tool_result" in p for p in found)
+
+
+def test_problems_catches_duplicate_and_orphan_results() -> None:
+    messages = (
+        Message("user", (text_block("go"),)),
+        Message("assistant", (tool_use("t1"),)),
+        Message(
+            "user",
+            (
+                tool_result_block("t1", "a", is_error=False),
+                tool_result_block("t1", "b", is_error=False),
+                tool_result_block("ghost", "c", is_error=False),
+            ),
+        ),
+    )
+    found = problems(messages)
+    assert any("duplicate tool_result" in p for p in found)
+    assert any("orphan tool_result for ghost" in p for p in found)
+    repaired = repair(messages)
+    assert problems(repaired) == []
+    assert [b["content"] for b in repaired[-1].content] == ["a"]
+
+
+def test_repair_drops_a_reused_tool_use_id() -> None:
+    messages = (
+        Message("user", (text_block("go"),)),
+        Message("assistant", (tool_use("t1"),)),
+        Message("user", (tool_result_block("t1", "a", is_error=False),)),
+        Message("assistant", (text_block("again"), tool_use("t1"))),
+    )
+    assert any("used twice" in p for p in problems(messages))
+    assert problems(repair(messages)) == []
+
+
+def test_a_prompt_after_tool_results_is_sent_joined_into_the_last_result() -> None:
+    """The docs warn against text right after tool_result blocks (the model learns to end
+    its turn after tool results); the prompt goes inside the last result, marked."""
+    stored = append(
+        (
+            Message("user", (text_block("go"),)),
+            Message("assistant", (tool_use("t1"), tool_use("t2"))),
+        ),
+        "user",
+        [tool_result_block("t1", "done", is_error=False)],
+    )
+    stored = append(stored, "user", [text_block("actually, stop and explain")])
+    sent = for_request(stored)
+    assert problems(sent) == []
+    last = sent[-1].content
+    assert [b["type"] for b in last] == ["tool_result", "tool_result"]
+    joined = last[-1]["content"]
+    assert [b["tool_use_id"] for b in last] == ["t1", "t2"]  # in the order of the calls
+    assert joined[0] == {"type": "text", "text": INTERRUPTED_RESULT}
+    assert joined[-1]["text"] == JOINED_PROMPT_HEADER + "actually, stop and explain"
+    assert stored[-1].content[-1] == text_block("actually, stop and explain")  # stored as is
+
+
+def test_without_turn_restores_the_history_before_the_prompt() -> None:
+    base = (Message("user", (text_block("q"),)), Message("assistant", (tool_use("t1"),)))
+    with_results = append(base, "user", [tool_result_block("t1", "r", is_error=False)])
+    prompt = text_block("next")
+    turn = append(append(with_results, "user", [prompt]), "assistant", [text_block("partial")])
+    assert without_turn(turn, prompt) == with_results
+    fresh = append(base[:1], "assistant", [text_block("a")])
+    assert without_turn(append(fresh, "user", [prompt]), prompt) == fresh

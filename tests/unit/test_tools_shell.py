@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
+import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tiller.tool_env import tool_env
 from tiller.tools import shell
-from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext, ToolResult
-from tiller.tools.shell import Bash, OutputBuffer
+from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext, ToolResult, read_only_call
+from tiller.tools.sandbox import ShellPolicy
+from tiller.tools.shell import Bash, LiveOutput, OutputBuffer
 
 
 @pytest.fixture
@@ -135,13 +137,30 @@ async def test_bash_preview_is_command_with_cwd(root: str, ctx: ToolContext) -> 
     }
 
 
-def test_bash_is_read_only_follows_the_parser() -> None:
+def test_bash_is_read_only_follows_the_parser(ws: Path) -> None:
     tool = Bash()
-    assert tool.is_read_only({"command": "sleep 0.2"})
-    assert tool.is_read_only({"command": "git status && ls | wc -l"})
-    assert not tool.is_read_only({"command": "rm -rf build"})
-    assert not tool.is_read_only({"command": None})
-    assert not tool.is_read_only({})
+    assert tool.is_read_only_in({"command": "sleep 0.2"}, ws)
+    assert tool.is_read_only_in({"command": "git status && ls | wc -l"}, ws)
+    assert not tool.is_read_only_in({"command": "rm -rf build"}, ws)
+    assert not tool.is_read_only_in({"command": None}, ws)
+    assert not tool.is_read_only_in({}, ws)
+
+
+def test_bash_without_a_workspace_is_never_read_only(ws: Path) -> None:
+    assert not Bash().is_read_only({"command": "ls"})
+    assert Bash(workspace=ws).is_read_only({"command": "ls"})
+
+
+def test_read_only_call_gives_bash_the_context_workspace(ctx: ToolContext) -> None:
+    assert read_only_call(Bash(), {"command": "ls"}, ctx)
+    assert not read_only_call(Bash(), {"command": "cat ../x"}, ctx)
+
+
+def test_read_only_call_leaves_other_tools_alone(ctx: ToolContext) -> None:
+    from tiller.tools.registry import default_tools
+
+    for tool in default_tools():
+        read_only_call(tool, {}, ctx)  # no TypeError: only bash takes the workspace
 
 
 async def test_bash_timeout_kills_whole_process_group(ws: Path, ctx: ToolContext) -> None:
@@ -244,19 +263,119 @@ async def test_background_process_holding_output_is_stopped_after_exit(
     started = time.monotonic()
     result = await bash(ctx, "sleep 30 & echo $! > child.pid; echo launched")
     assert time.monotonic() - started < 5
-    assert "launched" in result.output and "redirected" in result.output
+    assert "launched" in result.output and "1 background process(es)" in result.output
     assert await wait_dead(int((ws / "child.pid").read_text()))
 
 
-async def test_background_process_with_redirected_output_keeps_running(
+async def test_background_process_with_redirected_output_is_stopped_too(
     ctx: ToolContext, ws: Path
 ) -> None:
-    started = time.monotonic()
     result = await bash(ctx, "sleep 30 > /dev/null 2>&1 & echo $! > child.pid")
-    assert time.monotonic() - started < 1
-    assert not result.is_error and "redirected" not in result.output
-    child = int((ws / "child.pid").read_text())
-    try:
-        assert alive(child)
-    finally:
-        os.kill(child, signal.SIGKILL)  # the sleep this test started
+    assert not result.is_error and "were stopped" in result.output
+    assert await wait_dead(int((ws / "child.pid").read_text()))
+
+
+async def test_setsid_background_process_does_not_survive_the_command(
+    ctx: ToolContext, ws: Path
+) -> None:
+    """Issue 7, bug 5: ``setsid`` escaped the process-group kill and the result lied."""
+    result = await bash(ctx, "setsid sleep 1000 > /dev/null 2>&1 & echo $! > child.pid")
+    assert "were stopped" in result.output
+    assert await wait_dead(int((ws / "child.pid").read_text()))
+
+
+async def test_double_forked_daemon_does_not_survive_the_command(
+    ctx: ToolContext, ws: Path
+) -> None:
+    command = (
+        "( setsid sh -c 'echo $$ > child.pid; exec sleep 1000' > /dev/null 2>&1 & ) ; sleep 0.3"
+    )
+    await bash(ctx, command)
+    assert await wait_dead(int(await wait_for_file(ws / "child.pid")))
+
+
+async def test_cancel_stops_setsid_grandchild(ctx: ToolContext, ws: Path) -> None:
+    task = asyncio.create_task(
+        bash(ctx, "setsid sleep 1000 > /dev/null 2>&1 & echo $! > child.pid; wait")
+    )
+    child = int(await wait_for_file(ws / "child.pid"))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await wait_dead(child)
+
+
+async def test_the_api_key_is_not_in_the_command_environment(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-1")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret-2")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible")
+    policy = ShellPolicy(env=tool_env())
+    result = await bash(replace(ctx, shell=policy), "env; cat /proc/self/environ | tr '\\0' '\\n'")
+    assert "sk-ant-secret-1" not in result.output and "ghp-secret-2" not in result.output
+    assert "HARMLESS_SETTING=visible" in result.output
+
+
+async def test_default_context_scrubs_secrets_too(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-secret-3")
+    result = await bash(ctx, "env")
+    assert "tok-secret-3" not in result.output
+
+
+async def test_live_output_gets_chunks_before_the_command_ends(ctx: ToolContext) -> None:
+    seen: list[str] = []
+    arrived = asyncio.Event()
+
+    def listener(text: str) -> None:
+        seen.append(text)
+        arrived.set()
+
+    live = LiveOutput(listener)
+    task = asyncio.create_task(bash(replace(ctx, live=live), "echo first; sleep 30"))
+    await asyncio.wait_for(arrived.wait(), 10)
+    assert "".join(seen) == "first\n" and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert live.text() == "first\n"  # an interrupted call keeps its partial output
+
+
+def test_live_output_decodes_utf8_split_across_chunks() -> None:
+    seen: list[str] = []
+    live = LiveOutput(seen.append)
+    data = "héllo".encode()
+    live.feed(data[:2])
+    live.feed(data[2:])
+    assert "".join(seen) == "héllo" and live.text() == "héllo"
+
+
+async def test_sandbox_always_without_bwrap_refuses_approved_commands(
+    ctx: ToolContext, ws: Path
+) -> None:
+    policy = ShellPolicy(setting="always", backend="none")
+    result = await bash(replace(ctx, shell=policy), "touch made")
+    assert result.is_error and "bubblewrap" in result.output
+    assert not (ws / "made").exists()
+
+
+async def test_server_killed_takes_running_command_down(tmp_path: Path, ws: Path) -> None:
+    """Issue 7, bug 5: after kill -9 of the server, commands ran on and did their side effects."""
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import asyncio, pathlib, sys\n"
+        "from tiller.tools.shell import run_command\n"
+        "ws = pathlib.Path(sys.argv[1])\n"
+        "asyncio.run(run_command("
+        '\'setsid sh -c "sleep 2; touch bg-marker" > /dev/null 2>&1 & '
+        "echo started > started; sleep 2; touch marker', ws, 60))\n"
+    )
+    server = await asyncio.create_subprocess_exec(sys.executable, str(script), str(ws))
+    await wait_for_file(ws / "started", within=20)
+    server.kill()
+    await server.wait()
+    await asyncio.sleep(3)
+    assert not (ws / "marker").exists()
+    assert not (ws / "bg-marker").exists()

@@ -5,7 +5,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 log "Debian packages"
-packages=(chromium ripgrep libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev pkg-config build-essential python3 python3-venv python3-pip)
+packages=(chromium ripgrep bubblewrap git tmux libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev pkg-config build-essential python3 python3-venv python3-pip)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -8,7 +8,7 @@ cd "$EXT_DIR"
 
 [ -x "$CODE_SERVER" ] && [ -d node_modules ] || "$EXT_DIR/scripts/setup.sh"
 build_all
-rm -rf out
+rm -rf out .e2e-artifacts
 node esbuild.mjs --tests
 
 log "unit + end-to-end tests (code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -n1))"

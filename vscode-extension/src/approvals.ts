@@ -18,44 +18,22 @@ import {
   type CheckpointResult,
   type ConfirmToolParams,
   type ConfirmToolResult,
-  type TrailItem,
 } from "./protocol";
 import type { TillerServer } from "./server";
-
-export const DIFF_SCHEME = "tiller-diff";
-
-/** Serves the before/after texts of proposed edits to the diff editor. */
-class DiffContents implements vscode.TextDocumentContentProvider {
-  private readonly texts = new Map<string, string>();
-
-  add(uri: vscode.Uri, text: string): void {
-    this.texts.set(uri.toString(), text);
-  }
-
-  remove(uri: vscode.Uri): void {
-    this.texts.delete(uri.toString());
-  }
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.toString()) ?? "";
-  }
-}
+import type { DiffContents } from "./diffView";
 
 export class Approvals implements vscode.Disposable {
   private counter = 0;
   private readonly waiting = new Map<string, (decision: CardDecision) => void>();
-  private readonly diffs = new DiffContents();
   private readonly disposables: vscode.Disposable[];
 
   constructor(
     server: TillerServer,
     private readonly chat: ChatProvider,
     private readonly log: vscode.LogOutputChannel,
+    private readonly diffs: DiffContents,
   ) {
-    this.disposables = [
-      vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, this.diffs),
-      chat.onDecision((decision) => this.waiting.get(decision.id)?.(decision)),
-    ];
+    this.disposables = [chat.onDecision((decision) => this.waiting.get(decision.id)?.(decision))];
     server.handleRequest("tiller/approvePlan", (params, token) =>
       this.failClosed(this.approvePlan(params.turnId, params.plan, token), { approved: false }),
     );
@@ -63,7 +41,7 @@ export class Approvals implements vscode.Disposable {
       this.failClosed(this.confirmTool(params, token), { decision: "deny" }),
     );
     server.handleRequest("tiller/checkpoint", (params, token) =>
-      this.failClosed(this.checkpoint(params.turnId, params.toolsUsed, params.trail, token), { continue: false }),
+      this.failClosed(this.checkpoint(params.turnId, params.toolsUsed, token), { continue: false }),
     );
   }
 
@@ -127,7 +105,11 @@ export class Approvals implements vscode.Disposable {
     const id = this.nextId("confirm");
     this.chat.update((model) => addConfirmCard(model, id, params));
     this.chat.reveal();
-    const closeDiff = params.preview.kind === "diff" ? await this.openDiff(id, params.preview.path, params.preview.before, params.preview.after) : undefined;
+    const preview = params.preview;
+    if (preview.kind === "diff") {
+      this.chat.rememberEdit(params.toolUseId, { path: preview.path, before: preview.before, after: preview.after });
+    }
+    const closeDiff = preview.kind === "diff" ? await this.diffs.show(id, preview.path, preview.before, preview.after, "proposed edit — Tiller") : undefined;
     try {
       const result = await this.answer<ConfirmToolResult>(id, token, (decision) =>
         decision.type !== "toolDecision"
@@ -135,7 +117,7 @@ export class Approvals implements vscode.Disposable {
           : { decision: decision.decision, ...(decision.decision === "deny" && decision.feedback ? { feedback: decision.feedback } : {}) },
       );
       this.chat.update((model) =>
-        decideConfirm(model, id, result === undefined ? { state: "cancelled" } : { state: result.decision, feedback: result.feedback }),
+        decideConfirm(model, id, result === undefined ? { state: "cancelled" } : result.feedback ? { state: result.decision, feedback: result.feedback } : { state: result.decision }, Date.now()),
       );
       return result ?? { decision: "deny" };
     } finally {
@@ -143,14 +125,9 @@ export class Approvals implements vscode.Disposable {
     }
   }
 
-  private async checkpoint(
-    turnId: string,
-    toolsUsed: number,
-    trail: TrailItem[],
-    token: CancellationToken,
-  ): Promise<CheckpointResult> {
+  private async checkpoint(turnId: string, toolsUsed: number, token: CancellationToken): Promise<CheckpointResult> {
     const id = this.nextId("checkpoint");
-    this.chat.update((model) => addCheckpointCard(model, id, turnId, toolsUsed, trail));
+    this.chat.update((model) => addCheckpointCard(model, id, turnId, toolsUsed));
     this.chat.reveal();
     const result = await this.answer<CheckpointResult>(id, token, (decision) =>
       decision.type === "checkpointDecision" ? { continue: decision.continue } : undefined,
@@ -159,26 +136,5 @@ export class Approvals implements vscode.Disposable {
       decideCheckpoint(model, id, { state: result === undefined ? "cancelled" : result.continue ? "continue" : "stop" }),
     );
     return result ?? { continue: false };
-  }
-
-  /** Opens before ↔ after in a diff editor; returns a function that closes it again. */
-  private async openDiff(id: string, file: string, before: string, after: string): Promise<() => Promise<void>> {
-    const name = file.replace(/^\/+/, "");
-    const left = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${id}/before/${name}` });
-    const right = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${id}/after/${name}` });
-    this.diffs.add(left, before);
-    this.diffs.add(right, after);
-    await vscode.commands.executeCommand("vscode.diff", left, right, `${name} (proposed edit — Tiller)`, {
-      preview: true,
-      preserveFocus: true,
-    });
-    return async () => {
-      const tabs = vscode.window.tabGroups.all
-        .flatMap((group) => group.tabs)
-        .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right.toString());
-      await vscode.window.tabGroups.close(tabs, true);
-      this.diffs.remove(left);
-      this.diffs.remove(right);
-    };
   }
 }

@@ -4,8 +4,9 @@ import * as vscode from "vscode";
 import type { ApiKeyStore } from "./apiKey";
 import { CHAT_VIEW_ID, type ChatProvider } from "./chat/provider";
 import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, MODES, type Mode, type SessionInfo, type State } from "./protocol";
+import { sessionPickItem } from "./sessionsText";
 import type { TillerServer } from "./server";
-import { MODE_LABELS } from "./statusText";
+import { MODE_DESCRIPTIONS, MODE_LABELS } from "./statusText";
 import { TODOS_VIEW_ID } from "./todos";
 
 interface Deps {
@@ -38,32 +39,8 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
     "tiller.newSession": async () => {
       await loaded(await server.request("tiller/session/new", {}));
     },
-    "tiller.resumeSession": async () => {
-      let sessions: SessionInfo[];
-      try {
-        ({ sessions } = await server.request("tiller/session/list", {}));
-      } catch (error) {
-        if (unsupported(error, "listing sessions")) return;
-        throw error;
-      }
-      if (sessions.length === 0) {
-        void vscode.window.showInformationMessage("Tiller: no saved sessions yet.");
-        return;
-      }
-      const current = server.state?.sessionId;
-      const picked = await vscode.window.showQuickPick(
-        sessions.map((session) => ({
-          label: session.title !== "" ? session.title : "(untitled)",
-          description: `${session.turns} turn(s)${session.sessionId === current ? " · current" : ""}`,
-          detail: `${new Date(session.updatedAt).toLocaleString()}${session.parentId ? ` · forked from ${session.parentId}` : ""}`,
-          sessionId: session.sessionId,
-        })),
-        { title: "Tiller: Resume Session", placeHolder: "Pick a session to resume" },
-      );
-      if (picked !== undefined) {
-        await loaded(await server.request("tiller/session/resume", { sessionId: picked.sessionId }));
-      }
-    },
+    "tiller.resumeSession": () => pickSession(false),
+    "tiller.history": () => pickSession(false),
     "tiller.forkSession": async () => {
       try {
         await loaded(await server.request("tiller/session/fork", {}));
@@ -75,7 +52,7 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
     "tiller.cycleMode": () => server.request("tiller/cycleMode", {}),
     "tiller.setMode": async () => {
       const picked = await vscode.window.showQuickPick(
-        MODES.map((mode) => ({ label: MODE_LABELS[mode], description: mode === server.state?.mode ? "current" : mode, mode })),
+        MODES.map((mode) => ({ label: MODE_LABELS[mode], description: mode === server.state?.mode ? "current" : MODE_DESCRIPTIONS[mode], mode })),
         { title: "Tiller: Set Mode" },
       );
       if (picked !== undefined) {
@@ -99,15 +76,48 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
     "tiller.toggleThinking": async () => {
       const enabled = !(server.state?.thinking.enabled ?? false);
       const result = await server.request("tiller/setThinking", { enabled });
-      void vscode.window.setStatusBarMessage(`Tiller: thinking ${result.enabled ? `on (${result.budgetTokens} tokens)` : "off"}`, 3000);
+      const detail = result.effort ? `effort ${result.effort}` : result.budgetTokens ? `${result.budgetTokens} tokens` : "";
+      void vscode.window.setStatusBarMessage(`Tiller: thinking ${result.enabled ? `on${detail ? ` (${detail})` : ""}` : "off"}`, 3000);
     },
-    "tiller.interrupt": () => server.request("tiller/interrupt", {}),
+    // Only the turn running now: a late Escape never cancels the next queued turn.
+    "tiller.interrupt": () => {
+      const turnId = server.state?.turnId;
+      return server.request("tiller/interrupt", turnId ? { turnId } : {});
+    },
     "tiller.clearQueue": () => server.request("tiller/clearQueue", {}),
     "tiller.showTodos": () => vscode.commands.executeCommand(`${TODOS_VIEW_ID}.focus`),
     "tiller.setApiKey": () => apiKey.prompt(),
     "tiller.showLogs": async () => log.show(),
     "tiller.restartServer": () => server.restart(),
   };
+
+  /** The History picker: this workspace's sessions, newest first; "all folders" on demand. */
+  async function pickSession(all: boolean): Promise<void> {
+    let sessions: SessionInfo[];
+    try {
+      ({ sessions } = await server.request("tiller/session/list", all ? { workspace: "all" } : {}));
+    } catch (error) {
+      if (unsupported(error, "listing sessions")) return;
+      throw error;
+    }
+    const current = server.state?.sessionId;
+    const now = Date.now();
+    type Pick = vscode.QuickPickItem & { sessionId?: string; showAll?: boolean };
+    const items: Pick[] = sessions.map((session) => ({ ...sessionPickItem(session, current, now), sessionId: session.sessionId }));
+    if (!all) {
+      items.push({ label: "", kind: vscode.QuickPickItemKind.Separator }, { label: "$(folder-library) Show chats of all folders…", showAll: true });
+    }
+    const picked = await vscode.window.showQuickPick<Pick>(items, {
+      title: all ? "Tiller: Chat History (all folders)" : "Tiller: Chat History (this folder)",
+      placeHolder: sessions.length === 0 ? "No saved chats here yet" : "Pick a chat to resume",
+      matchOnDetail: true,
+    });
+    if (picked?.showAll === true) {
+      await pickSession(true);
+    } else if (picked?.sessionId !== undefined) {
+      await loaded(await server.request("tiller/session/resume", { sessionId: picked.sessionId }));
+    }
+  }
 
   return vscode.Disposable.from(
     ...Object.entries(commands).map(([id, run]) =>

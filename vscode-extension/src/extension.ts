@@ -2,8 +2,10 @@
 import * as vscode from "vscode";
 import { ApiKeyStore } from "./apiKey";
 import { Approvals } from "./approvals";
+import { addNotice } from "./chat/model";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
+import { DiffContents } from "./diffView";
 import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
@@ -13,19 +15,28 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel("Tiller", { log: true });
   const apiKey = new ApiKeyStore(context.secrets);
   const server = new TillerServer(context, log, apiKey);
-  const chat = new ChatProvider(context.extensionUri, server, log);
+  const diffs = new DiffContents();
+  const chat = new ChatProvider(context.extensionUri, server, log, diffs);
 
   context.subscriptions.push(
     log,
     server,
     chat,
+    diffs,
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
-    new Approvals(server, chat, log),
+    new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),
     registerCommands({ server, chat, apiKey, log }),
-    onServerSettingsChanged(() => void server.restart()),
+    // Typing in a setting fires a change per keystroke: restart once they stop.
+    onServerSettingsChanged(() => server.restartSoon()),
     apiKey.onDidChange(() => void server.restart()),
+    server.onConnection((connection) => {
+      const failure = server.lastFailure;
+      if (connection === "stopped" && failure !== undefined) {
+        chat.update((model) => addNotice(model, failure, "error"));
+      }
+    }),
   );
 
   void server.start();

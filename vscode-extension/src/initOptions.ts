@@ -58,3 +58,19 @@ export function toInitializationOptions(
   }
   return options;
 }
+
+/** What is wrong with the settings, in words that name the setting; undefined when fine. */
+export function validateSettings(settings: Settings): string | undefined {
+  if (settings.baseUrl !== "") {
+    let url: URL | undefined;
+    try {
+      url = new URL(settings.baseUrl);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || url.hostname === "") {
+      return `The setting 'tiller.baseUrl' is not a valid http(s) URL: '${settings.baseUrl}'. Fix it (e.g. https://api.anthropic.com) or clear it; the server starts again once it is valid.`;
+    }
+  }
+  return undefined;
+}

@@ -5,7 +5,23 @@ export const MODES: readonly Mode[] = ["default", "acceptEdits", "plan"];
 
 export interface Thinking {
   enabled: boolean;
-  budgetTokens: number;
+  /** v2: "low" | "medium" | "high" | "max" on models with adaptive thinking. */
+  effort?: string | null;
+  budgetTokens: number | null;
+}
+
+/** v2: tokens in the context after the last step, and the model's window. */
+export interface ContextUse {
+  usedTokens: number;
+  windowTokens: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costUsd: number | null;
 }
 
 export interface State {
@@ -19,6 +35,10 @@ export interface State {
   activeTodo: string | null;
   todoCounts: { completed: number; total: number };
   toolsUsed: number;
+  /** v2 (absent from older servers). */
+  context?: ContextUse | null;
+  sessionCostUsd?: number | null;
+  sandbox?: "bwrap" | "none";
 }
 
 export type TodoStatus = "pending" | "in_progress" | "completed";
@@ -43,6 +63,7 @@ export type ErrorKind =
   | "timeout"
   | "context_too_long"
   | "invalid_request"
+  | "output_limit"
   | "internal";
 
 export interface TurnError {
@@ -51,11 +72,23 @@ export interface TurnError {
   retryable: boolean;
 }
 
-export type Outcome = "completed" | "interrupted" | "stopped" | "failed";
+export type Outcome = "completed" | "interrupted" | "stopped" | "failed" | "refused";
+export type InterruptCause = "user" | "keyword" | "server_stopped";
+
+export interface Refusal {
+  category?: string;
+  explanation?: string;
+}
+
+export interface DiffStat {
+  added: number;
+  removed: number;
+}
 
 interface EventBase {
   sessionId: string;
-  turnId: string;
+  /** null for what happens outside a turn (a notice, a rewind). */
+  turnId: string | null;
   seq: number;
 }
 
@@ -79,15 +112,22 @@ export type TillerEvent = EventBase &
         status: ToolStatus;
         output: string;
         durationMs: number;
+        diff?: DiffStat;
       }
+    | { type: "toolOutput"; toolUseId: string; text: string }
     | { type: "notice"; text: string }
     | { type: "planDecided"; approved: boolean; feedback?: string }
+    | { type: "queueDropped"; prompts: string[] }
+    | { type: "stepRestarted"; reason: string }
     | {
         type: "turnEnded";
         outcome: Outcome;
         final?: string;
         error?: TurnError;
         trail: TrailItem[];
+        cause?: InterruptCause;
+        usage?: Usage;
+        refusal?: Refusal;
       }
   );
 
@@ -110,6 +150,16 @@ export interface SessionInfo {
   updatedAt: string;
   turns: number;
   parentId?: string;
+  /** v2: the workspace folder the session belongs to. */
+  workspace?: string;
+}
+
+export interface RewindResult {
+  changed: string[];
+  added: string[];
+  removed: string[];
+  undoId?: string;
+  userChanged?: string[];
 }
 
 type Empty = Record<string, never>;
@@ -117,16 +167,16 @@ type Empty = Record<string, never>;
 /** Client → server requests: method → [params, result]. */
 export interface ClientRequests {
   "tiller/prompt": [{ text: string }, PromptResult];
-  "tiller/interrupt": [Empty, { interrupted: boolean; turnId?: string }];
+  "tiller/interrupt": [{ turnId?: string }, { interrupted: boolean; turnId?: string }];
   "tiller/cycleMode": [Empty, { mode: Mode }];
   "tiller/setMode": [{ mode: Mode }, { mode: Mode }];
   "tiller/setModel": [{ model: string }, { model: string }];
   "tiller/listModels": [Empty, { models: ModelInfo[]; current: string }];
-  "tiller/setThinking": [{ enabled: boolean; budgetTokens?: number }, Thinking];
+  "tiller/setThinking": [{ enabled: boolean; effort?: string; budgetTokens?: number }, Thinking];
   "tiller/getState": [Empty, State];
   "tiller/getTodos": [Empty, { todos: Todo[] }];
   "tiller/clearQueue": [Empty, { cleared: number }];
-  "tiller/session/list": [Empty, { sessions: SessionInfo[] }];
+  "tiller/session/list": [{ workspace?: string }, { sessions: SessionInfo[] }];
   "tiller/session/new": [Empty, State];
   "tiller/session/resume": [{ sessionId: string }, State];
   "tiller/session/fork": [{ sessionId?: string; turnId?: string }, State];
@@ -134,6 +184,8 @@ export interface ClientRequests {
     { sessionId?: string; before?: number; limit?: number },
     { entries: unknown[]; more?: boolean },
   ];
+  "tiller/rewind": [{ turnId: string; files: boolean; conversation: boolean; dryRun?: boolean }, RewindResult];
+  "tiller/undoRewind": [{ undoId: string }, RewindResult];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

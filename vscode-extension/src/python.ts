@@ -13,6 +13,8 @@ interface PythonExtensionApi {
 
 export class PythonSetupError extends Error {}
 
+const LAST_GOOD = "tiller.lastGoodPython";
+
 function run(
   command: string,
   args: string[],
@@ -125,7 +127,15 @@ export async function resolvePython(
   const candidate = configured !== "" ? configured : ((await pythonExtensionInterpreter()) ?? "python3");
   if (await hasTiller(candidate, log)) {
     log.info(`Using ${candidate}`);
+    await context.globalState.update(LAST_GOOD, candidate);
     return candidate;
+  }
+  // The Python that worked last time (e.g. the one launch.sh set, should the setting be lost)
+  // beats building a private environment from the package index.
+  const lastGood = context.globalState.get<string>(LAST_GOOD);
+  if (lastGood !== undefined && lastGood !== candidate && (await hasTiller(lastGood, log))) {
+    log.warn(`${candidate} has no 'tiller' package; using ${lastGood}, which had it last time`);
+    return lastGood;
   }
   log.info(`${candidate} has no 'tiller' package; using a private environment`);
   try {

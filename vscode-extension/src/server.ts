@@ -29,9 +29,14 @@ import {
   type Todo,
 } from "./protocol";
 import { PythonSetupError, resolvePython } from "./python";
-import { readSettings } from "./settings";
+import { readSettings, validateSettings } from "./settings";
 
 export type Connection = "starting" | "running" | "stopped";
+/** Why the connection last left "running". */
+export type StopReason = "restart" | "crash" | "stopped";
+
+/** Settings changes arriving within this window cause one restart. */
+export const RESTART_DEBOUNCE_MS = 1500;
 
 type RequestHandler<M extends ServerRequestMethod> = (
   params: ServerRequests[M][0],
@@ -46,6 +51,14 @@ export class TillerServer implements vscode.Disposable {
   private lastState: State | undefined;
   private crashes: number[] = [];
   private lifecycle: Promise<void> = Promise.resolve();
+  private restartTimer: NodeJS.Timeout | undefined;
+  /** False from a launch until the session is resumed: a fresh server first announces a
+   *  throwaway session, which must not replace the chat. */
+  private synchronized = false;
+  /** A restart is queued and has not begun: later requests join it. */
+  private restartQueued: Promise<void> | undefined;
+  /** Why the connection last left "running" (the chat words its notice after it). */
+  stopReason: StopReason = "stopped";
   private readonly requestHandlers: Array<(client: LanguageClient) => void> = [];
 
   private readonly stateEmitter = new vscode.EventEmitter<State>();
@@ -67,6 +80,9 @@ export class TillerServer implements vscode.Disposable {
     private readonly apiKey: ApiKeyStore,
   ) {}
 
+  /** Why the server last failed to start (the chat shows it). */
+  lastFailure: string | undefined;
+
   /** Which provider the running server was started with (shown in the status tooltip). */
   provider: ProviderOption["kind"] | "demo" | undefined;
 
@@ -79,11 +95,30 @@ export class TillerServer implements vscode.Disposable {
     return this.serialize(() => this.launch());
   }
 
+  /** Restarts now; a restart already queued and not begun is shared, never doubled. */
   restart(): Promise<void> {
-    return this.serialize(async () => {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    if (this.restartQueued !== undefined) {
+      return this.restartQueued;
+    }
+    const queued = this.serialize(async () => {
+      this.restartQueued = undefined;
+      this.stopReason = "restart";
       await this.shutdown();
       await this.launch();
     });
+    this.restartQueued = queued;
+    return queued;
+  }
+
+  /** A restart after the changes stop coming (settings typed key by key restart once). */
+  restartSoon(): void {
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.restart();
+    }, RESTART_DEBOUNCE_MS);
   }
 
   async request<M extends ClientRequestMethod>(
@@ -122,6 +157,7 @@ export class TillerServer implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.restartTimer);
     void this.serialize(() => this.shutdown());
     this.stateEmitter.dispose();
     this.todosEmitter.dispose();
@@ -147,6 +183,11 @@ export class TillerServer implements vscode.Disposable {
   private async launch(): Promise<void> {
     this.connectionEmitter.fire("starting");
     const settings = readSettings();
+    const problem = validateSettings(settings);
+    if (problem !== undefined) {
+      this.failed(problem);
+      return;
+    }
     const key = await this.apiKey.get();
     let python: string;
     try {
@@ -181,12 +222,14 @@ export class TillerServer implements vscode.Disposable {
     };
     const client = new LanguageClient("tiller", "Tiller", serverOptions, clientOptions);
     this.client = client;
+    this.synchronized = false;
     this.listen(client, "tiller/state", (state) => {
+      if (!this.synchronized) return;
       this.lastState = state;
       this.stateEmitter.fire(state);
     });
-    this.listen(client, "tiller/todos", ({ todos }) => this.todosEmitter.fire(todos));
-    this.listen(client, "tiller/event", (event) => this.eventEmitter.fire(event));
+    this.listen(client, "tiller/todos", ({ todos }) => this.synchronized && this.todosEmitter.fire(todos));
+    this.listen(client, "tiller/event", (event) => this.synchronized && this.eventEmitter.fire(event));
     for (const install of this.requestHandlers) {
       install(client);
     }
@@ -212,6 +255,8 @@ export class TillerServer implements vscode.Disposable {
 
   /** After every (re)start: resume the session we had, then redraw from the server's state. */
   private async synchronize(): Promise<void> {
+    this.stopReason = "crash"; // until a deliberate restart says otherwise
+    this.lastFailure = undefined;
     this.connectionEmitter.fire("running");
     const previous = this.lastState?.sessionId;
     try {
@@ -224,11 +269,13 @@ export class TillerServer implements vscode.Disposable {
         });
       }
       const state = await this.request("tiller/getState", {});
+      this.synchronized = true;
       this.lastState = state;
       this.stateEmitter.fire(state);
       this.sessionLoadedEmitter.fire(state);
       await this.refreshTodos();
     } catch (error) {
+      this.synchronized = true;
       this.log.error(`Synchronizing with the server failed: ${errorMessage(error)}`);
     }
   }
@@ -239,7 +286,9 @@ export class TillerServer implements vscode.Disposable {
       closed: () => {
         const now = Date.now();
         this.crashes = [...this.crashes.filter((t) => now - t < RESTART_WINDOW_MS), now];
+        this.stopReason = "crash";
         if (this.crashes.length > MAX_RESTARTS) {
+          this.stopReason = "stopped";
           this.connectionEmitter.fire("stopped");
           return {
             action: CloseAction.DoNotRestart,
@@ -255,6 +304,8 @@ export class TillerServer implements vscode.Disposable {
 
   private failed(message: string): void {
     this.log.error(message);
+    this.stopReason = "stopped";
+    this.lastFailure = message;
     this.connectionEmitter.fire("stopped");
     void vscode.window
       .showErrorMessage(message, "Show Logs", "Open Settings")

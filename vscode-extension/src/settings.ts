@@ -1,6 +1,7 @@
 // Reads the tiller.* settings, validated, and tells when the ones the server needs change.
 import * as vscode from "vscode";
 import { type Settings } from "./initOptions";
+export { validateSettings } from "./initOptions";
 import { MODES, type Mode } from "./protocol";
 
 const SECTION = "tiller";

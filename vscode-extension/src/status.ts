@@ -20,6 +20,7 @@ export function createStatusBar(server: TillerServer): vscode.Disposable {
     main.text = connection === "stopped" ? "$(error) Tiller: stopped" : "$(loading~spin) Tiller: starting…";
     main.tooltip = connection === "stopped" ? "The Tiller server is not running. Click to see the logs." : "Starting the Tiller server";
     main.command = connection === "stopped" ? "tiller.showLogs" : undefined;
+    main.backgroundColor = undefined;
     model.hide();
     main.show();
   };
@@ -28,6 +29,8 @@ export function createStatusBar(server: TillerServer): vscode.Disposable {
     main.text = statusText(state);
     main.tooltip = statusTooltip(state, server.provider);
     main.command = "tiller.cycleMode";
+    // Plan mode stands out: nothing changes until a plan is approved.
+    main.backgroundColor = state.mode === "plan" ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
     model.text = "$(chip)";
     main.show();
     model.show();

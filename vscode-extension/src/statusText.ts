@@ -1,11 +1,26 @@
 // Status bar text from a State. Pure: no vscode import, so it is unit-tested.
+import { formatCost, formatTokens, MODE_WORDS } from "./chat/model";
 import type { Mode, State } from "./protocol";
 
-export const MODE_LABELS: Record<Mode, string> = {
-  default: "ask before edits",
-  acceptEdits: "accept edits",
-  plan: "plan",
+export const MODE_LABELS: Record<Mode, string> = MODE_WORDS;
+
+export const MODE_DESCRIPTIONS: Record<Mode, string> = {
+  default: "asks before every edit and command",
+  acceptEdits: "edits without asking; commands still ask",
+  plan: "read-only until you approve a plan",
 };
+
+/** `12k/200k · $0.03`, "" until the server sends them. */
+export function usageSuffix(state: State): string {
+  const parts: string[] = [];
+  if (state.context !== undefined && state.context !== null && state.context.windowTokens > 0) {
+    parts.push(`${formatTokens(state.context.usedTokens)}/${formatTokens(state.context.windowTokens)}`);
+  }
+  if (typeof state.sessionCostUsd === "number") {
+    parts.push(formatCost(state.sessionCostUsd));
+  }
+  return parts.join(" · ");
+}
 
 export const SPINNER = "$(sync~spin)";
 
@@ -25,6 +40,10 @@ export function statusText(state: State): string {
   if (state.queue.length > 0) {
     parts.push(`${state.queue.length} queued`);
   }
+  const usage = usageSuffix(state);
+  if (usage !== "") {
+    parts.push(usage);
+  }
   const text = parts.join(" · ");
   return state.busy ? `${SPINNER} ${text}` : `$(compass) ${text}`;
 }
@@ -39,11 +58,27 @@ export function statusTooltip(state: State, provider?: "anthropic" | "scripted" 
   const lines = [
     `Tiller — mode: ${MODE_LABELS[state.mode]} (click to cycle)`,
     `model: ${model}`,
-    `thinking: ${state.thinking.enabled ? `on (${state.thinking.budgetTokens} tokens)` : "off"}`,
+    `thinking: ${thinkingText(state)}`,
     `session: ${state.sessionId}`,
   ];
+  if (state.context !== undefined && state.context !== null) {
+    lines.push(`context: ${state.context.usedTokens} of ${state.context.windowTokens} tokens`);
+  }
+  if (typeof state.sessionCostUsd === "number") {
+    lines.push(`session cost: ${formatCost(state.sessionCostUsd)}`);
+  }
+  if (state.sandbox !== undefined) {
+    lines.push(`commands sandboxed: ${state.sandbox === "bwrap" ? "yes (bubblewrap)" : "no"}`);
+  }
   if (state.busy) {
     lines.push(`working… ${state.toolsUsed} tool call(s) this turn`);
   }
   return lines.join("\n");
+}
+
+function thinkingText(state: State): string {
+  const thinking = state.thinking;
+  if (!thinking.enabled) return "off";
+  if (thinking.effort) return `on (effort ${thinking.effort})`;
+  return thinking.budgetTokens ? `on (${thinking.budgetTokens} tokens)` : "on";
 }

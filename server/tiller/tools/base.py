@@ -6,10 +6,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ToolInputError
 from ..protocol import Todo
+from .confined import Root
+from .live_output import LiveOutput
+from .sandbox import ShellPolicy
 
 # How the permission table treats a tool (see permissions.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
@@ -20,11 +23,26 @@ OUTPUT_CAP = 30_000  # characters of tool output handed back to the model
 
 
 @dataclass(frozen=True)
+class DiffStat:
+    """Lines a file change added and removed (PROTOCOL ``toolFinished.diff``)."""
+
+    added: int
+    removed: int
+
+    def to_wire(self) -> JSON:
+        return {"added": self.added, "removed": self.removed}
+
+
+@dataclass(frozen=True)
 class ToolResult:
-    """The outcome of one tool call. Failures are results, never exceptions."""
+    """The outcome of one tool call. Failures are results, never exceptions.
+
+    ``diff`` is set by write_file and edit_file when they changed a file.
+    """
 
     output: str
     is_error: bool = False
+    diff: DiffStat | None = None
 
 
 @dataclass(frozen=True)
@@ -35,8 +53,8 @@ class FileStamp:
     size: int
 
     @staticmethod
-    def of(path: Path) -> FileStamp:
-        st = path.stat()
+    def of(st: os.stat_result) -> FileStamp:
+        """The stamp of a status taken from an open descriptor (``os.fstat``)."""
         return FileStamp(st.st_mtime_ns, st.st_size)
 
 
@@ -49,18 +67,18 @@ class ReadLedger:
 
     stamps: dict[Path, FileStamp] = field(default_factory=dict)
 
-    def record(self, path: Path) -> None:
-        self.stamps[path] = FileStamp.of(path)
+    def record(self, path: Path, stamp: FileStamp) -> None:
+        self.stamps[path] = stamp
 
-    def check_fresh(self, path: Path, shown: str) -> None:
-        """Raise ToolInputError unless ``path`` was read and is unchanged since."""
+    def check_fresh(self, path: Path, shown: str, current: FileStamp) -> None:
+        """Raise ToolInputError unless ``path`` was read and is ``current`` still."""
         stamp = self.stamps.get(path)
         if stamp is None:
             raise ToolInputError(
                 f"{shown} has not been read in this session: call read_file on it first, "
                 "then edit it."
             )
-        if FileStamp.of(path) != stamp:
+        if current != stamp:
             raise ToolInputError(
                 f"{shown} changed on disk since it was last read: read it again before editing."
             )
@@ -91,9 +109,23 @@ class ToolContext:
     workspace: Path
     reads: ReadLedger
     controls: SessionControls = field(default_factory=_Detached)
+    # How commands run (sandbox backend, scrubbed env): fixed at server start.
+    shell: ShellPolicy = field(default_factory=ShellPolicy)
+    # Per call (set with dataclasses.replace): the call runs without the user's confirmation,
+    # so it must be confined; and where a running command's output goes as it arrives.
+    sandboxed: bool = False
+    live: LiveOutput | None = None
+
+    @property
+    def root(self) -> Root:
+        """The workspace root the file tools open files beneath (by descriptor)."""
+        return Root.of(self.workspace)
 
     def resolve(self, raw: str) -> Path:
-        """A path inside the workspace (symlinks resolved), or ToolInputError."""
+        """A path inside the workspace (symlinks resolved), or ToolInputError.
+
+        A check by path name, racy by nature: file tools open files with ``root.locate``.
+        """
         if not raw or "\x00" in raw:
             raise ToolInputError("path must be a non-empty string")
         root = self.workspace.resolve()
@@ -152,6 +184,20 @@ class Tool(Protocol):
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult: ...
 
 
+@runtime_checkable
+class WorkspaceReadOnly(Protocol):
+    """A tool whose read-only test depends on the workspace (bash: paths must stay inside)."""
+
+    def is_read_only_in(self, tool_input: JSON, workspace: Path) -> bool: ...
+
+
+def read_only_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> bool:
+    """Whether one call of ``tool`` only reads, judged in ``ctx``'s workspace."""
+    if isinstance(tool, WorkspaceReadOnly):
+        return tool.is_read_only_in(tool_input, ctx.workspace)
+    return tool.is_read_only(tool_input)
+
+
 def cap_output(text: str, limit: int = OUTPUT_CAP) -> str:
     """Cut ``text`` to ``limit`` characters with a visible marker saying how much was dropped."""
     if len(text) <= limit:
@@ -171,14 +217,4 @@ def require_str(tool_input: JSON, key: str, *, optional: bool = False) -> str | 
         raise ToolInputError(f"missing required field {key!r} (string)")
     if not isinstance(value, str):
         raise ToolInputError(f"field {key!r} must be a string, got {type(value).__name__}")
-    return value
-
-
-def require_int(tool_input: JSON, key: str) -> int | None:
-    """Validate one optional non-negative integer field of a tool input."""
-    value = tool_input.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ToolInputError(f"field {key!r} must be a non-negative integer")
     return value

@@ -1,19 +1,24 @@
 """read_file, write_file, edit_file and list_files: the workspace's files, bounded and checked.
 
-Every call does its file work in a worker thread (``asyncio.to_thread``); paths go through
-``ctx.resolve`` (no escape from the workspace, symlinks included) and are shown relative to it.
-Writes to an existing file need a fresh read of it in this session (``ctx.reads``).
+Every call does its file work in a worker thread (``asyncio.to_thread``). Files are opened by
+directory descriptor beneath the workspace root (``confined.py``): no path, symlink or race
+leads outside it, and files with other hard links are refused. Paths are shown relative to
+the root. Writes to an existing file need a fresh read of it in this session (``ctx.reads``).
+
+Inputs are valid against each tool's ``input_schema`` (``validation.py`` checks them before a
+call runs); the tools check only what a schema cannot say.
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
+import io
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import BinaryIO
 
 import pathspec
@@ -22,14 +27,27 @@ from ..errors import ToolInputError
 from .base import (
     JSON,
     OUTPUT_CAP,
+    DiffStat,
     FileStamp,
     Preview,
     ToolContext,
     ToolKind,
     ToolResult,
     cap_output,
-    require_int,
-    require_str,
+)
+from .confined import (
+    OPEN_DIR,
+    OPEN_READ,
+    OPEN_ROOT,
+    MissingDirectory,
+    Root,
+    Spot,
+    open_dir_at,
+    open_regular,
+    read_all,
+    refuse_hard_links,
+    replace_file,
+    writable,
 )
 
 MAX_LINES = 2000  # lines per read_file call by default
@@ -40,6 +58,15 @@ SNIFF_BYTES = 8192  # a NUL byte in these means binary
 PREVIEW_MAX_BYTES = 1_000_000  # bigger files are not put whole into a confirmation preview
 LIST_MAX_ENTRIES = 1000
 SCAN_MAX_ENTRIES = 200_000  # directory entries one walk may visit
+EDIT_MAX_BYTES = 50 * 1024 * 1024  # bigger files are not edited (nor diffed when replaced)
+GITIGNORE_MAX_BYTES = 1_000_000
+DIFF_MAX_LINES = 200_000  # beyond this, a diff stat counts the differing middle whole
+
+PATH_PROPERTY: JSON = {
+    "type": "string",
+    "minLength": 1,
+    "description": "File path, relative to the workspace root or absolute inside it.",
+}
 
 
 # --- shared helpers -----------------------------------------------------------------------
@@ -59,21 +86,6 @@ def guarded(action: str, work: Callable[[], ToolResult]) -> ToolResult:
 
 def looks_binary(head: bytes) -> bool:
     return b"\x00" in head
-
-
-def is_regular_file(path: Path) -> bool:
-    """A regular file (after symlinks); FIFOs, sockets and devices could block a read."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except OSError:
-        return False
-
-
-def resolve_existing(ctx: ToolContext, raw: str | None) -> Path:
-    path = ctx.resolve(raw or ".")
-    if not path.exists():
-        raise ToolInputError(f"{ctx.shown(path)} does not exist")
-    return path
 
 
 class BoundedLines:
@@ -118,6 +130,45 @@ def _numbered(number: int, line: str) -> str:
     return f"{number:>6}\t{line}"
 
 
+def _is_dir(st: os.stat_result | None) -> bool:
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+# --- diff stats -----------------------------------------------------------------------------
+
+
+def _lines_with_ends(text: str) -> list[str]:
+    """Lines split on ``\\n`` only, each with its ending (as git counts them)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
+def diff_stat(before: str | None, after: str) -> DiffStat:
+    """Lines added and removed going from ``before`` (None: no file) to ``after``.
+
+    Common leading and trailing lines are set aside first, so an edit costs what it changed.
+    """
+    old = _lines_with_ends(before or "")
+    new = _lines_with_ends(after)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    old_mid, new_mid = old[head : len(old) - tail], new[head : len(new) - tail]
+    if not old_mid or not new_mid or len(old_mid) + len(new_mid) > DIFF_MAX_LINES:
+        return DiffStat(added=len(new_mid), removed=len(old_mid))
+    added = removed = 0
+    matcher = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return DiffStat(added=added, removed=removed)
+
+
 # --- read_file ------------------------------------------------------------------------------
 
 
@@ -159,16 +210,13 @@ class ReadFile:
                 f"(line number, tab, text); at most {self.max_lines} lines per call, lines "
                 f"longer than {MAX_LINE_CHARS} characters are cut. Use offset/limit to page "
                 "through long files. A file must be read before write_file or edit_file may "
-                "change it. Directories are refused (use list_files), and so are binary files."
+                "change it. Directories are refused (use list_files), and so are binary files, "
+                "devices, FIFOs and files with other hard links."
             ),
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root or absolute "
-                        "inside it.",
-                    },
+                    "path": PATH_PROPERTY,
                     "offset": {
                         "type": "integer",
                         "minimum": 1,
@@ -195,118 +243,150 @@ class ReadFile:
         return await asyncio.to_thread(guarded, "read_file", lambda: self._read(tool_input, ctx))
 
     def _read(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        raw = require_str(tool_input, "path")
-        offset = require_int(tool_input, "offset")
-        limit = require_int(tool_input, "limit")
-        if limit == 0:
-            raise ToolInputError("limit must be at least 1")
-        path = ctx.resolve(raw or "")
-        shown = ctx.shown(path)
-        if not path.exists():
-            raise ToolInputError(f"{shown} does not exist")
-        if path.is_dir():
-            raise ToolInputError(f"{shown} is a directory: use list_files to see what it holds")
-        if not is_regular_file(path):
-            raise ToolInputError(f"{shown} is not a regular file (a device, FIFO or socket)")
-        stamp = FileStamp.of(path)  # taken before reading: a change during the read shows later
-        if offset is None and limit is None and stamp.size > WHOLE_READ_MAX_BYTES:
-            raise ToolInputError(
-                f"{shown} is {stamp.size / 1_048_576:.1f} MB, more than the "
-                f"{WHOLE_READ_MAX_BYTES // 1_048_576} MB read_file reads at once: pass offset "
-                f"and limit to read part of it (e.g. offset=1, limit={self.max_lines}), or use "
-                "grep to find the lines you need"
-            )
-        first = max(offset or 1, 1)
-        wanted = limit or self.max_lines
-        with path.open("rb") as f:
-            if looks_binary(f.read(SNIFF_BYTES)):
+        offset: int | None = tool_input.get("offset")
+        limit: int | None = tool_input.get("limit")
+        root = ctx.root
+        with root.locate(tool_input["path"]) as spot:
+            if _is_dir(spot.lstat()):
                 raise ToolInputError(
-                    f"{shown} looks like a binary file (NUL byte in its first "
-                    f"{SNIFF_BYTES // 1024} KB); read_file only shows text"
+                    f"{spot.shown} is a directory: use list_files to see what it holds"
                 )
-            f.seek(0)
-            out: list[str] = []
-            size = seen = unshown = 0
-            for line in _read_lines(f, MAX_LINE_CHARS):
-                seen += 1
-                if seen < first:
-                    continue
-                entry = _numbered(seen, line)
-                if out and size + len(entry) + 1 > self.char_cap:
-                    unshown = 1  # read but not shown: the output is full
-                    break
-                out.append(entry)
-                size += len(entry) + 1
-                if len(out) >= wanted:
-                    break
-            if not out:
-                if seen == 0:
-                    ctx.reads.stamps[path] = stamp
-                    return ToolResult(f"{shown} is empty (0 lines)")
-                raise ToolInputError(f"{shown} has {seen} lines; offset {first} is past the end")
-            last = first + len(out) - 1
-            footer = ""
-            if unshown or f.peek(1):
-                total = ""
-                if stamp.size <= WHOLE_READ_MAX_BYTES:
-                    total = f" of {last + unshown + _count_remaining_lines(f)}"
-                why = " (output size limit reached)" if unshown else ""
-                footer = (
-                    f"\n… [showing lines {first}-{last}{total}{why}; call read_file with "
-                    f"offset={last + 1} to read more]"
-                )
-        ctx.reads.stamps[path] = stamp
-        return ToolResult("\n".join(out) + footer)
+            with open_regular(spot) as (fd, st):
+                refuse_hard_links(st, spot.shown, "read_file")
+                stamp = FileStamp.of(st)  # before reading: a change during the read shows later
+                if offset is None and limit is None and stamp.size > WHOLE_READ_MAX_BYTES:
+                    raise ToolInputError(
+                        f"{spot.shown} is {stamp.size / 1_048_576:.1f} MB, more than the "
+                        f"{WHOLE_READ_MAX_BYTES // 1_048_576} MB read_file reads at once: pass "
+                        f"offset and limit to read part of it (e.g. offset=1, "
+                        f"limit={self.max_lines}), or use grep to find the lines you need"
+                    )
+                with open(fd, "rb", closefd=False) as f:
+                    output = self._numbered_lines(f, spot.shown, offset or 1, limit, stamp)
+        ctx.reads.record(root.absolute(spot.parts), stamp)
+        return ToolResult(output)
+
+    def _numbered_lines(
+        self, f: io.BufferedReader, shown: str, first: int, limit: int | None, stamp: FileStamp
+    ) -> str:
+        if looks_binary(f.read(SNIFF_BYTES)):
+            raise ToolInputError(
+                f"{shown} looks like a binary file (NUL byte in its first "
+                f"{SNIFF_BYTES // 1024} KB); read_file only shows text"
+            )
+        f.seek(0)
+        wanted = limit or self.max_lines
+        out: list[str] = []
+        size = seen = unshown = 0
+        for line in _read_lines(f, MAX_LINE_CHARS):
+            seen += 1
+            if seen < first:
+                continue
+            entry = _numbered(seen, line)
+            if out and size + len(entry) + 1 > self.char_cap:
+                unshown = 1  # read but not shown: the output is full
+                break
+            out.append(entry)
+            size += len(entry) + 1
+            if len(out) >= wanted:
+                break
+        if not out:
+            if seen == 0:
+                return f"{shown} is empty (0 lines)"
+            raise ToolInputError(f"{shown} has {seen} lines; offset {first} is past the end")
+        last = first + len(out) - 1
+        footer = ""
+        if unshown or f.peek(1):
+            total = ""
+            if stamp.size <= WHOLE_READ_MAX_BYTES:
+                total = f" of {last + unshown + _count_remaining_lines(f)}"
+            why = " (output size limit reached)" if unshown else ""
+            footer = (
+                f"\n… [showing lines {first}-{last}{total}{why}; call read_file with "
+                f"offset={last + 1} to read more]"
+            )
+        return "\n".join(out) + footer
 
 
 # --- write_file / edit_file -----------------------------------------------------------------
 
 
-def _check_writable(ctx: ToolContext, path: Path) -> bool:
-    """Whether ``path`` exists; raises unless it may be overwritten (read and unchanged)."""
-    if path.is_dir():
-        raise ToolInputError(f"{ctx.shown(path)} is a directory, not a file")
-    if not path.exists():
-        return False
-    if not is_regular_file(path):
-        raise ToolInputError(f"{ctx.shown(path)} is not a regular file")
-    ctx.reads.check_fresh(path, ctx.shown(path))
-    return True
+@dataclass(frozen=True)
+class Existing:
+    """A file about to be replaced: its status and its bytes (None when too big to diff)."""
+
+    st: os.stat_result
+    data: bytes | None
 
 
-def _write(ctx: ToolContext, path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    ctx.reads.stamps[path] = FileStamp.of(path)
+def _existing(ctx: ToolContext, root: Root, spot: Spot, action: str) -> Existing | None:
+    """The file at ``spot`` if there is one; raises unless ``action`` may replace it.
 
-
-def _preview_text(path: Path) -> str | None:
-    """The file's text for a preview: "" if missing, None if binary or too big to show."""
-    if not path.exists():
-        return ""
-    if not is_regular_file(path) or path.stat().st_size > PREVIEW_MAX_BYTES:
+    It may when it is a regular file with no other hard link, writable, and read in this
+    session and unchanged since.
+    """
+    first = spot.lstat()
+    if first is None:
         return None
-    data = path.read_bytes()
-    if looks_binary(data[:SNIFF_BYTES]):
+    if _is_dir(first):
+        raise ToolInputError(f"{spot.shown} is a directory, not a file")
+    with open_regular(spot) as (fd, st):
+        refuse_hard_links(st, spot.shown, action)
+        if not writable(spot):
+            raise ToolInputError(f"{spot.shown} is read-only (its permissions forbid writing)")
+        ctx.reads.check_fresh(root.absolute(spot.parts), spot.shown, FileStamp.of(st))
+        data = read_all(fd, st.st_size + 1) if st.st_size <= EDIT_MAX_BYTES else None
+    return Existing(st, data)
+
+
+def _text_for_diff(data: bytes | None) -> str | None:
+    if data is None or looks_binary(data[:SNIFF_BYTES]):
         return None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def _encode(text: str, field_name: str) -> bytes:
+    try:
+        return text.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise ToolInputError(
+            f"{field_name} holds a character that is not valid Unicode at index {exc.start} "
+            "(a lone surrogate); send plain UTF-8 text"
+        ) from None
+
+
+def _save(ctx: ToolContext, root: Root, spot: Spot, data: bytes, like: Existing | None) -> None:
+    written = replace_file(spot, data, like.st if like is not None else None)
+    ctx.reads.record(root.absolute(spot.parts), FileStamp.of(written))
+
+
+def _preview_text(ctx: ToolContext, raw: object) -> tuple[str, str | None]:
+    """The path shown and the file's text for a preview: "" if missing, None if not shown.
+
+    Never raises: a path that cannot be opened (outside, a FIFO, a hard link) shows no text.
+    """
+    if not isinstance(raw, str):
+        return "", ""
+    try:
+        with ctx.root.locate(raw) as spot:
+            if spot.lstat() is None:
+                return spot.shown, ""
+            with open_regular(spot) as (fd, st):
+                refuse_hard_links(st, spot.shown, "the preview")
+                if st.st_size > PREVIEW_MAX_BYTES:
+                    return spot.shown, None
+                data = read_all(fd, st.st_size + 1)
+            if looks_binary(data[:SNIFF_BYTES]):
+                return spot.shown, None
+            return spot.shown, data.decode("utf-8", errors="replace")
+    except (ToolInputError, OSError):
+        return raw, ""
 
 
 def _bounded(text: str) -> str:
     if len(text) <= PREVIEW_MAX_BYTES:
         return text
     return text[:PREVIEW_MAX_BYTES] + f"\n… [preview cut: {len(text)} characters in all]"
-
-
-def _preview_path(ctx: ToolContext, tool_input: JSON) -> tuple[Path | None, str]:
-    raw = tool_input.get("path")
-    if not isinstance(raw, str):
-        return None, ""
-    try:
-        path = ctx.resolve(raw)
-    except ToolInputError:
-        return None, raw
-    return path, ctx.shown(path)
 
 
 @dataclass(frozen=True)
@@ -326,11 +406,7 @@ class WriteFile:
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root or absolute "
-                        "inside it.",
-                    },
+                    "path": PATH_PROPERTY,
                     "content": {
                         "type": "string",
                         "description": "The complete new content of the file.",
@@ -348,31 +424,40 @@ class WriteFile:
         return await asyncio.to_thread(self._preview, tool_input, ctx)
 
     def _preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        path, shown = _preview_path(ctx, tool_input)
+        shown, text = _preview_text(ctx, tool_input.get("path"))
         content = tool_input.get("content")
         after = _bounded(content) if isinstance(content, str) else ""
-        before = ""
-        if path is not None:
-            try:
-                text = _preview_text(path)
-            except OSError:
-                text = ""
-            before = text if text is not None else "(binary or very large file, not shown)"
+        before = text if text is not None else "(binary or very large file, not shown)"
         return Preview("diff", {"path": shown, "before": before, "after": after})
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(guarded, "write_file", lambda: self._run(tool_input, ctx))
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        raw = require_str(tool_input, "path")
-        content = require_str(tool_input, "content") or ""
-        path = ctx.resolve(raw or "")
-        existed = _check_writable(ctx, path)
-        data = content.encode("utf-8")
-        _write(ctx, path, data)
-        verb = "Overwrote" if existed else "Created"
+        raw: str = tool_input["path"]
+        content: str = tool_input["content"]
+        data = _encode(content, "content")
+        root = ctx.root
+        try:
+            with root.locate(raw) as spot:
+                return self._write(ctx, root, spot, content, data)
+        except MissingDirectory:  # a new file in a new directory: create the directories
+            with root.locate(raw, make_parents=True) as spot:
+                return self._write(ctx, root, spot, content, data)
+
+    def _write(
+        self, ctx: ToolContext, root: Root, spot: Spot, content: str, data: bytes
+    ) -> ToolResult:
+        if spot.name == ".":
+            raise ToolInputError(f"{spot.shown} is a directory, not a file")
+        existing = _existing(ctx, root, spot, "write_file")
+        _save(ctx, root, spot, data, existing)
+        verb = "Overwrote" if existing is not None else "Created"
+        before = _text_for_diff(existing.data) if existing is not None else None
+        binary_before = existing is not None and before is None
         return ToolResult(
-            f"{verb} {ctx.shown(path)}: {len(data)} bytes, {count_lines(content)} lines"
+            f"{verb} {spot.shown}: {len(data)} bytes, {count_lines(content)} lines",
+            diff=None if binary_before else diff_stat(before, content),
         )
 
 
@@ -431,13 +516,10 @@ class EditFile:
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root or absolute "
-                        "inside it.",
-                    },
+                    "path": PATH_PROPERTY,
                     "old_string": {
                         "type": "string",
+                        "minLength": 1,
                         "description": "The exact text to replace; include enough surrounding "
                         "lines to make it unique.",
                     },
@@ -463,12 +545,8 @@ class EditFile:
         return await asyncio.to_thread(self._preview, tool_input, ctx)
 
     def _preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        path, shown = _preview_path(ctx, tool_input)
+        shown, text = _preview_text(ctx, tool_input.get("path"))
         old, new = tool_input.get("old_string"), tool_input.get("new_string")
-        try:
-            text = _preview_text(path) if path is not None else ""
-        except OSError:
-            text = ""
         if text is None:  # too big or binary: show the replaced text itself
             before = old if isinstance(old, str) else ""
             after = new if isinstance(new, str) else ""
@@ -487,28 +565,36 @@ class EditFile:
         return await asyncio.to_thread(guarded, "edit_file", lambda: self._run(tool_input, ctx))
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        raw = require_str(tool_input, "path")
-        old = require_str(tool_input, "old_string") or ""
-        new = require_str(tool_input, "new_string") or ""
-        replace_all = tool_input.get("replace_all", False)
-        if not isinstance(replace_all, bool):
-            raise ToolInputError("field 'replace_all' must be a boolean")
-        path = ctx.resolve(raw or "")
-        shown = ctx.shown(path)
-        if not path.exists():
-            raise ToolInputError(f"{shown} does not exist: use write_file to create a new file")
-        _check_writable(ctx, path)
-        data = path.read_bytes()
-        if looks_binary(data[:SNIFF_BYTES]):
-            raise ToolInputError(f"{shown} looks like a binary file; edit_file changes text only")
-        # surrogateescape keeps bytes that are not UTF-8 exactly as they were.
-        text = data.decode("utf-8", errors="surrogateescape")
-        edited, count = apply_edit(text, old, new, replace_all=replace_all, shown=shown)
-        _write(ctx, path, edited.encode("utf-8", errors="surrogateescape"))
+        old: str = tool_input["old_string"]
+        new: str = tool_input["new_string"]
+        replace_all: bool = tool_input.get("replace_all", False)
+        root = ctx.root
+        with root.locate(tool_input["path"]) as spot:
+            if spot.lstat() is None:
+                raise ToolInputError(
+                    f"{spot.shown} does not exist: use write_file to create a new file"
+                )
+            existing = _existing(ctx, root, spot, "edit_file")
+            if existing is None or existing.data is None:
+                raise ToolInputError(
+                    f"{spot.shown} is larger than {EDIT_MAX_BYTES // 1_048_576} MB; "
+                    "edit_file changes smaller files only"
+                )
+            if looks_binary(existing.data[:SNIFF_BYTES]):
+                raise ToolInputError(
+                    f"{spot.shown} looks like a binary file; edit_file changes text only"
+                )
+            # surrogateescape keeps bytes that are not UTF-8 exactly as they were.
+            text = existing.data.decode("utf-8", errors="surrogateescape")
+            edited, count = apply_edit(text, old, new, replace_all=replace_all, shown=spot.shown)
+            _save(ctx, root, spot, _encode(edited, "new_string"), existing)
         where = _first_difference(text, edited)
         snippet = _snippet(edited, where, len(new))
         noun = "occurrence" if count == 1 else "occurrences"
-        return ToolResult(f"Edited {shown}: replaced {count} {noun}.\n{snippet}")
+        return ToolResult(
+            f"Edited {spot.shown}: replaced {count} {noun}.\n{snippet}",
+            diff=diff_stat(text, edited),
+        )
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -540,7 +626,7 @@ class GlobFilter:
     def of(pattern: str) -> GlobFilter:
         patterns = [p.removeprefix("./") for p in expand_braces(pattern.strip()) if p]
         if not patterns:
-            raise ToolInputError("pattern must not be empty")
+            raise ToolInputError("pattern must not be blank")
         return GlobFilter(pattern, pathspec.PathSpec.from_lines("gitignore", patterns))
 
     def matches(self, relative: str) -> bool:
@@ -553,11 +639,21 @@ class _IgnoreLevel:
     spec: pathspec.GitIgnoreSpec
 
 
-def _load_gitignore(directory: Path, prefix: str) -> _IgnoreLevel | None:
+def _load_gitignore(dir_fd: int, prefix: str) -> _IgnoreLevel | None:
+    """The rules of the directory's .gitignore, if it is a plain regular file of its own."""
     try:
-        text = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace")
+        fd = os.open(".gitignore", OPEN_READ, dir_fd=dir_fd)
     except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1 or st.st_size > GITIGNORE_MAX_BYTES:
+            return None
+        text = read_all(fd, GITIGNORE_MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return _IgnoreLevel(prefix, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
 
 
@@ -573,49 +669,67 @@ def _ignored(levels: list[_IgnoreLevel], relative: str, is_dir: bool) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class WalkEntry:
+    """A file met by a walk; ``dir_fd`` is open only until the walk moves on."""
+
+    relative: str  # from the workspace root
+    below: str  # from the directory the walk started at
+    dir_fd: int
+    name: str
+
+
 class WorkspaceWalk:
-    """Files under ``start`` in sorted depth-first order, skipping ``.git`` and ignored paths.
+    """Files under a directory in sorted depth-first order, skipping ``.git`` and ignored paths.
 
     Ignore rules come from the workspace's .gitignore files (the root and every directory
     on the way). Walking inside a directory that is itself ignored shows its contents.
-    Symbolic links are listed but never followed. Stops after ``max_entries`` entries.
+    Every directory is opened by descriptor without following links; symbolic links are
+    listed but never followed. Stops after ``max_entries`` entries.
     """
 
-    def __init__(self, workspace: Path, start: Path, max_entries: int = SCAN_MAX_ENTRIES) -> None:
-        self.root = workspace.resolve()
+    def __init__(
+        self, root: Root, start_fd: int, start: tuple[str, ...], max_entries: int = SCAN_MAX_ENTRIES
+    ) -> None:
+        self.root = root
+        self.start_fd = start_fd
         self.start = start
         self.max_entries = max_entries
         self.scanned = 0
         self.cut_short = False
 
-    def __iter__(self) -> Iterator[Path]:
+    def __iter__(self) -> Iterator[WalkEntry]:
+        yield from self._walk(self.start_fd, "/".join(self.start), self._levels_above())
+
+    def _levels_above(self) -> list[_IgnoreLevel]:
+        """The .gitignore rules from the root down to the start directory (included)."""
         levels: list[_IgnoreLevel] = []
-        directory = self.root
-        relative_start = self.start.relative_to(self.root).parts
-        for part in ("", *relative_start):
-            directory = directory / part if part else directory
-            prefix = self._prefix(directory)
-            if part and _ignored(levels, prefix.rstrip("/"), is_dir=True):
-                levels = []  # explicitly asked for an ignored directory: show it all
-                break
-            level = _load_gitignore(directory, prefix)
-            if level is not None:
-                levels.append(level)
-        if not self.start.is_dir():
-            return
-        yield from self._walk(self.start, levels)
-
-    def _prefix(self, directory: Path) -> str:
-        rel = directory.relative_to(self.root).as_posix()
-        return "" if rel == "." else rel + "/"
-
-    def _walk(self, directory: Path, levels: list[_IgnoreLevel]) -> Iterator[Path]:
+        fd = os.open(self.root.path, OPEN_ROOT)
         try:
-            with os.scandir(directory) as it:
+            for depth in range(len(self.start) + 1):
+                prefix = "".join(f"{p}/" for p in self.start[:depth])
+                if depth and _ignored(levels, prefix.rstrip("/"), is_dir=True):
+                    return []  # explicitly asked for an ignored directory: show it all
+                if depth:
+                    child = os.open(self.start[depth - 1], OPEN_DIR, dir_fd=fd)
+                    os.close(fd)
+                    fd = child
+                level = _load_gitignore(fd, prefix)
+                if level is not None:
+                    levels.append(level)
+        except OSError:
+            pass  # the tree changed meanwhile: fewer rules, never another tree
+        finally:
+            os.close(fd)
+        return levels
+
+    def _walk(self, dir_fd: int, relative: str, levels: list[_IgnoreLevel]) -> Iterator[WalkEntry]:
+        try:
+            with os.scandir(dir_fd) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             return
-        prefix = self._prefix(directory)
+        prefix = f"{relative}/" if relative else ""
         for entry in entries:
             if self.scanned >= self.max_entries:
                 self.cut_short = True
@@ -627,16 +741,30 @@ class WorkspaceWalk:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if _ignored(levels, prefix + entry.name, is_dir):
+            path = prefix + entry.name
+            if _ignored(levels, path, is_dir):
                 continue
-            path = Path(entry.path)
             if is_dir:
-                child = _load_gitignore(path, prefix + entry.name + "/")
-                yield from self._walk(path, levels if child is None else [*levels, child])
+                try:
+                    child = os.open(entry.name, OPEN_DIR, dir_fd=dir_fd)
+                except OSError:
+                    continue  # gone, or swapped for a link since the listing: skipped
+                try:
+                    level = _load_gitignore(child, path + "/")
+                    yield from self._walk(
+                        child, path, levels if level is None else [*levels, level]
+                    )
+                finally:
+                    os.close(child)
             else:
-                yield path
+                below = path[len(self.start_prefix) :]
+                yield WalkEntry(path, below, dir_fd, entry.name)
             if self.cut_short:
                 return
+
+    @property
+    def start_prefix(self) -> str:
+        return "".join(f"{p}/" for p in self.start)
 
 
 @dataclass(frozen=True)
@@ -667,6 +795,7 @@ class ListFiles:
                     },
                     "pattern": {
                         "type": "string",
+                        "minLength": 1,
                         "description": "Glob pattern to filter by, e.g. '**/*.py'.",
                     },
                 },
@@ -684,23 +813,29 @@ class ListFiles:
         return await asyncio.to_thread(guarded, "list_files", lambda: self._run(tool_input, ctx))
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        raw = require_str(tool_input, "path", optional=True)
-        pattern = require_str(tool_input, "pattern", optional=True)
+        pattern: str | None = tool_input.get("pattern")
         glob = GlobFilter.of(pattern) if pattern is not None else None
-        start = resolve_existing(ctx, raw)
-        shown_start = ctx.shown(start)
-        if not start.is_dir():
-            raise ToolInputError(f"{shown_start} is a file, not a directory: use read_file")
-        walk = WorkspaceWalk(ctx.workspace, start, self.max_scanned)
-        found = BoundedLines(self.max_entries)
-        for path in walk:
-            if glob is not None and not glob.matches(path.relative_to(start).as_posix()):
-                continue
-            if not found.add(ctx.shown(path)):
-                break
+        root = ctx.root
+        with root.locate(tool_input.get("path") or ".") as spot:
+            st = spot.lstat()
+            if st is None:
+                raise ToolInputError(f"{spot.shown} does not exist")
+            if not stat.S_ISDIR(st.st_mode):
+                raise ToolInputError(f"{spot.shown} is a file, not a directory: use read_file")
+            start_fd = open_dir_at(spot.dir_fd, spot.name, spot.shown)
+            try:
+                walk = WorkspaceWalk(root, start_fd, spot.parts, self.max_scanned)
+                found = BoundedLines(self.max_entries)
+                for entry in walk:
+                    if glob is not None and not glob.matches(entry.below):
+                        continue
+                    if not found.add(entry.relative):
+                        break
+            finally:
+                os.close(start_fd)
         if not found.lines:
             what = f"matching {pattern!r} " if pattern is not None else ""
-            return ToolResult(f"No files {what}under {shown_start}")
+            return ToolResult(f"No files {what}under {spot.shown}")
         notes: list[str] = []
         if found.full:
             notes.append(

@@ -19,7 +19,7 @@ class EnterPlanMode:
                 "Switch to plan mode before a non-trivial change: explore with read-only tools, "
                 "then present a plan with exit_plan_mode. Writes are denied until approved."
             ),
-            "input_schema": {"type": "object", "properties": {}},
+            "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
         }
 
     def is_read_only(self, tool_input: JSON) -> bool:
@@ -50,8 +50,16 @@ class ExitPlanMode:
             ),
             "input_schema": {
                 "type": "object",
-                "properties": {"plan": {"type": "string", "description": "The plan, markdown."}},
+                "properties": {
+                    "plan": {
+                        "type": "string",
+                        "minLength": 1,
+                        "pattern": r"\S",
+                        "description": "The plan, markdown.",
+                    }
+                },
                 "required": ["plan"],
+                "additionalProperties": False,
             },
         }
 

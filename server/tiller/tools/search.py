@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import ToolInputError
-from .base import JSON, Preview, ToolContext, ToolKind, ToolResult, cap_output, require_str
+from .base import JSON, Preview, ToolContext, ToolKind, ToolResult, cap_output
+from .confined import OPEN_READ, Spot, open_dir_at, open_regular, read_all, refuse_hard_links
 from .files import (
     SNIFF_BYTES,
     WHOLE_READ_MAX_BYTES,
     BoundedLines,
     GlobFilter,
+    WalkEntry,
     WorkspaceWalk,
     guarded,
     looks_binary,
-    resolve_existing,
     split_lines,
 )
 
@@ -28,8 +29,6 @@ SCAN_MAX_FILES = 50_000
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
-    if not pattern:
-        raise ToolInputError("pattern must not be empty")
     try:
         return re.compile(pattern)
     except re.error as exc:
@@ -39,22 +38,44 @@ def _compile(pattern: str) -> re.Pattern[str]:
         ) from exc
 
 
-def _text_of(path: Path) -> str | None:
-    """The file's text, or None when it is binary, too large or unreadable."""
-    try:
-        st = path.lstat()  # symbolic links are not followed; FIFOs and devices not read
-        if not stat.S_ISREG(st.st_mode) or st.st_size > WHOLE_READ_MAX_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
-        return None
+def _decoded(data: bytes) -> str | None:
     if looks_binary(data[:SNIFF_BYTES]):
         return None
     return data.decode("utf-8", errors="replace")
 
 
-def _rel(path: Path, start: Path) -> str:
-    return path.relative_to(start).as_posix()
+@dataclass
+class _Skipped:
+    """Files a search left out because they have other hard links (maybe outside)."""
+
+    hard_links: int = 0
+
+
+def _text_at(entry: WalkEntry, skipped: _Skipped) -> str | None:
+    """The file's text, or None when it is binary, too large, not regular or unreadable.
+
+    Opened by descriptor without following links; FIFOs and devices are never opened.
+    """
+    try:
+        st = os.stat(entry.name, dir_fd=entry.dir_fd, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > WHOLE_READ_MAX_BYTES:
+            return None
+        fd = os.open(entry.name, OPEN_READ, dir_fd=entry.dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > WHOLE_READ_MAX_BYTES:
+            return None
+        if st.st_nlink > 1:
+            skipped.hard_links += 1
+            return None
+        data = read_all(fd, WHOLE_READ_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return _decoded(data)
 
 
 def _cut(line: str, limit: int) -> str:
@@ -75,8 +96,9 @@ class Grep:
             "description": (
                 "Search file contents with a regular expression (Python `re` syntax, "
                 "case-sensitive unless the pattern starts with (?i)), line by line. Searches a "
-                "file, or a directory recursively, skipping .git, gitignored paths and binary "
-                "files. Output lines are `path:line:text`, paths relative to the workspace. "
+                "file, or a directory recursively, skipping .git, gitignored paths, binary "
+                "files and files with other hard links. Output lines are `path:line:text`, "
+                "paths relative to the workspace. "
                 f"At most {self.max_matches} matches; narrow the pattern, path or glob if cut."
             ),
             "input_schema": {
@@ -84,6 +106,7 @@ class Grep:
                 "properties": {
                     "pattern": {
                         "type": "string",
+                        "minLength": 1,
                         "description": "Regular expression to search for, e.g. 'def \\w+_test'.",
                     },
                     "path": {
@@ -92,6 +115,7 @@ class Grep:
                     },
                     "glob": {
                         "type": "string",
+                        "minLength": 1,
                         "description": "Only search files matching this glob, relative to "
                         "path; without '/' it matches the file name at any depth "
                         "(e.g. '*.py', '*.{ts,tsx}', 'src/**/*.rs').",
@@ -112,46 +136,83 @@ class Grep:
         return await asyncio.to_thread(guarded, "grep", lambda: self._run(tool_input, ctx))
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        pattern = require_str(tool_input, "pattern") or ""
-        raw_path = require_str(tool_input, "path", optional=True)
-        raw_glob = require_str(tool_input, "glob", optional=True)
+        pattern: str = tool_input["pattern"]
+        raw_glob: str | None = tool_input.get("glob")
         regex = _compile(pattern)
         glob = GlobFilter.of(raw_glob) if raw_glob is not None else None
-        start = resolve_existing(ctx, raw_path)
-        if start.is_file() and _text_of(start) is None:
+        hits = BoundedLines(self.max_matches)
+        skipped = _Skipped()
+        root = ctx.root
+        with root.locate(tool_input.get("path") or ".") as spot:
+            st = spot.lstat()
+            if st is None:
+                raise ToolInputError(f"{spot.shown} does not exist")
+            where = spot.shown
+            if not stat.S_ISDIR(st.st_mode):
+                self._search(regex, where, self._one_file(spot.shown, spot), hits)
+                return self._answer(hits, pattern, where, raw_glob, cut_short=False, skipped=0)
+            start_fd = open_dir_at(spot.dir_fd, spot.name, spot.shown)
+            try:
+                walk = WorkspaceWalk(root, start_fd, spot.parts, self.max_scanned)
+                for entry in walk:
+                    if glob is not None and not glob.matches(entry.below):
+                        continue
+                    text = _text_at(entry, skipped)
+                    if text is not None and self._search(regex, entry.relative, text, hits):
+                        break
+            finally:
+                os.close(start_fd)
+        return self._answer(hits, pattern, where, raw_glob, walk.cut_short, skipped.hard_links)
+
+    def _one_file(self, shown: str, spot: Spot) -> str:
+        with open_regular(spot) as (fd, st):
+            refuse_hard_links(st, shown, "grep")
+            text = None
+            if st.st_size <= WHOLE_READ_MAX_BYTES:
+                text = _decoded(read_all(fd, WHOLE_READ_MAX_BYTES + 1))
+        if text is None:
             raise ToolInputError(
-                f"{ctx.shown(start)} is binary or larger than "
+                f"{shown} is binary or larger than "
                 f"{WHOLE_READ_MAX_BYTES // 1_048_576} MB: grep searches text files only"
             )
-        walk = WorkspaceWalk(ctx.workspace, start, self.max_scanned)
-        single = start.is_file()
-        files = [start] if single else walk
-        hits = BoundedLines(self.max_matches)
-        for path in files:
-            if glob is not None and not single and not glob.matches(_rel(path, start)):
+        return text
+
+    def _search(self, regex: re.Pattern[str], shown: str, text: str, hits: BoundedLines) -> bool:
+        """Add the matching lines of ``text``; True once the output is full."""
+        for number, line in enumerate(split_lines(text), start=1):
+            if regex.search(line) is None:
                 continue
-            text = _text_of(path)
-            if text is None:
-                continue
-            shown = ctx.shown(path)
-            for number, line in enumerate(split_lines(text), start=1):
-                if regex.search(line) is None:
-                    continue
-                if not hits.add(f"{shown}:{number}:{_cut(line, self.max_line_chars)}"):
-                    break
-            if hits.full:
-                break
-        where = ctx.shown(start)
+            if not hits.add(f"{shown}:{number}:{_cut(line, self.max_line_chars)}"):
+                return True
+        return False
+
+    def _answer(
+        self,
+        hits: BoundedLines,
+        pattern: str,
+        where: str,
+        raw_glob: str | None,
+        cut_short: bool,
+        skipped: int,
+    ) -> ToolResult:
+        notes: list[str] = []
+        if skipped:
+            notes.append(
+                f"… [skipped {skipped} file(s) with other hard links: they may be outside "
+                "the workspace]"
+            )
         if not hits.lines:
             within = f" in files matching {raw_glob!r}" if raw_glob is not None else ""
-            return ToolResult(f"No matches for {pattern!r} under {where}{within}")
-        notes: list[str] = []
-        if hits.full:
-            notes.append(
-                f"… [truncated: showing the first {len(hits.lines)} matches; narrow the "
-                "pattern, path or glob]"
+            return ToolResult(
+                "\n".join([f"No matches for {pattern!r} under {where}{within}", *notes])
             )
-        if walk.cut_short:
+        if hits.full:
+            notes.insert(
+                0,
+                f"… [truncated: showing the first {len(hits.lines)} matches; narrow the "
+                "pattern, path or glob]",
+            )
+        if cut_short:
             notes.append(
                 f"… [stopped after scanning {self.max_scanned} entries; search a subdirectory]"
             )

@@ -1,9 +1,13 @@
-"""bash: run a command in the workspace root, in its own process group, bounded and stoppable.
+"""bash: run a command in the workspace root, confined, bounded, stoppable, without secrets.
 
 The command runs as ``bash -c`` through an asyncio subprocess (the event loop never blocks),
-with stdin from /dev/null and stderr merged into stdout. Output is read as it comes and only
-its head and tail are kept, so a flood (``yes``) costs no memory. A timeout or a cancellation
-(how an interrupt arrives) stops the whole process group: SIGTERM, a short grace, SIGKILL.
+with stdin from /dev/null and stderr merged into stdout, under a small supervisor process
+(``supervisor.py``) that ends every process the command started when the command ends, and
+all of them when the server dies. A command that runs without the user's confirmation runs
+inside the sandbox (``sandbox.py``) where there is one. The environment is the server's
+without its secrets (``tool_env.py``). Output is read as it comes and only its head and tail
+are kept, so a flood (``yes``) costs no memory. A timeout or a cancellation (how an interrupt
+arrives) stops everything: SIGTERM, a short grace, SIGKILL.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolInputError
+from ..tool_env import tool_env
 from .base import (
     JSON,
     OUTPUT_CAP,
@@ -28,43 +35,27 @@ from .base import (
     require_str,
 )
 from .bash_readonly import is_read_only_command
+from .live_output import LiveOutput, OutputBuffer
+from .sandbox import Confined, Confinement, Unavailable, Unconfined, confine
+
+__all__ = ["Bash", "CommandRun", "LiveOutput", "OutputBuffer", "SandboxUnavailable", "run_command"]
 
 DEFAULT_TIMEOUT_SECONDS = 120
 MAX_TIMEOUT_SECONDS = 600
 TIMEOUT_GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL after a timeout
 CANCEL_GRACE_SECONDS = 0.5  # the same after an interrupt: the user is waiting
-EXIT_DRAIN_SECONDS = 1.0  # how long output may keep flowing after the shell itself exited
+SUPERVISOR_GRACE_SECONDS = 1.0  # the supervisor's own grace for the command, plus a margin
+EXIT_DRAIN_SECONDS = 1.0  # how long output may keep flowing after the command ended
+SUPERVISOR = Path(__file__).with_name("supervisor.py")
+UNCONFINED = Unconfined()
 
 
-class OutputBuffer:
-    """Keeps the first ``head_size`` and last ``tail_size`` bytes fed to it, counts the rest."""
+class SandboxUnavailable(Exception):
+    """The settings demand a sandbox that this machine does not have."""
 
-    def __init__(self, head_size: int, tail_size: int) -> None:
-        self.head_size = head_size
-        self.tail_size = tail_size
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def feed(self, data: bytes) -> None:
-        room = self.head_size - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if not data:
-            return
-        self.tail += data
-        excess = len(self.tail) - self.tail_size
-        if excess > 0:
-            del self.tail[:excess]
-            self.dropped += excess
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
-        if not self.dropped:
-            return head + tail
-        return f"{head}\n… [truncated {self.dropped} bytes of output] …\n{tail}"
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -74,28 +65,44 @@ class CommandRun:
     output: str
     exit_code: int | None
     timed_out: bool = False
-    stopped_stragglers: bool = False
+    stopped: int = 0  # processes the command left running when it ended, stopped since
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
+def _signal(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(pgid, sig)
+        os.kill(pid, sig)
+
+
+def _kill_session(sid: int) -> None:
+    """SIGKILL the process group and every process of the session ``sid`` (a last resort)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
+                if int(fields[3]) == sid:
+                    _signal(int(entry), signal.SIGKILL)
 
 
 class _Collector(asyncio.SubprocessProtocol):
-    """Feeds the output into a bounded buffer and tells when the shell and its output end.
+    """Feeds the output into a bounded buffer and tells when the command and its output end."""
 
-    The shell's exit and the end of its output are separate: background children it started
-    may keep the output open after it exited.
-    """
-
-    def __init__(self, buffer: OutputBuffer, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, buffer: OutputBuffer, live: LiveOutput | None, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self.buffer = buffer
+        self.live = live
         self.exited: asyncio.Future[None] = loop.create_future()
         self.output_closed: asyncio.Future[None] = loop.create_future()
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.buffer.feed(data.encode() if isinstance(data, str) else data)
+        chunk = data.encode() if isinstance(data, str) else data
+        self.buffer.feed(chunk)
+        if self.live is not None:
+            self.live.feed(chunk)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         if not self.output_closed.done():
@@ -112,16 +119,35 @@ async def _settled(future: asyncio.Future[None], seconds: float) -> bool:
     return bool(done)
 
 
-async def _stop_group(pgid: int, collector: _Collector, grace: float) -> None:
-    """SIGTERM the process group, give it ``grace`` seconds to end, then SIGKILL the group.
+async def _stop(pid: int, collector: _Collector, grace: float) -> None:
+    """Ask the supervisor to stop the command's processes; SIGKILL its session if it does not.
 
     The SIGKILL is sent even if this coroutine is cancelled while it waits.
     """
-    _signal_group(pgid, signal.SIGTERM)
+    _signal(pid, signal.SIGTERM)
     try:
-        await asyncio.wait({collector.exited, collector.output_closed}, timeout=grace)
+        await asyncio.wait({collector.exited}, timeout=grace + SUPERVISOR_GRACE_SECONDS)
     finally:
-        _signal_group(pgid, signal.SIGKILL)
+        _kill_session(pid)
+
+
+def _read_status(fd: int) -> tuple[int, int] | None:
+    """The supervisor's ``EXIT STOPPED`` line, if it wrote one."""
+    try:
+        words = os.read(fd, 64).split()
+        return int(words[0]), int(words[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def command_argv(command: str, cwd: Path, confinement: Confinement) -> list[str]:
+    """``bash -c command``, confined by the sandbox when asked to."""
+    argv = ["bash", "-c", command]
+    match confinement:
+        case Confined(writable=writable):
+            return confine(argv, cwd, writable)
+        case Unconfined() | Unavailable():
+            return argv
 
 
 async def run_command(
@@ -131,44 +157,72 @@ async def run_command(
     *,
     output_cap: int = OUTPUT_CAP,
     stdin_data: bytes | None = None,
+    env: Mapping[str, str] | None = None,
+    confinement: Confinement = UNCONFINED,
+    live: LiveOutput | None = None,
 ) -> CommandRun:
     """Run ``command`` to its end, its time limit, or our cancellation (which is re-raised).
 
-    ``stdin_data``, when given, is written to the command's stdin (then closed).
+    It runs under the supervisor (every process it starts ends with it, and with the server),
+    in its own session, with ``env`` (default: this environment, secrets removed), confined as
+    ``confinement`` says. ``stdin_data``, when given, is written to its stdin (then closed).
+    ``live`` gets the output as it arrives and keeps it for the caller if we are cancelled.
     """
+    if isinstance(confinement, Unavailable):
+        raise SandboxUnavailable(confinement.reason)
     margin = 200  # room for the truncation marker and the status line
     buffer = OutputBuffer(output_cap * 2 // 3 - margin, output_cap // 3 - margin)
     loop = asyncio.get_running_loop()
-    transport, collector = await loop.subprocess_exec(
-        lambda: _Collector(buffer, loop),
-        "bash",
-        "-c",
-        command,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    pgid = transport.get_pid()  # its own session: the group id is its pid
+    status_read, status_write = os.pipe()
+    os.set_blocking(status_read, False)
+    try:
+        transport, collector = await loop.subprocess_exec(
+            lambda: _Collector(buffer, live, loop),
+            sys.executable,
+            "-I",
+            "-S",
+            str(SUPERVISOR),
+            str(os.getpid()),
+            str(status_write),
+            *command_argv(command, cwd, confinement),
+            cwd=cwd,
+            env=dict(tool_env() if env is None else env),
+            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(status_write,),
+        )
+    except BaseException:
+        os.close(status_read)
+        raise
+    finally:
+        os.close(status_write)
+    pid = transport.get_pid()  # its own session: the session id is its pid
     stdin = transport.get_pipe_transport(0) if stdin_data is not None else None
     if stdin is not None and stdin_data is not None:
         stdin.write(stdin_data)  # type: ignore[attr-defined]
         stdin.close()
     try:
         if not await _settled(collector.exited, time_limit):
-            await _stop_group(pgid, collector, TIMEOUT_GRACE_SECONDS)
+            await _stop(pid, collector, TIMEOUT_GRACE_SECONDS)
             await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
             return CommandRun(buffer.text(), None, timed_out=True)
-        stragglers = not await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
-        if stragglers:
-            await _stop_group(pgid, collector, CANCEL_GRACE_SECONDS)
+        if not await _settled(collector.output_closed, EXIT_DRAIN_SECONDS):
+            _kill_session(pid)  # something outlived the supervisor: cannot happen, but be sure
             await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
-        return CommandRun(buffer.text(), transport.get_returncode(), stopped_stragglers=stragglers)
+        status = _read_status(status_read)
+        if status is None:
+            return CommandRun(buffer.text(), transport.get_returncode())
+        # In the sandbox the PID namespace ends with the command; what the supervisor saw
+        # left over is bwrap's own init on its way out, not the command's.
+        stopped = 0 if isinstance(confinement, Confined) else status[1]
+        return CommandRun(buffer.text(), status[0], stopped=stopped)
     except asyncio.CancelledError:
-        await _stop_group(pgid, collector, CANCEL_GRACE_SECONDS)
+        await _stop(pid, collector, CANCEL_GRACE_SECONDS)
         raise
     finally:
+        os.close(status_read)
         transport.close()
 
 
@@ -187,11 +241,11 @@ def _timeout_of(tool_input: JSON) -> float:
 
 def _describe(run: CommandRun, timeout: float) -> ToolResult:
     output = run.output if run.output else "(no output)"
-    if run.stopped_stragglers:
+    if run.stopped:
         output += (
-            "\n[background processes started by the command kept its output open and were "
-            "stopped; start long-running processes with their output redirected, e.g. "
-            "`cmd > cmd.log 2>&1 &`]"
+            f"\n[{run.stopped} background process(es) the command left running were stopped: "
+            "every process a command starts ends with it. Wait for background jobs in the "
+            "same command (`cmd & ...; wait`)]"
         )
     if run.timed_out:
         return ToolResult(
@@ -214,9 +268,12 @@ def _describe(run: CommandRun, timeout: float) -> ToolResult:
 
 @dataclass(frozen=True)
 class Bash:
+    """The bash tool. ``workspace``: where ``is_read_only`` resolves paths when not given one."""
+
     name: str = field(default="bash", init=False)
     kind: ToolKind = field(default="bash", init=False)
     output_cap: int = OUTPUT_CAP
+    workspace: Path | None = None
 
     def spec(self) -> JSON:
         return {
@@ -225,10 +282,13 @@ class Bash:
                 "Run a shell command with `bash -c` in the workspace root (non-interactive: "
                 "stdin is empty). stdout and stderr come back merged; long output keeps its "
                 f"beginning and end (about {self.output_cap} characters in all). A non-zero "
-                "exit code is reported as an error. The command is stopped with all its child "
+                "exit code is reported as an error. Every process the command starts ends "
+                "with it (background jobs included); the command is stopped with all its "
                 f"processes after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS}, at most "
-                f"{MAX_TIMEOUT_SECONDS}). Prefer read_file, list_files and grep for reading "
-                "and searching files, and edit_file/write_file for changing them."
+                f"{MAX_TIMEOUT_SECONDS}). Commands that only read run without asking, in a "
+                "read-only sandbox without network. Secrets such as API keys are not in the "
+                "environment. Prefer read_file, list_files and grep for reading and "
+                "searching files, and edit_file/write_file for changing them."
             ),
             "input_schema": {
                 "type": "object",
@@ -248,8 +308,13 @@ class Bash:
         }
 
     def is_read_only(self, tool_input: JSON) -> bool:
+        """Provably read-only inside the tool's ``workspace``; without one, never."""
+        return self.workspace is not None and self.is_read_only_in(tool_input, self.workspace)
+
+    def is_read_only_in(self, tool_input: JSON, workspace: Path) -> bool:
+        """Provably read-only inside ``workspace``: see bash_readonly.py."""
         command = tool_input.get("command")
-        return isinstance(command, str) and is_read_only_command(command)
+        return isinstance(command, str) and is_read_only_command(command, workspace)
 
     async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
         command = tool_input.get("command")
@@ -271,8 +336,16 @@ class Bash:
             return ToolResult(exc.message, is_error=True)
         try:
             run = await run_command(
-                command, ctx.workspace.resolve(), timeout, output_cap=self.output_cap
+                command,
+                ctx.workspace.resolve(),
+                timeout,
+                output_cap=self.output_cap,
+                env=ctx.shell.env,
+                confinement=ctx.shell.confinement(asked=not ctx.sandboxed),
+                live=ctx.live,
             )
+        except SandboxUnavailable as exc:
+            return ToolResult(f"not run: {exc.reason}", is_error=True)
         except OSError as exc:
             return ToolResult(f"could not start bash: {exc.strerror or exc}", is_error=True)
         result = _describe(run, timeout)

@@ -24,6 +24,11 @@ NUDGE: Final = (
 
 
 def parse_todos(tool_input: JSON) -> tuple[Todo, ...]:
+    """The board as values, or ToolInputError.
+
+    Calls from the model already match the schema (``validation.py``); the checks stay for
+    other callers, and one rule (a single in_progress item) is beyond the schema.
+    """
     raw = tool_input.get("todos")
     if not isinstance(raw, list):
         raise ToolInputError("'todos' must be a list of {content, status, activeForm}")
@@ -74,17 +79,19 @@ class TodoWrite:
     kind: ToolKind = "state"
 
     def spec(self) -> JSON:
+        non_blank = {"type": "string", "minLength": 1, "pattern": r"\S"}
         item = {
             "type": "object",
             "properties": {
-                "content": {"type": "string", "description": "The task, imperative form."},
+                "content": {**non_blank, "description": "The task, imperative form."},
                 "status": {"type": "string", "enum": list(TODO_STATUSES)},
                 "activeForm": {
-                    "type": "string",
+                    **non_blank,
                     "description": "Present continuous form shown while in progress.",
                 },
             },
             "required": ["content", "status", "activeForm"],
+            "additionalProperties": False,
         }
         return {
             "name": self.name,
@@ -97,6 +104,7 @@ class TodoWrite:
                 "type": "object",
                 "properties": {"todos": {"type": "array", "items": item}},
                 "required": ["todos"],
+                "additionalProperties": False,
             },
         }
 

@@ -10,7 +10,9 @@ export type FromWebview =
   | { type: "ready" }
   | { type: "focus"; focused: boolean }
   | { type: "prompt"; text: string }
-  | { type: "interrupt" }
+  | { type: "interrupt"; turnId?: string }
+  | { type: "openDiff"; toolUseId: string }
+  | { type: "copy"; text: string }
   | { type: "cycleMode" }
   | { type: "clearQueue" }
   | { type: "command"; command: ChatCommand }
@@ -29,6 +31,8 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "focus",
   "prompt",
   "interrupt",
+  "openDiff",
+  "copy",
   "cycleMode",
   "clearQueue",
   "command",

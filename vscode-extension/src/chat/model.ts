@@ -1,21 +1,33 @@
-// The chat as a value: reducers that turn tiller/event, tiller/state and approval requests into
-// a list of items the webview renders. Pure: no vscode import, so it is unit-tested.
+// The chat as a value: reducers that turn tiller/event, tiller/state, approval requests and
+// transcript entries into a list of items the webview renders. Pure: no vscode import, so it is
+// unit-tested. The live path and the transcript path go through the same reducers, so a chat
+// redrawn from the server's transcript is the chat that was shown live.
 import type {
   ApprovePlanResult,
   ConfirmToolParams,
+  DiffStat,
   ErrorKind,
+  InterruptCause,
+  Mode,
   Outcome,
-  Preview,
+  Refusal,
   State,
   TillerEvent,
   ToolDecision,
   ToolStatus,
   TrailItem,
   TurnError,
+  Usage,
 } from "../protocol";
 
 /** Commands a chat item may offer as a button (the provider runs only these). */
-export type ChatCommand = "tiller.setApiKey" | "tiller.showLogs" | "tiller.newSession" | "tiller.openSettings";
+export type ChatCommand =
+  | "tiller.setApiKey"
+  | "tiller.showLogs"
+  | "tiller.newSession"
+  | "tiller.openSettings"
+  | "tiller.resumeSession"
+  | "tiller.restartServer";
 
 export interface Hint {
   text: string;
@@ -24,7 +36,7 @@ export interface Hint {
 
 export type PlanDecision =
   | { state: "pending" }
-  | { state: "approved"; mode?: "acceptEdits" | "default" }
+  | { state: "approved" }
   | { state: "rejected"; feedback?: string }
   | { state: "cancelled" };
 
@@ -35,8 +47,23 @@ export type ConfirmDecision =
 
 export type CheckpointDecision = { state: "pending" | "continue" | "stop" | "cancelled" };
 
+/** What a confirmation shows of its preview (the transcript keeps no more than this). */
+export type PreviewSummary =
+  | { kind: "diff"; path: string }
+  | { kind: "command"; command: string; cwd?: string }
+  | { kind: "text"; text: string };
+
+export interface Confirmation {
+  id: string;
+  name: string;
+  preview: PreviewSummary;
+  decision: ConfirmDecision;
+}
+
+export type ToolRowStatus = "running" | ToolStatus;
+
 export type ChatItem =
-  | { kind: "user"; id: string; text: string }
+  | { kind: "user"; id: string; turnId?: string; text: string; local?: boolean }
   | { kind: "assistant"; id: string; turnId: string; text: string; streaming: boolean }
   | { kind: "thinking"; id: string; turnId: string; text: string; streaming: boolean }
   | {
@@ -46,50 +73,72 @@ export type ChatItem =
       toolUseId: string;
       name: string;
       summary: string;
-      status: "running" | ToolStatus;
+      status: ToolRowStatus;
       output: string;
       durationMs?: number;
+      /** Wall-clock ms when it started running here (live only: drives the elapsed timer). */
+      startedAt?: number;
+      diff?: DiffStat;
+      /** The question asked before it ran, shown where the row is. */
+      confirm?: Confirmation;
     }
-  | { kind: "notice"; id: string; text: string; level: "info" | "error" }
+  | { kind: "notice"; id: string; text: string; level: "info" | "error"; local?: boolean }
   | { kind: "plan"; id: string; turnId: string; plan: string; decision: PlanDecision }
   | {
       kind: "confirm";
       id: string;
       turnId: string;
+      toolUseId?: string;
       name: string;
-      preview: Preview;
+      preview: PreviewSummary;
       decision: ConfirmDecision;
     }
-  | {
-      kind: "checkpoint";
-      id: string;
-      turnId: string;
-      toolsUsed: number;
-      trail: TrailItem[];
-      decision: CheckpointDecision;
-    }
+  | { kind: "checkpoint"; id: string; turnId: string; toolsUsed: number; decision: CheckpointDecision }
   | {
       kind: "turnEnd";
       id: string;
       turnId: string;
       outcome: Outcome;
       trail: TrailItem[];
+      cause?: InterruptCause;
       error?: TurnError;
+      refusal?: Refusal;
+      usage?: Usage;
       hint?: Hint;
     };
 
 export type ChatConnection = "starting" | "running" | "stopped";
+export type ProviderKind = "anthropic" | "scripted" | "demo";
 
 export interface ChatModel {
   sessionId: string | null;
   state: State | null;
   connection: ChatConnection;
+  /** Which provider the server runs (the welcome view says whether it is the offline demo). */
+  provider: ProviderKind | null;
   items: ChatItem[];
   nextId: number;
 }
 
 export function emptyChat(): ChatModel {
-  return { sessionId: null, state: null, connection: "starting", items: [], nextId: 1 };
+  return { sessionId: null, state: null, connection: "starting", provider: null, items: [], nextId: 1 };
+}
+
+/** Kept live output of one running command (the final result replaces it). */
+export const LIVE_OUTPUT_CAP = 64 * 1024;
+
+export const MODE_WORDS: Record<Mode, string> = {
+  default: "ask before edits",
+  acceptEdits: "accept edits",
+  plan: "plan",
+};
+
+/** Server texts that name a mode by its id ("Mode is now acceptEdits") in plain words. */
+export function plainWords(text: string): string {
+  return text
+    .replace(/\bMode(?: is now|:) (default|acceptEdits|plan)\b/g, (_, mode: Mode) => `Mode: ${MODE_WORDS[mode]}`)
+    .replace(/\(mode is now (default|acceptEdits|plan)\)/g, (_, mode: Mode) => `(mode: ${MODE_WORDS[mode]})`)
+    .replace(/\bacceptEdits\b/g, "accept edits");
 }
 
 const ERROR_HINTS: Record<ErrorKind, Hint> = {
@@ -106,13 +155,14 @@ const ERROR_HINTS: Record<ErrorKind, Hint> = {
   },
   timeout: { text: "The request timed out. Say “continue” to retry." },
   context_too_long: {
-    text: "The conversation no longer fits the model's context. Type /compact or start a new session.",
-    command: { id: "tiller.newSession", label: "New Session" },
+    text: "The conversation no longer fits the model's context. Type /compact or start a new chat.",
+    command: { id: "tiller.newSession", label: "New Chat" },
   },
   invalid_request: {
     text: "The API refused the request.",
     command: { id: "tiller.showLogs", label: "Show Logs" },
   },
+  output_limit: { text: "The answer hit the output limit. Ask for smaller pieces, or say “continue”." },
   internal: {
     text: "The Tiller server hit an internal error.",
     command: { id: "tiller.showLogs", label: "Show Logs" },
@@ -136,8 +186,50 @@ export function formatTrail(trail: TrailItem[]): string {
   return trail.map((item) => `${item.name} ${TRAIL_MARKS[item.status] ?? "?"}`).join(" → ");
 }
 
-export function toolMark(status: "running" | ToolStatus): string {
-  return status === "running" ? "…" : TRAIL_MARKS[status];
+export function toolMark(status: ToolRowStatus): string {
+  return status === "running" ? "…" : (TRAIL_MARKS[status] ?? "?");
+}
+
+/** `+12 −3` */
+export function formatDiffStat(diff: DiffStat): string {
+  return `+${diff.added} −${diff.removed}`;
+}
+
+/** `0.4s`, `12s`, `2m 05s` */
+export function formatDuration(ms: number): string {
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
+}
+
+/** `12.3k`, `200k`, `1.2M` */
+export function formatTokens(tokens: number): string {
+  if (tokens < 1000) return String(tokens);
+  if (tokens < 1_000_000) {
+    const k = tokens / 1000;
+    return `${k < 100 ? k.toFixed(1).replace(/\.0$/, "") : Math.round(k)}k`;
+  }
+  return `${(tokens / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+export function formatCost(usd: number): string {
+  return usd < 0.01 && usd > 0 ? "<$0.01" : `$${usd.toFixed(2)}`;
+}
+
+/** `ctx 12k/200k (6%) · $0.03`, or "" until the server sends them. */
+export function usageText(state: State | null): string {
+  if (state === null) return "";
+  const parts: string[] = [];
+  const context = state.context;
+  if (context !== undefined && context !== null && context.windowTokens > 0) {
+    const share = Math.round((100 * context.usedTokens) / context.windowTokens);
+    parts.push(`ctx ${formatTokens(context.usedTokens)}/${formatTokens(context.windowTokens)} (${share}%)`);
+  }
+  if (typeof state.sessionCostUsd === "number") {
+    parts.push(formatCost(state.sessionCostUsd));
+  }
+  return parts.join(" · ");
 }
 
 /** One line that says what a tool call is about: the command, the path, the pattern… */
@@ -160,6 +252,20 @@ export function summarizeInput(name: string, input: unknown): string {
   return json === "{}" ? "" : json.length > 120 ? `${json.slice(0, 119)}…` : json;
 }
 
+/** What a confirmation card shows of a preview, from the live request or a transcript entry. */
+export function summarizePreview(preview: unknown): PreviewSummary {
+  const fields = typeof preview === "object" && preview !== null ? (preview as Record<string, unknown>) : {};
+  const str = (key: string): string => (typeof fields[key] === "string" ? (fields[key] as string) : "");
+  switch (fields.kind) {
+    case "diff":
+      return { kind: "diff", path: str("path") };
+    case "command":
+      return str("cwd") !== "" ? { kind: "command", command: str("command"), cwd: str("cwd") } : { kind: "command", command: str("command") };
+    default:
+      return { kind: "text", text: str("text") };
+  }
+}
+
 function withItems(model: ChatModel, items: ChatItem[], used = 0): ChatModel {
   return { ...model, items, nextId: model.nextId + used };
 }
@@ -168,11 +274,7 @@ function push(model: ChatModel, make: (id: string) => ChatItem): ChatModel {
   return withItems(model, [...model.items, make(`i${model.nextId}`)], 1);
 }
 
-function updateWhere(
-  model: ChatModel,
-  match: (item: ChatItem) => boolean,
-  update: (item: ChatItem) => ChatItem,
-): ChatModel {
+function updateWhere(model: ChatModel, match: (item: ChatItem) => boolean, update: (item: ChatItem) => ChatItem): ChatModel {
   return withItems(model, model.items.map((item) => (match(item) ? update(item) : item)));
 }
 
@@ -189,37 +291,55 @@ export function applyState(model: ChatModel, state: State): ChatModel {
   return { ...switchSession(model, state.sessionId), state, connection: "running" };
 }
 
-export function applyConnection(model: ChatModel, connection: ChatConnection): ChatModel {
+export function setProvider(model: ChatModel, provider: ProviderKind | null): ChatModel {
+  return model.provider === provider ? model : { ...model, provider };
+}
+
+/** Why the connection left "running": a deliberate restart or the server going away. */
+export type StopReason = "restart" | "crash" | "stopped";
+
+const STOP_NOTICES: Record<StopReason, string> = {
+  restart: "Restarting the Tiller server…",
+  crash: "The Tiller server stopped; restarting it…",
+  stopped: "The Tiller server is not running.",
+};
+
+export function applyConnection(model: ChatModel, connection: ChatConnection, reason?: StopReason): ChatModel {
   if (connection === model.connection) {
     return model;
   }
   let next: ChatModel = { ...model, connection };
   if (model.connection === "running" && connection !== "running") {
+    const why: StopReason = reason ?? (connection === "starting" ? "crash" : "stopped");
     next = endOpenItems(next, null);
-    next = push(next, (id) => ({
-      kind: "notice",
-      id,
-      level: "error",
-      text: connection === "starting" ? "The Tiller server stopped; restarting it…" : "The Tiller server is not running.",
-    }));
+    next = push(next, (id) => ({ kind: "notice", id, level: why === "restart" ? "info" : "error", text: STOP_NOTICES[why], local: true }));
   }
   return next;
 }
 
+function closeConfirm(confirm: Confirmation | undefined): Confirmation | undefined {
+  return confirm !== undefined && confirm.decision.state === "pending" ? { ...confirm, decision: { state: "cancelled" } } : confirm;
+}
+
 /** Stops streaming and dismisses pending cards, for one turn or (turnId null) for all. */
-function endOpenItems(model: ChatModel, turnId: string | null, toolStatus: ToolStatus = "interrupted"): ChatModel {
+function endOpenItems(model: ChatModel, turnId: string | null, toolStatus: ToolStatus = "interrupted", now?: number): ChatModel {
   const inTurn = (item: ChatItem): boolean => turnId === null || ("turnId" in item && item.turnId === turnId);
   return updateWhere(model, inTurn, (item) => {
     switch (item.kind) {
       case "assistant":
       case "thinking":
         return item.streaming ? { ...item, streaming: false } : item;
-      case "tool":
-        return item.status === "running" ? { ...item, status: toolStatus } : item;
+      case "tool": {
+        if (item.status !== "running") {
+          return item.confirm?.decision.state === "pending" ? { ...item, confirm: closeConfirm(item.confirm) } : item;
+        }
+        const durationMs = item.durationMs ?? (item.startedAt !== undefined && now !== undefined ? Math.max(0, now - item.startedAt) : undefined);
+        return { ...item, status: toolStatus, confirm: closeConfirm(item.confirm), ...(durationMs !== undefined ? { durationMs } : {}) };
+      }
       case "plan":
       case "confirm":
       case "checkpoint":
-        return item.decision.state === "pending" ? { ...item, decision: { state: "cancelled" } } : item;
+        return item.decision.state === "pending" ? ({ ...item, decision: { state: "cancelled" } } as ChatItem) : item;
       default:
         return item;
     }
@@ -233,45 +353,109 @@ function settleStreaming(model: ChatModel): ChatModel {
   }
   return updateWhere(
     model,
-    (item) => item.kind === "assistant" || item.kind === "thinking",
+    (item) => (item.kind === "assistant" || item.kind === "thinking") && item.streaming,
     (item) => ({ ...item, streaming: false }) as ChatItem,
   );
 }
 
-function appendStreamed(model: ChatModel, kind: "assistant" | "thinking", turnId: string, text: string): ChatModel {
+function appendStreamed(model: ChatModel, kind: "assistant" | "thinking", turnId: string, text: string, streaming = true): ChatModel {
   const last = model.items.at(-1);
-  if (last !== undefined && last.kind === kind && last.turnId === turnId && last.streaming) {
+  if (streaming && last !== undefined && last.kind === kind && last.turnId === turnId && last.streaming) {
     return withItems(model, [...model.items.slice(0, -1), { ...last, text: last.text + text }]);
   }
-  return push(settleStreaming(model), (id) => ({ kind, id, turnId, text, streaming: true }));
+  return push(settleStreaming(model), (id) => ({ kind, id, turnId, text, streaming }));
 }
 
-/** Applies one `tiller/event` notification. */
-export function applyEvent(current: ChatModel, event: TillerEvent): ChatModel {
+/** The step restarted: its streamed text and thinking so far are void. */
+function discardStep(model: ChatModel, turnId: string): ChatModel {
+  let cut = model.items.length;
+  while (cut > 0) {
+    const item = model.items[cut - 1]!;
+    if ((item.kind === "assistant" || item.kind === "thinking") && item.turnId === turnId) {
+      cut -= 1;
+    } else {
+      break;
+    }
+  }
+  return withItems(model, model.items.slice(0, cut));
+}
+
+function findTool(model: ChatModel, toolUseId: string): Extract<ChatItem, { kind: "tool" }> | undefined {
+  return model.items.find((item): item is Extract<ChatItem, { kind: "tool" }> => item.kind === "tool" && item.toolUseId === toolUseId);
+}
+
+function updateTool(
+  model: ChatModel,
+  toolUseId: string,
+  update: (item: Extract<ChatItem, { kind: "tool" }>) => Extract<ChatItem, { kind: "tool" }>,
+): ChatModel {
+  return updateWhere(model, (item) => item.kind === "tool" && item.toolUseId === toolUseId, (item) => update(item as Extract<ChatItem, { kind: "tool" }>));
+}
+
+/**
+ * The output a finished row shows: the result's, except that what streamed live is never lost
+ * (an interrupted command whose result lacks its partial output keeps it, marked).
+ */
+function keptOutput(status: ToolStatus, final: string, live: string): string {
+  if (final === "" || live === "") return final !== "" ? final : live;
+  if (status !== "interrupted" || final.includes(live.trim())) return final;
+  return `${live.replace(/\n?$/, "\n")}[${final.trim()}]`;
+}
+
+function keepTail(text: string, cap: number): string {
+  return text.length <= cap ? text : `… [earlier output not shown]\n${text.slice(text.length - cap)}`;
+}
+
+/**
+ * Applies one `tiller/event` notification (or a transcript entry shaped like one).
+ * `now` (ms) stamps when a tool started running, for the live elapsed timer; the transcript
+ * path passes none.
+ */
+export function applyEvent(current: ChatModel, event: TillerEvent, now?: number): ChatModel {
   const model = switchSession(current, event.sessionId);
-  const turnId = event.turnId;
+  const turnId = event.turnId ?? "";
   switch (event.type) {
     case "turnStarted":
-      return push(model, (id) => ({ kind: "user", id, text: event.prompt }));
+      return push(settleStreaming(model), (id) => ({ kind: "user", id, turnId, text: event.prompt }));
     case "textDelta":
       return appendStreamed(model, "assistant", turnId, event.text);
     case "thinkingDelta":
       return appendStreamed(model, "thinking", turnId, event.text);
     case "toolStarted": {
-      return push(settleStreaming(model), (id) => ({
+      const summary = summarizeInput(event.name, event.input);
+      const standalone = model.items.find((item) => item.kind === "confirm" && item.toolUseId === event.toolUseId);
+      const make = (id: string): ChatItem => ({
         kind: "tool",
         id,
         turnId,
         toolUseId: event.toolUseId,
         name: event.name,
-        summary: summarizeInput(event.name, event.input),
+        summary,
         status: "running",
         output: "",
-      }));
+        ...(now !== undefined ? { startedAt: now } : {}),
+        ...(standalone !== undefined && standalone.kind === "confirm"
+          ? { confirm: { id: standalone.id, name: standalone.name, preview: standalone.preview, decision: standalone.decision } }
+          : {}),
+      });
+      if (standalone !== undefined) {
+        // The question came first (an older server): the row takes the card's place.
+        return withItems(model, model.items.map((item) => (item === standalone ? make(`i${model.nextId}`) : item)), 1);
+      }
+      return push(settleStreaming(model), make);
+    }
+    case "toolOutput": {
+      const tool = findTool(model, event.toolUseId);
+      if (tool === undefined || tool.status !== "running") return model;
+      return updateTool(model, event.toolUseId, (item) => ({ ...item, output: keepTail(item.output + event.text, LIVE_OUTPUT_CAP) }));
     }
     case "toolFinished": {
-      const known = model.items.some((item) => item.kind === "tool" && item.toolUseId === event.toolUseId);
-      if (!known) {
+      const known = findTool(model, event.toolUseId);
+      const fields = {
+        status: event.status,
+        ...(event.diff !== undefined ? { diff: event.diff } : {}),
+      };
+      if (known === undefined) {
         return push(model, (id) => ({
           kind: "tool",
           id,
@@ -279,43 +463,59 @@ export function applyEvent(current: ChatModel, event: TillerEvent): ChatModel {
           toolUseId: event.toolUseId,
           name: event.name,
           summary: "",
-          status: event.status,
           output: event.output,
           durationMs: event.durationMs,
+          ...fields,
         }));
       }
-      return updateWhere(
-        model,
-        (item) => item.kind === "tool" && item.toolUseId === event.toolUseId,
-        (item) => ({ ...item, status: event.status, output: event.output, durationMs: event.durationMs }) as ChatItem,
-      );
+      return updateTool(model, event.toolUseId, (item) => {
+        // An interrupted command's result carries its partial output; a server that sends
+        // none keeps what streamed live. Same for a duration the server could not measure.
+        const output = keptOutput(event.status, event.output, item.output);
+        const measured = event.status !== "interrupted" || event.durationMs > 0 || item.startedAt === undefined || now === undefined;
+        const durationMs = measured ? event.durationMs : Math.max(0, now - (item.startedAt ?? now));
+        return { ...item, ...fields, output, durationMs, confirm: closeConfirm(item.confirm) };
+      });
     }
     case "notice":
-      return push(model, (id) => ({ kind: "notice", id, level: "info", text: event.text }));
+      return push(settleStreaming(model), (id) => ({ kind: "notice", id, level: "info", text: plainWords(event.text) }));
+    case "queueDropped": {
+      const prompts = event.prompts ?? [];
+      if (prompts.length === 0) return model;
+      const text = `${prompts.length} queued prompt(s) will not run: ${prompts.map((p) => `“${p.length > 60 ? `${p.slice(0, 59)}…` : p}”`).join(", ")}`;
+      return push(model, (id) => ({ kind: "notice", id, level: "info", text }));
+    }
+    case "stepRestarted":
+      return push(discardStep(model, turnId), (id) => ({
+        kind: "notice",
+        id,
+        level: "info",
+        text: `The answer restarted (${event.reason}); its first attempt is not shown.`,
+      }));
     case "planDecided": {
       const plan = [...model.items].reverse().find((item) => item.kind === "plan" && item.turnId === turnId);
+      const decision: PlanDecision = event.approved ? { state: "approved" } : { state: "rejected", feedback: event.feedback };
       if (plan !== undefined && plan.kind === "plan") {
         if (plan.decision.state !== "pending" && plan.decision.state !== "cancelled") {
           return model;
         }
-        const decision: PlanDecision = event.approved
-          ? { state: "approved" }
-          : { state: "rejected", feedback: event.feedback };
         return updateWhere(model, (item) => item.id === plan.id, (item) => ({ ...item, decision }) as ChatItem);
       }
       const text = event.approved ? "Plan approved." : `Plan rejected${event.feedback ? `: ${event.feedback}` : "."}`;
       return push(model, (id) => ({ kind: "notice", id, level: "info", text }));
     }
     case "turnEnded": {
-      const ended = endOpenItems(model, turnId, event.outcome === "interrupted" ? "interrupted" : "error");
+      const ended = endOpenItems(model, turnId, event.outcome === "interrupted" ? "interrupted" : "error", now);
       return push(ended, (id) => ({
         kind: "turnEnd",
         id,
         turnId,
         outcome: event.outcome,
         trail: event.trail ?? [],
-        error: event.error,
-        hint: event.error !== undefined ? hintFor(event.error.kind) : undefined,
+        ...(event.cause !== undefined ? { cause: event.cause } : {}),
+        ...(event.error !== undefined ? { error: event.error, hint: hintFor(event.error.kind) } : {}),
+        ...(event.refusal !== undefined ? { refusal: event.refusal } : {}),
+        ...(event.usage !== undefined ? { usage: event.usage } : {}),
       }));
     }
     default:
@@ -323,13 +523,13 @@ export function applyEvent(current: ChatModel, event: TillerEvent): ChatModel {
   }
 }
 
-export function addNotice(model: ChatModel, text: string, level: "info" | "error" = "info"): ChatModel {
-  return push(model, (id) => ({ kind: "notice", id, level, text }));
+export function addNotice(model: ChatModel, text: string, level: "info" | "error" = "info", local = true): ChatModel {
+  return push(model, (id) => ({ kind: "notice", id, level, text: plainWords(text), local }));
 }
 
 /** A prompt the server handled itself (slash command): show it with the server's answer. */
 export function addHandledPrompt(model: ChatModel, prompt: string, message: string | undefined): ChatModel {
-  const withPrompt = push(model, (id) => ({ kind: "user", id, text: prompt }));
+  const withPrompt = push(model, (id) => ({ kind: "user", id, text: prompt, local: true }));
   return message !== undefined && message !== "" ? addNotice(withPrompt, message) : withPrompt;
 }
 
@@ -339,12 +539,7 @@ export function addPlanCard(model: ChatModel, id: string, turnId: string, plan: 
 }
 
 export function decidePlan(model: ChatModel, id: string, result: ApprovePlanResult | null): ChatModel {
-  const decision: PlanDecision =
-    result === null
-      ? { state: "cancelled" }
-      : result.approved
-        ? { state: "approved", mode: result.mode }
-        : { state: "rejected", feedback: result.feedback };
+  const decision: PlanDecision = result === null ? { state: "cancelled" } : result.approved ? { state: "approved" } : { state: "rejected", feedback: result.feedback };
   return updateWhere(
     model,
     (item) => item.id === id && item.kind === "plan" && item.decision.state === "pending",
@@ -352,40 +547,49 @@ export function decidePlan(model: ChatModel, id: string, result: ApprovePlanResu
   );
 }
 
-export function addConfirmCard(model: ChatModel, id: string, params: ConfirmToolParams): ChatModel {
+/** A confirmation joins its tool row (the question sits where the row is, before output). */
+function addConfirmation(model: ChatModel, turnId: string, toolUseId: string | undefined, confirm: Confirmation): ChatModel {
   const settled = settleStreaming(model);
+  if (toolUseId !== undefined && findTool(settled, toolUseId) !== undefined) {
+    return updateTool(settled, toolUseId, (item) => ({ ...item, confirm }));
+  }
   return withItems(settled, [
     ...settled.items,
-    {
-      kind: "confirm",
-      id,
-      turnId: params.turnId,
-      name: params.name,
-      preview: params.preview,
-      decision: { state: "pending" },
-    },
+    { kind: "confirm", id: confirm.id, turnId, ...(toolUseId !== undefined ? { toolUseId } : {}), name: confirm.name, preview: confirm.preview, decision: confirm.decision },
   ]);
 }
 
-export function decideConfirm(model: ChatModel, id: string, decision: ConfirmDecision): ChatModel {
+export function addConfirmCard(model: ChatModel, id: string, params: ConfirmToolParams): ChatModel {
+  return addConfirmation(model, params.turnId, params.toolUseId, {
+    id,
+    name: params.name,
+    preview: summarizePreview(params.preview),
+    decision: { state: "pending" },
+  });
+}
+
+function decideConfirmWhere(model: ChatModel, match: (id: string, toolUseId: string | undefined) => boolean, decision: ConfirmDecision, now?: number): ChatModel {
   return updateWhere(
     model,
-    (item) => item.id === id && item.kind === "confirm" && item.decision.state === "pending",
-    (item) => ({ ...item, decision }) as ChatItem,
+    (item) =>
+      (item.kind === "confirm" && match(item.id, item.toolUseId) && item.decision.state === "pending") ||
+      (item.kind === "tool" && item.confirm !== undefined && match(item.confirm.id, item.toolUseId) && item.confirm.decision.state === "pending"),
+    (item) => {
+      if (item.kind === "tool" && item.confirm !== undefined) {
+        const restarted = now !== undefined && item.status === "running" && (decision.state === "allow" || decision.state === "allowSession");
+        return { ...item, confirm: { ...item.confirm, decision }, ...(restarted ? { startedAt: now } : {}) };
+      }
+      return { ...item, decision } as ChatItem;
+    },
   );
 }
 
-export function addCheckpointCard(
-  model: ChatModel,
-  id: string,
-  turnId: string,
-  toolsUsed: number,
-  trail: TrailItem[],
-): ChatModel {
-  return withItems(model, [
-    ...model.items,
-    { kind: "checkpoint", id, turnId, toolsUsed, trail, decision: { state: "pending" } },
-  ]);
+export function decideConfirm(model: ChatModel, id: string, decision: ConfirmDecision, now?: number): ChatModel {
+  return decideConfirmWhere(model, (cardId) => cardId === id, decision, now);
+}
+
+export function addCheckpointCard(model: ChatModel, id: string, turnId: string, toolsUsed: number): ChatModel {
+  return withItems(model, [...model.items, { kind: "checkpoint", id, turnId, toolsUsed, decision: { state: "pending" } }]);
 }
 
 export function decideCheckpoint(model: ChatModel, id: string, decision: CheckpointDecision): ChatModel {
@@ -396,30 +600,90 @@ export function decideCheckpoint(model: ChatModel, id: string, decision: Checkpo
   );
 }
 
+function str(fields: Record<string, unknown>, key: string): string {
+  const value = fields[key];
+  return typeof value === "string" ? value : "";
+}
+
+/** Applies one transcript entry `{seq, turnId, kind, ...}`. Unknown kinds are skipped. */
+export function applyEntry(model: ChatModel, sessionId: string, entry: unknown): ChatModel {
+  if (typeof entry !== "object" || entry === null) {
+    return model;
+  }
+  const { kind, turnId: rawTurnId, seq: _seq, ...fields } = entry as Record<string, unknown>;
+  if (typeof kind !== "string") {
+    return model;
+  }
+  const turnId = typeof rawTurnId === "string" ? rawTurnId : "";
+  switch (kind) {
+    case "assistantText":
+      return appendStreamed(model, "assistant", turnId, str(fields, "text"), false);
+    case "assistantThinking":
+      return appendStreamed(model, "thinking", turnId, str(fields, "text"), false);
+    case "planRequested":
+      return { ...addPlanCard(model, `i${model.nextId}`, turnId, str(fields, "plan")), nextId: model.nextId + 1 };
+    case "confirmRequested": {
+      const toolUseId = str(fields, "toolUseId");
+      const id = `i${model.nextId}`;
+      return { ...addConfirmation(model, turnId, toolUseId !== "" ? toolUseId : undefined, { id, name: str(fields, "name"), preview: summarizePreview(fields.preview), decision: { state: "pending" } }), nextId: model.nextId + 1 };
+    }
+    case "confirmDecided": {
+      const toolUseId = str(fields, "toolUseId");
+      const decision = str(fields, "decision");
+      if (decision !== "allow" && decision !== "allowSession" && decision !== "deny") return model;
+      const feedback = str(fields, "feedback");
+      return decideConfirmWhere(model, (_, tool) => tool === toolUseId, feedback !== "" ? { state: decision, feedback } : { state: decision });
+    }
+    case "checkpointRequested": {
+      const toolsUsed = typeof fields.toolsUsed === "number" ? fields.toolsUsed : 0;
+      return { ...addCheckpointCard(model, `i${model.nextId}`, turnId, toolsUsed), nextId: model.nextId + 1 };
+    }
+    case "checkpointDecided": {
+      const card = [...model.items].reverse().find((item) => item.kind === "checkpoint" && item.decision.state === "pending");
+      return card === undefined ? model : decideCheckpoint(model, card.id, { state: fields.continue === true ? "continue" : "stop" });
+    }
+    case "rewound": {
+      const changed = ["changed", "added", "removed"].map((key) => (Array.isArray(fields[key]) ? (fields[key] as unknown[]).length : 0));
+      const what = [fields.files === true ? `files (${changed[0]} changed, ${changed[1]} added, ${changed[2]} removed)` : "", fields.conversation === true ? "the conversation" : ""].filter(Boolean).join(" and ");
+      return addNotice(model, `Rewound ${what || "nothing"} to before turn ${str(fields, "turnId")}.`, "info", false);
+    }
+    case "rewindUndone":
+      return addNotice(model, "The rewind was undone.", "info", false);
+    default:
+      return applyEvent(model, { ...fields, type: kind, sessionId, turnId: typeof rawTurnId === "string" ? rawTurnId : null, seq: 0 } as unknown as TillerEvent);
+  }
+}
+
 /**
- * Redraws a chat from `tiller/session/transcript` entries: `{seq, turnId, kind, ...}` where
- * `kind` is a `tiller/event` type (replayed through `applyEvent`) or `assistantText`.
- * Entries of any other shape are skipped. `more` says older entries were left out.
+ * Redraws a chat from `tiller/session/transcript` entries. `more` says older entries were left
+ * out. `carry` are local items (e.g. the restart notice) kept after the redrawn ones.
  */
-export function fromTranscript(sessionId: string, entries: unknown[], more = false): ChatModel {
+export function fromTranscript(sessionId: string, entries: unknown[], more = false, carry: ChatItem[] = []): ChatModel {
   let model: ChatModel = { ...emptyChat(), sessionId, connection: "running" };
   if (more) {
     model = addNotice(model, "Older messages of this session are not shown.");
   }
   for (const entry of entries) {
-    if (typeof entry !== "object" || entry === null) {
-      continue;
-    }
-    const { kind, turnId, ...fields } = entry as Record<string, unknown>;
-    if (typeof kind !== "string" || typeof turnId !== "string") {
-      continue;
-    }
-    if (kind === "assistantText") {
-      const text = typeof fields.text === "string" ? fields.text : "";
-      model = push(settleStreaming(model), (id) => ({ kind: "assistant", id, turnId, text, streaming: false }));
-    } else {
-      model = applyEvent(model, { ...fields, type: kind, sessionId, turnId, seq: 0 } as unknown as TillerEvent);
-    }
+    model = applyEntry(model, sessionId, entry);
   }
-  return endOpenItems(model, null);
+  model = endOpenItems(model, null);
+  for (const item of carry) {
+    model = push(model, (id) => ({ ...item, id }));
+  }
+  return model;
+}
+
+/**
+ * What a redraw after a restart keeps of the current chat: the connection notices at its end
+ * (the server never saw them), so "the server stopped; restarting…" survives the redraw.
+ */
+export function trailingConnectionNotices(model: ChatModel): ChatItem[] {
+  const texts = new Set(Object.values(STOP_NOTICES));
+  const kept: ChatItem[] = [];
+  for (let index = model.items.length - 1; index >= 0; index -= 1) {
+    const item = model.items[index]!;
+    if (item.kind !== "notice" || item.local !== true) break;
+    if (texts.has(item.text)) kept.unshift(item);
+  }
+  return kept;
 }

@@ -1,7 +1,8 @@
 // The chat webview view: keeps the chat model (a projection of the server's events), renders
 // it in the webview, and turns the webview's messages into server requests or card decisions.
 import * as vscode from "vscode";
-import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, type State } from "../protocol";
+import type { DiffContents } from "../diffView";
+import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, type State, type TillerEvent } from "../protocol";
 import type { TillerServer } from "../server";
 import { isFromWebview, type FromWebview, type ToWebview } from "./messages";
 import {
@@ -12,8 +13,29 @@ import {
   applyState,
   emptyChat,
   fromTranscript,
+  setProvider,
+  trailingConnectionNotices,
+  type ChatCommand,
+  type ChatItem,
   type ChatModel,
 } from "./model";
+
+/** The before/after of an edit, kept in memory so its row can open the diff later. */
+export interface EditTexts {
+  path: string;
+  before: string;
+  after: string;
+}
+
+const CHAT_COMMANDS: ReadonlySet<ChatCommand> = new Set<ChatCommand>([
+  "tiller.setApiKey",
+  "tiller.showLogs",
+  "tiller.newSession",
+  "tiller.openSettings",
+  "tiller.resumeSession",
+  "tiller.restartServer",
+]);
+const EDITS_KEPT = 200;
 
 export const CHAT_VIEW_ID = "tiller.chat";
 
@@ -26,6 +48,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   private model: ChatModel = emptyChat();
   private view: vscode.WebviewView | undefined;
   private renderTimer: NodeJS.Timeout | undefined;
+  private readonly edits = new Map<string, EditTexts>();
+  /** Connection notices shown since the last redraw (kept by the redraw after a restart). */
+  private carry: ChatItem[] = [];
   private readonly decisions = new vscode.EventEmitter<CardDecision>();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -36,14 +61,47 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     private readonly extensionUri: vscode.Uri,
     private readonly server: TillerServer,
     private readonly log: vscode.LogOutputChannel,
+    private readonly diffs: DiffContents,
   ) {
     this.disposables.push(
       this.decisions,
-      server.onState((state) => this.update((model) => applyState(model, state))),
-      server.onEvent((event) => this.update((model) => applyEvent(model, event))),
-      server.onConnection((connection) => this.update((model) => applyConnection(model, connection))),
-      server.onSessionLoaded((state) => void this.loadTranscript(state)),
+      server.onState((state) => this.update((model) => setProvider(applyState(model, state), server.provider ?? null))),
+      server.onEvent((event) => {
+        this.noteEdit(event);
+        this.update((model) => applyEvent(model, event, Date.now()));
+      }),
+      server.onConnection((connection) => {
+        const before = new Set(this.model.items.map((item) => item.id));
+        this.update((model) => applyConnection(model, connection, server.stopReason));
+        // The server never hears of these: the redraw after the restart keeps them.
+        this.carry.push(...trailingConnectionNotices(this.model).filter((item) => !before.has(item.id)));
+      }),
+      server.onSessionLoaded((state) => void this.loadTranscript(state, true)),
     );
+  }
+
+  /** Keeps the before/after of a proposed edit (from its confirmation preview). */
+  rememberEdit(toolUseId: string, texts: EditTexts): void {
+    this.edits.set(toolUseId, texts);
+    while (this.edits.size > EDITS_KEPT) {
+      const oldest = this.edits.keys().next().value;
+      if (oldest === undefined) break;
+      this.edits.delete(oldest);
+    }
+  }
+
+  /** An edit's texts from its input: edit_file's old/new strings, write_file's content. */
+  private noteEdit(event: TillerEvent | { type: string; toolUseId?: unknown; name?: unknown; input?: unknown }): void {
+    if (event.type !== "toolStarted" || !("input" in event) || typeof event.input !== "object" || event.input === null) return;
+    const toolUseId = typeof event.toolUseId === "string" ? event.toolUseId : "";
+    if (toolUseId === "" || this.edits.has(toolUseId)) return;
+    const input = event.input as Record<string, unknown>;
+    const path = typeof input.path === "string" ? input.path : "";
+    if (event.name === "edit_file" && typeof input.old_string === "string" && typeof input.new_string === "string") {
+      this.rememberEdit(toolUseId, { path, before: input.old_string, after: input.new_string });
+    } else if (event.name === "write_file" && typeof input.content === "string") {
+      this.rememberEdit(toolUseId, { path, before: "", after: input.content });
+    }
   }
 
   /** Applies a change to the chat model and schedules a render. */
@@ -67,14 +125,20 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   /** Redraws the chat of a session from the server (resume, fork, restart). */
-  async loadTranscript(state: State): Promise<void> {
+  async loadTranscript(state: State, afterRestart = false): Promise<void> {
     try {
       const { entries, more } = await this.server.request("tiller/session/transcript", { sessionId: state.sessionId });
-      this.update((model) =>
-        entries.length === 0 && model.sessionId === state.sessionId
-          ? model
-          : applyState(fromTranscript(state.sessionId, entries, more === true), state),
-      );
+      for (const entry of entries) {
+        if (typeof entry === "object" && entry !== null && (entry as { kind?: unknown }).kind === "toolStarted") {
+          this.noteEdit({ ...(entry as Record<string, unknown>), type: "toolStarted" });
+        }
+      }
+      const kept = this.carry;
+      this.carry = [];
+      this.update((model) => {
+        const carry = afterRestart && model.sessionId === state.sessionId ? kept : [];
+        return setProvider(applyState(fromTranscript(state.sessionId, entries, more === true, carry), state), this.server.provider ?? null);
+      });
     } catch (error) {
       if (!hasErrorCode(error, METHOD_NOT_FOUND)) {
         this.log.warn(`Loading the transcript failed: ${errorMessage(error)}`);
@@ -124,15 +188,18 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         case "focus":
           await vscode.commands.executeCommand("setContext", "tiller.chatFocused", message.focused);
           return;
-        case "prompt": {
-          const result = await this.server.request("tiller/prompt", { text: message.text });
-          if (result.status === "handled") {
-            this.update((model) => addHandledPrompt(model, message.text, result.message));
-          }
+        case "prompt":
+          await this.prompt(message.text);
           return;
-        }
         case "interrupt":
-          await this.server.request("tiller/interrupt", {});
+          await this.server.request("tiller/interrupt", message.turnId !== undefined ? { turnId: message.turnId } : {});
+          return;
+        case "openDiff":
+          await this.openDiff(message.toolUseId);
+          return;
+        case "copy":
+          await vscode.env.clipboard.writeText(message.text);
+          void vscode.window.setStatusBarMessage("Tiller: copied", 2000);
           return;
         case "cycleMode":
           await this.server.request("tiller/cycleMode", {});
@@ -141,6 +208,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
           await this.server.request("tiller/clearQueue", {});
           return;
         case "command":
+          if (!CHAT_COMMANDS.has(message.command)) {
+            return;
+          }
           if (message.command === "tiller.openSettings") {
             await vscode.commands.executeCommand("workbench.action.openSettings", "tiller.");
           } else {
@@ -158,6 +228,41 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
+  /**
+   * Sends a prompt. `/resume` alone opens the History picker; a slash command that switched
+   * the session (`/resume ID`, `/new`, `/fork`) redraws the chat from that session's transcript.
+   */
+  private async prompt(text: string): Promise<void> {
+    if (/^\/(resume|sessions|history)\s*$/i.test(text.trim())) {
+      await vscode.commands.executeCommand("tiller.resumeSession");
+      return;
+    }
+    const before = this.server.state?.sessionId;
+    const result = await this.server.request("tiller/prompt", { text });
+    if (result.status !== "handled") {
+      return;
+    }
+    const state = await this.server.request("tiller/getState", {});
+    if (state.sessionId !== before) {
+      await this.loadTranscript(state);
+      if (result.message !== undefined && result.message !== "") {
+        this.update((model) => addNotice(model, result.message ?? ""));
+      }
+    } else {
+      this.update((model) => addHandledPrompt(model, text, result.message));
+    }
+  }
+
+  /** Opens the before/after of a finished edit, when its texts are known. */
+  private async openDiff(toolUseId: string): Promise<void> {
+    const texts = this.edits.get(toolUseId);
+    if (texts === undefined) {
+      void vscode.window.showInformationMessage("Tiller: the before/after of this edit is not available any more.");
+      return;
+    }
+    await this.diffs.show(toolUseId, texts.path, texts.before, texts.after, "edit — Tiller", false);
+  }
+
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
     const nonce = makeNonce();
     const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js"));
@@ -165,7 +270,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} https: data:`,
+      // Never a remote image: a URL in model output could carry data out (prompt injection).
+      `img-src ${webview.cspSource} data:`,
       `font-src ${webview.cspSource}`,
       `script-src 'nonce-${nonce}'`,
     ].join("; ");
@@ -183,7 +289,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
 <section id="queue" hidden></section>
 <form id="composer">
   <textarea id="input" rows="3" placeholder="Ask Tiller… (Enter to send, Shift+Enter for a new line, Shift+Tab: mode, Esc: interrupt)"></textarea>
-  <div id="bar"><span id="mode"></span><button type="button" id="stop" hidden>Stop</button><button type="submit" id="send">Send</button></div>
+  <div id="bar"><span id="mode"></span><span id="usage" title="Context used / the model's window · session cost"></span><button type="button" id="stop" hidden>Stop</button><button type="submit" id="send">Send</button></div>
 </form>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>

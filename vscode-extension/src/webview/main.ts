@@ -1,8 +1,16 @@
 // The chat webview: renders the ChatModel the extension posts, and posts back what the user
-// does. It keeps no agent state of its own.
+// does. It keeps no agent state of its own (only view state: what is expanded, timers).
 import type { FromWebview, ToWebview } from "../chat/messages";
-import { formatTrail, toolMark, type ChatItem, type ChatModel } from "../chat/model";
-import type { Mode } from "../protocol";
+import {
+  formatDiffStat,
+  formatDuration,
+  MODE_WORDS,
+  toolMark,
+  usageText,
+  type ChatItem,
+  type ChatModel,
+  type Confirmation,
+} from "../chat/model";
 import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
@@ -18,13 +26,23 @@ const queue = document.getElementById("queue") as HTMLElement;
 const composer = document.getElementById("composer") as HTMLFormElement;
 const input = document.getElementById("input") as HTMLTextAreaElement;
 const modeLabel = document.getElementById("mode") as HTMLElement;
+const usageLabel = document.getElementById("usage") as HTMLElement;
 const stop = document.getElementById("stop") as HTMLButtonElement;
 
-const MODE_NAMES: Record<Mode, string> = { default: "ask before edits", acceptEdits: "accept edits", plan: "plan" };
+/** Code blocks longer than this many lines, and tool outputs longer than OUTPUT_LINES, start
+ *  collapsed. */
+const CODE_LINES = 40;
+const OUTPUT_LINES = 20;
+const EDIT_TOOLS = new Set(["write_file", "edit_file"]);
 
 let current: ChatModel | null = null;
 /** Rendered items by id, with the JSON they were rendered from. */
 const rendered = new Map<string, { json: string; element: HTMLElement }>();
+/** View state that survives re-renders: tool rows the user opened or closed, expanded blocks. */
+const toolOpen = new Map<string, boolean>();
+const expanded = new Set<string>();
+/** When this view first saw a tool running (the elapsed timer counts from there). */
+const runningSince = new Map<string, number>();
 
 type Child = Node | string | null | undefined | false;
 
@@ -49,18 +67,65 @@ function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-function button(label: string, className: string, onClick: () => void): HTMLButtonElement {
-  const element = h("button", { className, text: label });
+function button(label: string, className: string, onClick: () => void, title?: string): HTMLButtonElement {
+  const element = h("button", { className, text: label, ...(title !== undefined ? { title } : {}) });
   element.type = "button";
-  element.addEventListener("click", onClick);
+  element.addEventListener("click", (event) => {
+    event.stopPropagation();
+    onClick();
+  });
   return element;
 }
 
-function markdownBlock(text: string, className: string): HTMLElement {
+// --- markdown, code blocks, tables -------------------------------------------------------
+
+/** Copy buttons, language labels and collapsing on code blocks; a scroll box around tables. */
+function enhance(element: HTMLElement, key: string): void {
+  element.querySelectorAll("pre > code").forEach((code, index) => {
+    const pre = code.parentElement as HTMLElement;
+    const text = code.textContent ?? "";
+    const lines = text.replace(/\n$/, "").split("\n").length;
+    const lang = /language-([\w+-]+)/.exec(code.className)?.[1] ?? "";
+    if (lang !== "" || code.querySelector("span[class^='hljs']") !== null) code.classList.add("hljs");
+    const blockKey = `${key}:${index}`;
+    const block = h("div", { className: "code-block" });
+    const head = h("div", { className: "code-head" }, h("span", { className: "code-lang", text: lang !== "" ? lang : "text" }), h("span", { className: "code-lines", text: `${lines} lines` }), button("Copy", "code-copy", () => vscode.postMessage({ type: "copy", text }), "Copy to the clipboard"));
+    pre.replaceWith(block);
+    block.append(head, pre);
+    if (lines > CODE_LINES) {
+      const open = expanded.has(blockKey);
+      block.classList.toggle("collapsed", !open);
+      block.append(
+        button(open ? "Show less" : `Show all ${lines} lines`, "expand", () => {
+          if (expanded.has(blockKey)) expanded.delete(blockKey);
+          else expanded.add(blockKey);
+          rerender(key);
+        }),
+      );
+    }
+  });
+  element.querySelectorAll("table").forEach((table) => {
+    const wrap = h("div", { className: "table-wrap" });
+    table.replaceWith(wrap);
+    wrap.append(table);
+  });
+}
+
+function markdownBlock(text: string, className: string, key: string): HTMLElement {
   const element = h("div", { className });
   element.innerHTML = renderMarkdown(text);
+  enhance(element, key);
   return element;
 }
+
+function rerender(id: string): void {
+  const itemId = id.split(":")[0] ?? id;
+  const entry = rendered.get(itemId);
+  if (entry !== undefined) entry.json = "";
+  if (current !== null) renderLog(current.items);
+}
+
+// --- cards -------------------------------------------------------------------------------
 
 function feedbackBox(placeholder: string): HTMLTextAreaElement {
   const box = h("textarea", { className: "feedback" });
@@ -74,7 +139,7 @@ function decided(text: string, className: string): HTMLElement {
 }
 
 function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
-  const card = h("div", { className: "card plan", "data-state": item.decision.state }, h("div", { className: "card-title", text: "Plan" }), markdownBlock(item.plan, "markdown"));
+  const card = h("div", { className: "card plan", "data-state": item.decision.state }, h("div", { className: "card-title", text: "Plan" }), markdownBlock(item.plan, "markdown", item.id));
   switch (item.decision.state) {
     case "pending": {
       const modeName = `mode-${item.id}`;
@@ -90,7 +155,7 @@ function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
       const selectedMode = (): "acceptEdits" | "default" =>
         card.querySelector<HTMLInputElement>(`input[name="${modeName}"]:checked`)?.value === "default" ? "default" : "acceptEdits";
       card.append(
-        h("div", { className: "choices" }, "Then: ", choice("acceptEdits", "accept edits", true), choice("default", "ask before edits", false)),
+        h("div", { className: "choices" }, "Then: ", choice("acceptEdits", MODE_WORDS.acceptEdits, true), choice("default", MODE_WORDS.default, false)),
         feedback,
         h(
           "div",
@@ -105,7 +170,7 @@ function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
       break;
     }
     case "approved":
-      card.append(decided(`✓ Approved${item.decision.mode ? ` — ${MODE_NAMES[item.decision.mode]}` : ""}`, "ok"));
+      card.append(decided("✓ Approved", "ok"));
       break;
     case "rejected":
       card.append(decided(`✗ Rejected${item.decision.feedback ? `: ${item.decision.feedback}` : ""}`, "bad"));
@@ -119,21 +184,29 @@ function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
 
 const DECISION_TEXT = { allow: "✓ Allowed", allowSession: "✓ Allowed for this session", deny: "✗ Denied" } as const;
 
-function renderConfirm(item: Extract<ChatItem, { kind: "confirm" }>): HTMLElement {
-  const preview = item.preview;
+function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
+  const preview = confirm.preview;
+  const state = confirm.decision.state;
+  if (extraClass !== "" && state !== "pending") {
+    // Answered on its row: one line; the row already names the command or the file.
+    const feedback = "feedback" in confirm.decision && confirm.decision.feedback ? `: ${confirm.decision.feedback}` : "";
+    const text = state === "cancelled" ? "Dismissed (the turn ended)" : `${DECISION_TEXT[state]}${feedback}`;
+    return h("div", { className: `card confirm ${preview.kind}${extraClass} decided`, "data-state": state }, decided(text, state === "deny" ? "bad" : state === "cancelled" ? "muted" : "ok"));
+  }
+  const pending = confirm.decision.state === "pending";
   const body: Child[] =
     preview.kind === "diff"
-      ? [h("div", { className: "card-title", text: `Edit ${preview.path}?` }), h("div", { className: "muted", text: "The proposed change is open in a diff editor. Closing it does not approve it." })]
+      ? [h("div", { className: "card-title", text: `Edit ${preview.path}?` }), pending ? h("div", { className: "muted", text: "The proposed change is open in a diff editor. Closing it does not approve it." }) : null]
       : preview.kind === "command"
-        ? [h("div", { className: "card-title", text: "Run this command?" }), h("pre", { className: "command", text: `$ ${preview.command}` }), h("div", { className: "muted", text: `in ${preview.cwd}` })]
-        : [h("div", { className: "card-title", text: `Allow ${item.name}?` }), h("pre", { text: preview.text })];
-  const card = h("div", { className: `card confirm ${preview.kind}`, "data-state": item.decision.state }, ...body);
-  const decision = item.decision;
+        ? [h("div", { className: "card-title", text: "Run this command?" }), h("pre", { className: "command", text: `$ ${preview.command}` }), preview.cwd ? h("div", { className: "muted", text: `in ${preview.cwd}` }) : null]
+        : [h("div", { className: "card-title", text: `Allow ${confirm.name}?` }), preview.text !== "" ? h("pre", { text: preview.text }) : null];
+  const card = h("div", { className: `card confirm ${preview.kind}${extraClass}`, "data-state": confirm.decision.state }, ...body);
+  const decision = confirm.decision;
   if (decision.state === "pending") {
     const feedback = feedbackBox("Why not? (optional, sent with Deny)…");
     const answer = (choice: "allow" | "allowSession" | "deny"): void => {
       const text = feedback.value.trim();
-      vscode.postMessage({ type: "toolDecision", id: item.id, decision: choice, ...(choice === "deny" && text !== "" ? { feedback: text } : {}) });
+      vscode.postMessage({ type: "toolDecision", id: confirm.id, decision: choice, ...(choice === "deny" && text !== "" ? { feedback: text } : {}) });
     };
     card.append(
       feedback,
@@ -155,12 +228,7 @@ function renderConfirm(item: Extract<ChatItem, { kind: "confirm" }>): HTMLElemen
 }
 
 function renderCheckpoint(item: Extract<ChatItem, { kind: "checkpoint" }>): HTMLElement {
-  const card = h(
-    "div",
-    { className: "card checkpoint", "data-state": item.decision.state },
-    h("div", { className: "card-title", text: `${item.toolsUsed} tool calls so far. Keep going?` }),
-    h("div", { className: "trail", text: formatTrail(item.trail) }),
-  );
+  const card = h("div", { className: "card checkpoint", "data-state": item.decision.state }, h("div", { className: "card-title", text: `${item.toolsUsed} tool calls so far. Keep going?` }));
   if (item.decision.state === "pending") {
     card.append(
       h(
@@ -177,15 +245,123 @@ function renderCheckpoint(item: Extract<ChatItem, { kind: "checkpoint" }>): HTML
   return card;
 }
 
+// --- tool rows ---------------------------------------------------------------------------
+
+function outputView(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
+  const running = item.status === "running";
+  const text = item.output !== "" ? item.output.replace(/\n$/, "") : running ? "" : "(no output)";
+  const lines = text.split("\n");
+  const key = `${item.id}:output`;
+  const wrap = h("div", { className: "output-wrap" });
+  if (lines.length > OUTPUT_LINES && !expanded.has(key)) {
+    // While it runs, the newest lines matter; once done, the first ones.
+    const shown = running ? lines.slice(-OUTPUT_LINES) : lines.slice(0, OUTPUT_LINES);
+    wrap.append(
+      h("pre", { className: "output", text: shown.join("\n") }),
+      button(`Show all ${lines.length} lines`, "expand", () => {
+        expanded.add(key);
+        rerender(item.id);
+      }),
+    );
+  } else {
+    wrap.append(h("pre", { className: "output", text: text !== "" ? text : "waiting for output…" }));
+    if (lines.length > OUTPUT_LINES) {
+      wrap.append(
+        button("Show less", "expand", () => {
+          expanded.delete(key);
+          rerender(item.id);
+        }),
+      );
+    }
+  }
+  return wrap;
+}
+
+function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
+  const awaiting = item.confirm?.decision.state === "pending";
+  const running = item.status === "running" && !awaiting;
+  if (running && !runningSince.has(item.toolUseId)) runningSince.set(item.toolUseId, Date.now());
+  const open = awaiting ? false : (toolOpen.get(item.toolUseId) ?? running);
+  const time = awaiting
+    ? h("span", { className: "duration waiting", text: "waiting for you" })
+    : running
+      ? h("span", { className: "duration elapsed", "data-since": String(runningSince.get(item.toolUseId) ?? Date.now()), text: formatDuration(Date.now() - (runningSince.get(item.toolUseId) ?? Date.now())) })
+      : item.durationMs !== undefined
+        ? h("span", { className: "duration", text: formatDuration(item.durationMs) })
+        : null;
+  const canDiff = EDIT_TOOLS.has(item.name) && item.status === "ok";
+  const diffStat =
+    item.diff !== undefined
+      ? button("", "diffstat", () => vscode.postMessage({ type: "openDiff", toolUseId: item.toolUseId }), "Open the before/after diff")
+      : canDiff
+        ? button("diff", "diffstat plain", () => vscode.postMessage({ type: "openDiff", toolUseId: item.toolUseId }), "Open the before/after diff")
+        : null;
+  if (diffStat !== null && item.diff !== undefined) {
+    diffStat.replaceChildren(h("span", { className: "added", text: `+${item.diff.added}` }), " ", h("span", { className: "removed", text: `−${item.diff.removed}` }));
+    diffStat.setAttribute("aria-label", `${formatDiffStat(item.diff)}: open the diff`);
+  }
+  const head = h(
+    "div",
+    { className: "tool-head", title: open ? "Hide the output" : "Show the output" },
+    h("span", { className: "chevron", text: open ? "▾" : "▸" }),
+    h("span", { className: `mark ${item.status}`, text: toolMark(item.status) }),
+    h("span", { className: "tool-name", text: item.name }),
+    item.summary !== "" ? h("code", { className: "tool-summary", text: item.summary }) : null,
+    diffStat,
+    time,
+  );
+  head.setAttribute("role", "button");
+  head.tabIndex = 0;
+  const toggle = (): void => {
+    toolOpen.set(item.toolUseId, !open);
+    rerender(item.id);
+  };
+  head.addEventListener("click", toggle);
+  head.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      toggle();
+    }
+  });
+  const row = h("div", { className: `tool ${item.status}${open ? " open" : ""}`, "data-tool-use-id": item.toolUseId }, head);
+  if (item.confirm !== undefined) {
+    row.append(renderConfirm(item.confirm, " in-row"));
+  }
+  if (open) {
+    row.append(outputView(item));
+  }
+  return row;
+}
+
+// --- turn ends, welcome ------------------------------------------------------------------
+
 function renderTurnEnd(item: Extract<ChatItem, { kind: "turnEnd" }>): HTMLElement {
-  const trail = item.trail.length > 0 ? h("div", { className: "trail", text: `was working on: ${formatTrail(item.trail)}` }) : null;
+  const trail = item.trail.length > 0 ? h("div", { className: "trail", text: `was working on: ${item.trail.map((t) => `${t.name} ${toolMark(t.status)}`).join(" → ")}` }) : null;
+  const usage = item.usage !== undefined ? `${item.usage.inputTokens + item.usage.cacheReadTokens + item.usage.cacheWriteTokens} tokens in, ${item.usage.outputTokens} out${item.usage.costUsd !== null ? `, $${item.usage.costUsd.toFixed(4)}` : ""}` : "";
   switch (item.outcome) {
     case "completed":
-      return h("div", { className: "turn-end completed", title: "Turn completed" });
-    case "interrupted":
-      return h("div", { className: "turn-end interrupted" }, h("span", { text: "■ Interrupted" }), trail);
+      return h("div", { className: "turn-end completed", title: usage !== "" ? `Turn completed: ${usage}` : "Turn completed" });
+    case "interrupted": {
+      const text =
+        item.cause === "server_stopped"
+          ? "■ Interrupted: the Tiller server stopped during this turn"
+          : item.cause === "keyword"
+            ? "■ Interrupted (you said stop)"
+            : "■ Interrupted";
+      return h("div", { className: "turn-end interrupted", "data-cause": item.cause ?? "user" }, h("span", { text }), trail);
+    }
     case "stopped":
       return h("div", { className: "turn-end stopped" }, h("span", { text: "■ Stopped at the checkpoint" }), trail);
+    case "refused": {
+      const refusal = item.refusal;
+      return h(
+        "div",
+        { className: "turn-end refused" },
+        h("div", { className: "error-title", text: `⊘ The model declined to answer${refusal?.category ? ` (${refusal.category})` : ""}` }),
+        refusal?.explanation ? h("div", { className: "hint", text: refusal.explanation }) : null,
+        h("div", { className: "hint", text: "The prompt was not kept; rephrase it to go on." }),
+      );
+    }
     case "failed": {
       const error = item.error;
       const box = h(
@@ -195,9 +371,7 @@ function renderTurnEnd(item: Extract<ChatItem, { kind: "turnEnd" }>): HTMLElemen
       );
       if (item.hint !== undefined) {
         const command = item.hint.command;
-        box.append(
-          h("div", { className: "hint" }, item.hint.text, " ", command ? button(command.label, "secondary hint-action", () => vscode.postMessage({ type: "command", command: command.id })) : null),
-        );
+        box.append(h("div", { className: "hint" }, item.hint.text, " ", command ? button(command.label, "secondary hint-action", () => vscode.postMessage({ type: "command", command: command.id })) : null));
       }
       box.append(trail ?? "");
       return box;
@@ -205,34 +379,50 @@ function renderTurnEnd(item: Extract<ChatItem, { kind: "turnEnd" }>): HTMLElemen
   }
 }
 
+function renderWelcome(model: ChatModel): HTMLElement {
+  const state = model.state;
+  const demo = model.provider === "demo";
+  const examples = demo
+    ? ["Write a tiny Python program and run it", "Plan a small change before making it", "Show me what the chat can render"]
+    : ["Explain what this project does and how it is laid out", "Find a failing test and fix it", "Add a short “How to run” section to the README"];
+  const prompts = h("div", { className: "examples" }, ...examples.map((text) => button(text, "example", () => vscode.postMessage({ type: "prompt", text }))));
+  return h(
+    "section",
+    { className: "welcome" },
+    h("h2", { text: "Tiller" }),
+    h("p", { text: "A coding agent you steer: it reads, edits and runs code in this workspace, shows every step, and asks before it changes anything unless you allow it." }),
+    h(
+      "ul",
+      { className: "facts" },
+      h("li", {}, "Mode: ", h("strong", { text: state !== null ? MODE_WORDS[state.mode] : "…" }), " (Shift+Tab to change)"),
+      h("li", {}, "Model: ", h("strong", { text: state?.model ?? "…" })),
+      demo
+        ? h("li", { className: "demo" }, "Offline demo: no API key is set, so a scripted model plays a few scenes. ", button("Set API Key…", "secondary hint-action", () => vscode.postMessage({ type: "command", command: "tiller.setApiKey" })))
+        : model.provider === "scripted"
+          ? h("li", { text: "Scripted model (tiller.demoScript)." })
+          : h("li", { text: "Talks to the Anthropic API." }),
+    ),
+    h("div", { className: "muted", text: "Try:" }),
+    prompts,
+  );
+}
+
 function renderItem(item: ChatItem): HTMLElement {
   switch (item.kind) {
     case "user":
       return h("div", { className: "msg user", text: item.text });
-    case "assistant": {
-      const element = markdownBlock(item.text, `msg assistant markdown${item.streaming ? " streaming" : ""}`);
-      return element;
-    }
+    case "assistant":
+      return markdownBlock(item.text, `msg assistant markdown${item.streaming ? " streaming" : ""}`, item.id);
     case "thinking":
       return h("details", { className: "thinking" }, h("summary", { text: item.streaming ? "Thinking…" : "Thought" }), h("pre", { text: item.text }));
-    case "tool": {
-      const duration = item.durationMs !== undefined ? h("span", { className: "duration", text: `${(item.durationMs / 1000).toFixed(1)}s` }) : null;
-      const summary = h(
-        "summary",
-        {},
-        h("span", { className: `mark ${item.status}`, text: toolMark(item.status) }),
-        h("span", { className: "tool-name", text: item.name }),
-        item.summary !== "" ? h("code", { className: "tool-summary", text: item.summary }) : null,
-        duration,
-      );
-      return h("details", { className: `tool ${item.status}`, "data-tool-use-id": item.toolUseId }, summary, h("pre", { className: "output", text: item.output !== "" ? item.output : item.status === "running" ? "running…" : "(no output)" }));
-    }
+    case "tool":
+      return renderTool(item);
     case "notice":
-      return h("div", { className: `notice ${item.level}`, text: item.text });
+      return h("div", { className: `notice ${item.level}${item.local === true ? " local" : ""}`, text: item.text });
     case "plan":
       return renderPlan(item);
     case "confirm":
-      return renderConfirm(item);
+      return renderConfirm({ id: item.id, name: item.name, preview: item.preview, decision: item.decision });
     case "checkpoint":
       return renderCheckpoint(item);
     case "turnEnd":
@@ -249,6 +439,8 @@ function renderLog(items: ChatItem[]): void {
       rendered.delete(id);
     }
   }
+  const welcome = log.querySelector(":scope > .welcome");
+  if (items.length > 0) welcome?.remove();
   items.forEach((item, index) => {
     const json = JSON.stringify(item);
     let entry = rendered.get(item.id);
@@ -280,15 +472,16 @@ function renderQueue(prompts: string[]): void {
   for (const prompt of prompts) {
     list.append(h("li", { text: prompt }));
   }
-  queue.append(
-    h("div", { className: "queue-title" }, `Queued (${prompts.length})`, button("Clear queue", "secondary clear-queue", () => vscode.postMessage({ type: "clearQueue" }))),
-    list,
-  );
+  queue.append(h("div", { className: "queue-title" }, `Queued (${prompts.length})`, button("Clear queue", "secondary clear-queue", () => vscode.postMessage({ type: "clearQueue" }))), list);
 }
 
 function render(model: ChatModel): void {
   current = model;
   renderLog(model.items);
+  if (model.items.length === 0 && model.connection === "running" && model.state !== null) {
+    log.querySelector(":scope > .welcome")?.remove();
+    log.append(renderWelcome(model));
+  }
   const state = model.state;
   renderQueue(state?.queue ?? []);
   const busy = state?.busy ?? false;
@@ -296,10 +489,19 @@ function render(model: ChatModel): void {
   document.body.dataset.busy = String(busy);
   document.body.dataset.connection = model.connection;
   document.body.dataset.session = model.sessionId ?? "";
+  document.body.dataset.mode = state?.mode ?? "";
   modeLabel.textContent =
-    model.connection === "running" && state !== null ? `${MODE_NAMES[state.mode]} · ${state.model}` : model.connection === "starting" ? "starting the server…" : "server stopped";
+    model.connection === "running" && state !== null ? `${MODE_WORDS[state.mode]} · ${state.model}${model.provider === "demo" ? " (offline demo)" : ""}` : model.connection === "starting" ? "starting the server…" : "server stopped";
   modeLabel.dataset.mode = state?.mode ?? "";
+  usageLabel.textContent = model.connection === "running" ? usageText(state) : "";
 }
+
+/** Ticks the elapsed time of running tools without re-rendering them. */
+setInterval(() => {
+  document.querySelectorAll<HTMLElement>(".duration.elapsed[data-since]").forEach((element) => {
+    element.textContent = formatDuration(Date.now() - Number(element.dataset.since));
+  });
+}, 500);
 
 function send(): void {
   const text = input.value.trim();
@@ -308,12 +510,17 @@ function send(): void {
   input.value = "";
 }
 
+function interrupt(): void {
+  const turnId = current?.state?.turnId;
+  vscode.postMessage(turnId ? { type: "interrupt", turnId } : { type: "interrupt" });
+}
+
 composer.addEventListener("submit", (event) => {
   event.preventDefault();
   send();
 });
 
-stop.addEventListener("click", () => vscode.postMessage({ type: "interrupt" }));
+stop.addEventListener("click", interrupt);
 
 input.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -332,7 +539,7 @@ document.addEventListener("keydown", (event) => {
   } else if (event.key === "Escape" && busy) {
     event.preventDefault();
     event.stopPropagation();
-    vscode.postMessage({ type: "interrupt" });
+    interrupt();
   }
 });
 

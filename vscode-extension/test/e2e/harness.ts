@@ -117,6 +117,9 @@ export class FakeApi {
 export interface Session {
   page: Page;
   workspace: string;
+  /** User settings.json as the harness wrote it (tests may rewrite it). */
+  settings: Record<string, unknown>;
+  settingsFile: string;
   /** code-server's user data dir (settings, logs). */
   userData: string;
   fake: FakeApi;
@@ -158,15 +161,18 @@ export async function startSession(): Promise<Session> {
   const userData = path.join(run, "user-data");
   const extensions = path.join(run, "extensions");
   const workspace = path.join(run, "workspace");
-  for (const dir of [path.join(userData, "User"), extensions, workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
-  for (const file of readdirSync(ARTIFACTS)) rmSync(path.join(ARTIFACTS, file), { force: true, recursive: true });
+  for (const dir of [path.join(userData, "User"), path.join(userData, "Machine"), extensions, workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(workspace, "README.md"), "# e2e workspace\n");
+  // Like launch.sh: machine-scoped settings where code-server reads them (in the User file they
+  // are dropped as soon as any setting is changed in the UI).
+  writeFileSync(
+    path.join(userData, "Machine", "settings.json"),
+    JSON.stringify({ "tiller.pythonPath": PYTHON, "tiller.dataDir": path.join(run, "tiller-data") }, null, 2),
+  );
 
   const fake = new FakeApi(await freePort(), run);
-  writeFileSync(
-    path.join(userData, "User", "settings.json"),
-    JSON.stringify(
-      {
+  const settingsFile = path.join(userData, "User", "settings.json");
+  const settings: Record<string, unknown> = {
         "security.workspace.trust.enabled": false,
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
@@ -177,16 +183,11 @@ export async function startSession(): Promise<Session> {
         "chat.commandCenter.enabled": false,
         "git.enabled": false,
         "git.openRepositoryInParentFolders": "never",
-        "tiller.pythonPath": PYTHON,
         "tiller.baseUrl": fake.baseUrl,
-        "tiller.dataDir": path.join(run, "tiller-data"),
         "tiller.toolBudget": 0,
         "tiller.trace.server": "messages",
-      },
-      null,
-      2,
-    ),
-  );
+  };
+  writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
   const install = spawnSync(CODE_SERVER, ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", VSIX, "--force"], {
     encoding: "utf8",
     timeout: 120_000,
@@ -222,6 +223,8 @@ export async function startSession(): Promise<Session> {
   return {
     page,
     workspace,
+    settings,
+    settingsFile,
     userData,
     fake,
     serverPids: () => tillerServersUnder(codeServer.pid ?? -1),
@@ -234,9 +237,11 @@ export async function startSession(): Promise<Session> {
 }
 
 let shot = 0;
+/** Screenshots are named `<file prefix>-NN-<name>.png` (test.sh empties the folder first). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   shot += 1;
-  await page.screenshot({ path: path.join(ARTIFACTS, `${String(shot).padStart(2, "0")}-${name}.png`) });
+  const prefix = path.basename(require.main?.filename ?? process.argv[1] ?? "e2e").replace(/\.test\.js$/, "");
+  await page.screenshot({ path: path.join(ARTIFACTS, `${prefix}-${String(shot).padStart(2, "0")}-${name}.png`) });
 }
 
 /** The Tiller status bar item (the one that shows the mode). */

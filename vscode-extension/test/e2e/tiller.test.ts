@@ -120,7 +120,7 @@ test("a plan approved in the inline card gets implemented", { timeout: 120_000 }
     await screenshot(page, "plan-card");
     await card.locator('input[value="acceptEdits"]').check();
     await card.locator("button.approve").click();
-    await chat.locator('.card.plan[data-state="approved"]', { hasText: "Approved — accept edits" }).waitFor();
+    await chat.locator('.card.plan[data-state="approved"]', { hasText: "Approved" }).waitFor();
     const file = path.join(session.workspace, "planned.txt");
     await waitFor("planned.txt on disk", () => (existsSync(file) ? true : undefined), 30_000);
     assert.equal(readFileSync(file, "utf8"), "hello plan\n");
@@ -166,7 +166,7 @@ test("an edit denied in the diff flow leaves the file unchanged", { timeout: 120
     await card.locator("textarea.feedback").fill("Keep the original text");
     await card.locator("button.deny").click();
     await chat.locator('.card.confirm[data-state="deny"]', { hasText: "Denied: Keep the original text" }).waitFor();
-    await chat.locator("details.tool.denied", { hasText: "edit_file" }).waitFor({ timeout: 30_000 });
+    await chat.locator(".tool.denied", { hasText: "edit_file" }).waitFor({ timeout: 30_000 });
     await waitIdle(page);
     assert.equal(readFileSync(target, "utf8"), "original\n");
   });
@@ -182,7 +182,7 @@ test("Escape in the chat interrupts a running command", { timeout: 120_000 }, as
     await send(page, "Wait a while");
     // `touch` makes the command a write, so the server asks first (command preview).
     const card = chat.locator('.card.confirm.command[data-state="pending"]');
-    const running = chat.locator("details.tool.running", { hasText: "sleep 30" });
+    const running = chat.locator(".tool.running", { hasText: "sleep 30" });
     await card.waitFor({ timeout: 30_000 });
     assert.match(await card.locator("pre.command").innerText(), /\$ sleep 30 && touch slept\.txt/);
     await screenshot(page, "command-confirm");
@@ -196,7 +196,7 @@ test("Escape in the chat interrupts a running command", { timeout: 120_000 }, as
     await chat.locator(".turn-end.interrupted").last().waitFor({ timeout: 15_000 });
     const elapsed = Date.now() - started;
     assert.ok(elapsed < 10_000, `interrupt took ${elapsed} ms`);
-    await chat.locator("details.tool.interrupted", { hasText: "sleep 30" }).waitFor({ timeout: 10_000 });
+    await chat.locator(".tool.interrupted", { hasText: "sleep 30" }).waitFor({ timeout: 10_000 });
     await waitIdle(page);
     assert.ok(!existsSync(path.join(session.workspace, "slept.txt")), "the command was not killed");
   });
@@ -306,7 +306,7 @@ test("a new session starts empty and the old one can be resumed", { timeout: 120
   await step("sessions", async (page) => {
     const chat = chatFrame(page);
     const previous = await chat.locator("body").getAttribute("data-session");
-    await runCommand(page, "Tiller: New Session");
+    await runCommand(page, "Tiller: New Chat");
     await waitFor("a new session", async () => {
       const current = await chat.locator("body").getAttribute("data-session");
       return current !== previous && current !== "" ? true : undefined;

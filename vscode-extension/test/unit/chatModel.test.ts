@@ -103,10 +103,10 @@ test("a plan card keeps its decision in the history", () => {
   assert.equal(only(model, "plan")[0]?.decision.state, "pending");
   model = decidePlan(model, "plan-1", { approved: true, mode: "default" });
   model = applyEvent(model, ev({ type: "planDecided", approved: true }));
-  assert.deepEqual(only(model, "plan")[0]?.decision, { state: "approved", mode: "default" });
+  assert.deepEqual(only(model, "plan")[0]?.decision, { state: "approved" });
   // A second decision (a late click) changes nothing.
   model = decidePlan(model, "plan-1", { approved: false, feedback: "no" });
-  assert.deepEqual(only(model, "plan")[0]?.decision, { state: "approved", mode: "default" });
+  assert.deepEqual(only(model, "plan")[0]?.decision, { state: "approved" });
 });
 
 test("planDecided without a card (e.g. another client answered) is shown as a notice", () => {
@@ -147,11 +147,12 @@ test("a transcript (the server's entries) redraws the chat", () => {
     { seq: 5, turnId: "t1", kind: "assistantText", text: "Done." },
     { seq: 6, turnId: "t1", kind: "planDecided", approved: false, feedback: "smaller" },
     { seq: 7, turnId: "t1", kind: "turnEnded", outcome: "completed", trail: [] },
-    { seq: 8, kind: "turnStarted", prompt: "no turn id: skipped" },
+    { seq: 8, turnId: null, kind: "notice", text: "outside a turn" },
+    { seq: 9, turnId: "t1", kind: "someFutureKind", text: "skipped" },
     42,
   ]);
   assert.equal(model.sessionId, "s9");
-  assert.deepEqual(kinds(model), ["user", "assistant", "tool", "assistant", "notice", "turnEnd"]);
+  assert.deepEqual(kinds(model), ["user", "assistant", "tool", "assistant", "notice", "turnEnd", "notice"]);
   assert.deepEqual(
     only(model, "assistant").map((item) => [item.text, item.streaming]),
     [

@@ -24,3 +24,21 @@ test("javascript: links never become links", () => {
   assert.ok(!/href="javascript:/i.test(html), html);
   assert.match(html, /href="https:\/\/example.com"/);
 });
+
+test("a remote image becomes a link and never an <img>", () => {
+  const html = render("![badge](https://evil.example/b.svg?token=secret) ![local](http://127.0.0.1:9/x.png)");
+  assert.ok(!/<img/i.test(html), html);
+  assert.match(html, /<a class="image-link" href="https:\/\/evil.example\/b.svg\?token=secret"[^>]*>🖼 badge<\/a>/);
+});
+
+test("code blocks are highlighted, tables and lists render", () => {
+  const html = render("```python\ndef f():\n    return 1\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n1. one\n2. two");
+  assert.match(html, /<span class="hljs-keyword">def<\/span>/);
+  assert.match(html, /<table>/);
+  assert.match(html, /<ol>/);
+});
+
+test("a huge code block is left plain (no stall)", () => {
+  const html = render("```python\n" + "x = 1\n".repeat(30_000) + "```");
+  assert.ok(!/hljs-/.test(html));
+});

@@ -1,0 +1,55 @@
+"""What a server builds once from its settings, whatever protocol it speaks (the Tiller
+protocol in rpc.py, ACP in acp/): the model provider, the session store, the shell policy
+(sandbox and tool environment) and the checkpoint keeper of a workspace. Light to import:
+no pygls, no SDK."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from .config import AnthropicSettings, Config, ScriptedSettings
+from .errors import ConfigError
+from .provider import AnthropicProvider, Provider, ScriptedProvider
+from .rewind import CheckpointKeeper
+from .store import SessionStore
+from .tools.sandbox import ShellPolicy, shell_policy
+
+
+def make_provider(config: Config) -> Provider:
+    match config.provider:
+        case ScriptedSettings(script="demo"):
+            from .demo_provider import DemoProvider  # the offline demo: scenes, endless
+
+            return DemoProvider()
+        case ScriptedSettings(script=script):
+            return ScriptedProvider.load(script)
+        case AnthropicSettings(base_url=base_url, api_key=api_key):
+            return AnthropicProvider(
+                base_url,
+                api_key,
+                max_tool_input_bytes=config.max_tool_input_bytes,
+                stream_idle_seconds=config.stream_idle_seconds,
+            )
+
+
+def open_store(config: Config) -> SessionStore:
+    path = config.resolved_data_dir / "sessions.sqlite3"
+    try:
+        return SessionStore(path)
+    except (OSError, sqlite3.Error) as err:
+        raise ConfigError("dataDir", f"cannot open the session store at {path}: {err}") from err
+
+
+def open_shell(config: Config) -> ShellPolicy:
+    """The sandbox backend (probed once per process) and the scrubbed tool environment."""
+    return shell_policy(config.sandbox, config.scrub_env)
+
+
+def open_checkpoints(
+    config: Config, workspace: Path, store: SessionStore
+) -> CheckpointKeeper | None:
+    """None when git is missing: checkpoints are then off (the caller tells the user)."""
+    return CheckpointKeeper.open(
+        config.resolved_data_dir, workspace, store, config.checkpoint_retention_days
+    )

@@ -1,0 +1,353 @@
+"""LSP framing over stdio: ``Content-Length`` headers, a body, and recovery from a bad frame.
+
+pygls's own stdio reader trusts every header: a wrong ``Content-Length`` desynchronises the
+stream for good and a huge one allocates it (``MemoryError``). Here a sans-IO
+`FrameDecoder` turns bytes into `Message` (a parsed JSON value) or `Garbled` (what was wrong)
+and, after a bad frame, resynchronises on the next ``Content-Length:`` header. `serve` reads
+stdin in a thread of its own (never the pool that file work or pygls use) and hands each frame
+to an `Endpoint`; `FrameWriter` writes framed bytes to stdout.
+
+Nothing here knows pygls: the glue is in `pygls_adapter`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Protocol
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+MAX_HEADER_BYTES = 8 * 1024
+STALL_SECONDS = 5.0
+READ_CHUNK = 64 * 1024
+CHUNKS_IN_FLIGHT = 4
+
+_HEADER_END = b"\r\n\r\n"
+_MARKER = re.compile(rb"content-length:", re.IGNORECASE)
+_MARKER_LEN = len(b"content-length:")
+_HEADER_NAMES = (b"content-length:", b"content-type:")
+_DIGITS = re.compile(rb"[0-9]{1,20}")
+# Best effort: the request id near the start of a body we could not parse, so the client's
+# request fails at once instead of waiting forever. Only looked for before any "params".
+_ID = re.compile(rb'"id"\s*:\s*(-?[0-9]{1,18}(?![0-9.eE])|"(?:[^"\\]|\\.){0,200}")')
+_LONGEST_INT_DIGITS = 40
+
+
+@dataclass(frozen=True)
+class Message:
+    """One well-framed body, parsed as JSON."""
+
+    payload: Any
+
+
+@dataclass(frozen=True)
+class Garbled:
+    """A frame that could not be read; ``request_id`` is the id it seemed to carry, if any."""
+
+    reason: str
+    request_id: int | str | None = None
+
+
+Frame = Message | Garbled
+
+
+def _parse_int(text: str) -> int | float:
+    # Integers far beyond any valid value become floats (inf at worst), so they fail type
+    # checks with -32602 instead of failing the whole frame on Python's digit limit.
+    return int(text) if len(text) <= _LONGEST_INT_DIGITS else float(text)
+
+
+def parse_body(body: bytes) -> Any:
+    """The JSON value of a body; ValueError when it is not JSON (or nested too deep)."""
+    try:
+        return json.loads(body, parse_int=_parse_int)
+    except RecursionError as err:
+        raise ValueError("JSON nested too deeply") from err
+
+
+def guess_request_id(body: bytes) -> int | str | None:
+    """The ``id`` a (broken) request body seems to carry, looked for before its params."""
+    head = body[:4096]
+    params_at = head.find(b'"params"')
+    match = _ID.search(head if params_at < 0 else head[:params_at])
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, int | str) else None
+
+
+def encode(payload: Any) -> bytes:
+    """One framed message."""
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+class FrameDecoder:
+    """Bytes in, frames out. Never buffers more than one body of at most `MAX_BODY_BYTES`.
+
+    States: reading headers (``_length is None``), reading a body of ``_length`` bytes, or
+    skipping to the next ``Content-Length:`` after a bad frame (``_skipping``).
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._length: int | None = None
+        self._skipping = False
+
+    @property
+    def mid_frame(self) -> bool:
+        """Part of a frame has arrived and the rest is awaited."""
+        return self._length is not None or (not self._skipping and bool(self._buffer.strip()))
+
+    def feed(self, data: bytes) -> list[Frame]:
+        self._buffer += data
+        frames: list[Frame] = []
+        while (frame := self._next()) is not None:
+            frames.append(frame)
+        return frames
+
+    def expire(self) -> list[Frame]:
+        """The sender went quiet mid-frame: give up on that frame and resynchronise."""
+        if not self.mid_frame:
+            return []
+        if self._length is not None:
+            reason = (
+                f"only {len(self._buffer)} of the {self._length} bytes announced by "
+                "Content-Length arrived, then nothing"
+            )
+            garbled = Garbled(reason, self._guess_id(0))
+            self._skip_from(1)
+        else:
+            garbled = Garbled("an incomplete header block, then nothing")
+            self._buffer.clear()
+        return [garbled, *self.feed(b"")]
+
+    def finish(self) -> list[Frame]:
+        """End of stream: a frame cut short is reported."""
+        if not self.mid_frame:
+            return []
+        request_id = self._guess_id(0) if self._length is not None else None
+        self._buffer.clear()
+        self._length = None
+        return [Garbled("the stream ended inside a message", request_id)]
+
+    # --- states -------------------------------------------------------------------------------
+
+    def _next(self) -> Frame | None:
+        if self._skipping and not self._skip():
+            return None
+        if self._length is None:
+            return self._header()
+        return self._body(self._length)
+
+    def _skip(self) -> bool:
+        """Drop bytes up to the next ``Content-Length:``; True once found."""
+        match = _MARKER.search(self._buffer)
+        if match is None:
+            # Keep a tail that may be the start of a marker split across reads.
+            del self._buffer[: max(0, len(self._buffer) - _MARKER_LEN + 1)]
+            return False
+        del self._buffer[: match.start()]
+        self._skipping = False
+        return True
+
+    def _skip_from(self, offset: int) -> None:
+        """Drop ``offset`` bytes, then look for the next header."""
+        del self._buffer[:offset]
+        self._length = None
+        self._skipping = True
+
+    def _guess_id(self, start: int) -> int | str | None:
+        """The id of the broken message at ``start``: looked for up to the next header only,
+        so it is never the id of the message that follows."""
+        following = _MARKER.search(self._buffer, start + 1, start + 4096)
+        end = following.start() if following else start + 4096
+        return guess_request_id(bytes(self._buffer[start:end]))
+
+    def _header(self) -> Frame | None:
+        stripped = len(self._buffer) - len(self._buffer.lstrip(b"\r\n \t"))
+        del self._buffer[:stripped]
+        start = bytes(self._buffer[:_MARKER_LEN]).lower()
+        if not any(start.startswith(name) for name in _HEADER_NAMES):
+            if any(name.startswith(start) for name in _HEADER_NAMES):
+                return None  # too short to tell yet (or empty)
+            self._skip_from(0)
+            return Garbled(f"bytes that are not a header: {start!r}...")
+        end = self._buffer.find(_HEADER_END, 0, MAX_HEADER_BYTES + len(_HEADER_END))
+        if end < 0:
+            if len(self._buffer) <= MAX_HEADER_BYTES:
+                return None
+            self._skip_from(1)
+            return Garbled(f"a header block longer than {MAX_HEADER_BYTES} bytes")
+        body_at = end + len(_HEADER_END)
+        length = self._content_length(bytes(self._buffer[:end]))
+        if isinstance(length, str):
+            request_id = self._guess_id(body_at)
+            self._skip_from(body_at)
+            return Garbled(length, request_id)
+        del self._buffer[:body_at]
+        self._length = length
+        return self._body(length)
+
+    @staticmethod
+    def _content_length(block: bytes) -> int | str:
+        """The announced body length, or what is wrong with the header block."""
+        length: int | None = None
+        for line in block.split(b"\r\n"):
+            name, colon, value = line.partition(b":")
+            if not colon:
+                return f"a header line without a colon: {line[:80]!r}"
+            if name.strip().lower() != b"content-length":
+                continue  # Content-Type and unknown headers are allowed
+            digits = value.strip()
+            if _DIGITS.fullmatch(digits) is None:
+                return f"Content-Length is not a non-negative integer: {digits[:40]!r}"
+            length = int(digits)
+        if length is None:
+            return "a header block without Content-Length"
+        if length == 0:
+            return "Content-Length: 0 (a message cannot be empty)"
+        if length > MAX_BODY_BYTES:
+            return f"Content-Length {length} is larger than the limit of {MAX_BODY_BYTES} bytes"
+        return length
+
+    def _body(self, length: int) -> Frame | None:
+        if len(self._buffer) < length:
+            return None
+        body = bytes(self._buffer[:length])
+        try:
+            payload = parse_body(body)
+        except ValueError as err:
+            # A Content-Length too small or too large: the next header may be inside.
+            request_id = self._guess_id(0)
+            self._skip_from(1)
+            return Garbled(f"a body that is not JSON ({err})", request_id)
+        del self._buffer[:length]
+        self._length = None
+        return Message(payload)
+
+
+class FrameWriter:
+    """pygls's writer interface (``write`` framed bytes, ``close``) over a binary stream."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
+
+    def send(self, payload: Any) -> None:
+        self.write(encode(payload))
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+class Endpoint(Protocol):
+    """Where frames go: a message to dispatch, or a garbled frame to report."""
+
+    def message(self, payload: Any) -> None: ...
+
+    def garbled(self, frame: Garbled) -> None: ...
+
+
+class _Reader:
+    """Runs on the event loop: one call per chunk read, frames dispatched right away.
+
+    (A callback rather than a task reading a queue: one loop iteration less between a
+    request's bytes and its handler, which counts when a busy stream makes iterations long.)
+    """
+
+    def __init__(
+        self, endpoint: Endpoint, slots: threading.Semaphore, stall_seconds: float
+    ) -> None:
+        self.endpoint = endpoint
+        self.slots = slots
+        self.stall_seconds = stall_seconds
+        self.decoder = FrameDecoder()
+        self.loop = asyncio.get_running_loop()
+        self.done: asyncio.Future[None] = self.loop.create_future()
+        self.stall: asyncio.TimerHandle | None = None
+
+    def chunk(self, data: bytes) -> None:
+        self.slots.release()
+        if self.stall is not None:
+            self.stall.cancel()
+            self.stall = None
+        if self.done.done():
+            return
+        try:
+            self._dispatch(self.decoder.feed(data) if data else self.decoder.finish())
+        except BrokenPipeError as err:  # the client went away: stop serving
+            self.done.set_exception(err)
+            return
+        if not data:
+            self.done.set_result(None)
+        elif self.decoder.mid_frame:
+            self.stall = self.loop.call_later(self.stall_seconds, self._expire)
+
+    def _expire(self) -> None:
+        self.stall = None
+        try:
+            self._dispatch(self.decoder.expire())
+        except BrokenPipeError as err:
+            self.done.set_exception(err)
+
+    def _dispatch(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            match frame:
+                case Message(payload=payload):
+                    self.endpoint.message(payload)
+                case Garbled():
+                    self.endpoint.garbled(frame)
+
+
+def _pump(
+    fd: int,
+    loop: asyncio.AbstractEventLoop,
+    on_chunk: Callable[[bytes], None],
+    slots: threading.Semaphore,
+) -> None:
+    """Read ``fd`` in this thread; at most `CHUNKS_IN_FLIGHT` chunks wait for the loop."""
+    while True:
+        slots.acquire()
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except OSError as err:
+            log.error("reading stdin failed: %s", err)
+            chunk = b""
+        try:
+            loop.call_soon_threadsafe(on_chunk, chunk)
+        except RuntimeError:  # the loop is closed: the server is exiting
+            return
+        if not chunk:
+            return
+
+
+async def serve(endpoint: Endpoint, fd: int, stall_seconds: float = STALL_SECONDS) -> None:
+    """Read frames from ``fd`` until end of stream, handing each to ``endpoint``.
+
+    A frame left incomplete for ``stall_seconds`` is reported and skipped. Raises
+    BrokenPipeError when writing to the client fails.
+    """
+    slots = threading.Semaphore(CHUNKS_IN_FLIGHT)
+    reader = _Reader(endpoint, slots, stall_seconds)
+    threading.Thread(
+        target=_pump,
+        args=(fd, reader.loop, reader.chunk, slots),
+        name="tiller-stdin",
+        daemon=True,
+    ).start()
+    await reader.done

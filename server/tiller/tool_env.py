@@ -1,0 +1,69 @@
+"""The environment every tool and hook subprocess gets: the server's, without its secrets.
+
+Names are matched case-insensitively against shell-style patterns (``*`` and ``?``). The
+defaults hide the API key Tiller itself uses and anything named like a credential; the
+``scrubEnv`` setting adds names or patterns, and an entry ``!NAME`` (or ``!PATTERN``) lets a
+name through that a default pattern would hide. ``ANTHROPIC_API_KEY`` and
+``ANTHROPIC_AUTH_TOKEN`` can never be let through.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+ALWAYS_HIDDEN = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+DEFAULT_SECRET_PATTERNS = (
+    *ALWAYS_HIDDEN,
+    *("*_API_KEY", "*_APIKEY", "*_TOKEN", "*_SECRET", "*_SECRET_KEY", "*_SECRETS"),
+    *("*_PASSWORD", "*_PASSWD", "*_PASS", "*_CREDENTIALS", "*_PRIVATE_KEY", "*_ACCESS_KEY"),
+    *("*_ACCESS_KEY_ID", "*_AUTH", "*_COOKIE", "*_SESSION_KEY"),
+    *("API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIALS"),
+    *("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN"),
+    *("DATABASE_URL", "*_DATABASE_URL", "PGPASSWORD", "MYSQL_PWD", "REDIS_URL"),
+)
+
+# Set for every tool process: nothing prompts, and read-only git commands never rewrite
+# the index (``git status`` would otherwise refresh it opportunistically).
+TOOL_DEFAULTS = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
+
+
+@dataclass(frozen=True)
+class EnvRules:
+    """Which variable names tools never see (``hidden``) and which the user let through."""
+
+    hidden: tuple[str, ...] = DEFAULT_SECRET_PATTERNS
+    allowed: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_setting(entries: Iterable[str]) -> EnvRules:
+        """The defaults plus the ``scrubEnv`` entries: ``NAME``/``PAT*`` hide, ``!NAME`` allow."""
+        hidden = list(DEFAULT_SECRET_PATTERNS)
+        allowed: list[str] = []
+        for entry in entries:
+            if entry.startswith("!"):
+                allowed.append(entry[1:])
+            else:
+                hidden.append(entry)
+        return EnvRules(tuple(hidden), tuple(allowed))
+
+    def hides(self, name: str) -> bool:
+        if _matches(name, ALWAYS_HIDDEN):
+            return True
+        return _matches(name, self.hidden) and not _matches(name, self.allowed)
+
+
+def tool_env(rules: EnvRules = EnvRules(), base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) without what ``rules`` hide."""
+    source = os.environ if base is None else base
+    env = {name: value for name, value in source.items() if not rules.hides(name)}
+    env.update(TOOL_DEFAULTS)
+    return env

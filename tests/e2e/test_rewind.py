@@ -1,0 +1,214 @@
+"""Checkpoints and rewind: whatever wrote the files (edit tools or shell commands), a rewind
+puts the workspace back byte for byte, and an undo puts the later state back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from fakeapi import FakeMessagesAPI
+from harness import Tiller
+from test_turn_basics import text, tool_use
+
+
+def digest(root: Path) -> dict[str, tuple[str, str]]:
+    """Every path under ``root`` (nested ``.git`` internals excepted) with its mode and content."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if "/.git/" in f"/{rel}/" and not rel.endswith("/.git") and rel != ".git":
+            continue
+        st = os.lstat(path)
+        if path.is_symlink():
+            found[rel] = ("link", os.readlink(path))
+        elif path.is_dir():
+            found[rel] = ("dir", "")
+        else:
+            found[rel] = (oct(st.st_mode & 0o777), hashlib.sha256(path.read_bytes()).hexdigest())
+    return found
+
+
+def _touch(path: Path) -> Path:
+    path.write_bytes(b"")
+    return path
+
+
+async def allow(params: dict[str, Any]) -> dict[str, Any]:
+    return {"decision": "allow"}
+
+
+def seed(workspace: Path) -> None:
+    (workspace / "app.py").write_text("print('v1')\n")
+    (workspace / "keep.txt").write_text("unchanged\n")
+    (workspace / "old_name.txt").write_text("to be renamed\n")
+    (workspace / "doomed.txt").write_text("to be deleted\n")
+    (workspace / "script.sh").write_text("#!/bin/sh\necho hi\n")
+    os.symlink("keep.txt", workspace / "link-to-keep")
+    nested = workspace / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(nested)], check=True)
+    (nested / "lib.py").write_text("VERSION = 1\n")
+
+
+SHELL_WORK = (
+    "mv old_name.txt new_name.txt && rm doomed.txt && chmod +x script.sh && "
+    "mkdir -p out && echo built > out/result.txt && echo 'VERSION = 2' > vendor/lib/lib.py && "
+    "ln -sfn app.py link-to-keep"
+)
+
+
+async def agent_turn(tiller: Tiller, api: FakeMessagesAPI) -> str:
+    api.enqueue(
+        {"content": [tool_use("read_file", "r1", path="app.py")]},
+        {
+            "content": [
+                tool_use("edit_file", "e1", path="app.py", old_string="v1", new_string="v2"),
+                tool_use("write_file", "w1", path="notes/todo.md", content="# todo\n"),
+            ]
+        },
+        {"content": [tool_use("bash", "b1", command=SHELL_WORK)]},
+        {"content": [text("All done.")]},
+    )
+    ended = await tiller.run("change everything", timeout=30)
+    assert ended["outcome"] == "completed", ended
+    return str(ended["turnId"])
+
+
+async def test_rewind_restores_edits_and_shell_side_effects_and_undo_brings_them_back(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    seed(workspace)
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    tiller.on_confirm = allow
+    before = digest(workspace)
+    turn = await agent_turn(tiller, api)
+    after = digest(workspace)
+    assert after != before and (workspace / "out" / "result.txt").exists()
+
+    listed = (await tiller.request("tiller/checkpoints"))["checkpoints"]
+    assert [c["turnId"] for c in listed] == [turn]
+    assert listed[0]["prompt"] == "change everything"
+    assert listed[0]["changedFiles"] >= 7
+
+    done = await tiller.request(
+        "tiller/rewind", {"turnId": turn, "files": True, "conversation": False}
+    )
+    assert digest(workspace) == before
+    assert "app.py" in done["changed"] and "out/result.txt" in done["added"]
+    assert "doomed.txt" in done["removed"] and "old_name.txt" in done["removed"]
+    assert (workspace / "vendor" / "lib" / ".git").is_dir()  # the nested repo is untouched
+
+    undone = await tiller.request("tiller/undoRewind", {"undoId": done["undoId"]})
+    assert digest(workspace) == after
+    assert "out/result.txt" in undone["removed"] or "out/result.txt" in undone["changed"]
+    with pytest.raises(JsonRpcException) as again:
+        await tiller.request("tiller/undoRewind", {"undoId": done["undoId"]})
+    assert again.value.code == -32602
+
+
+async def test_rewinding_the_conversation_cuts_the_history_before_the_turn(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    tiller: Tiller = await start()
+    api.enqueue({"content": [text("first answer")]})
+    await tiller.run("first question")
+    api.enqueue({"content": [text("second answer")]})
+    second = await tiller.run("second question")
+    done = await tiller.request(
+        "tiller/rewind", {"turnId": second["turnId"], "files": False, "conversation": True}
+    )
+    assert done["changed"] == [] and done["undoId"]
+    api.enqueue({"content": [text("third answer")]})
+    await tiller.run("third question")
+    sent = api.message_requests()[-1].body["messages"]
+    texts = [b.get("text") for m in sent for b in m["content"]]
+    assert "second question" not in texts and "first question" in texts
+    await tiller.request("tiller/undoRewind", {"undoId": done["undoId"]})
+    api.enqueue({"content": [text("fourth answer")]})
+    await tiller.run("fourth question")
+    sent = api.message_requests()[-1].body["messages"]
+    texts = [b.get("text") for m in sent for b in m["content"]]
+    assert "second question" in texts
+
+
+async def test_dry_run_lists_files_the_user_changed_after_the_turn_and_changes_nothing(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("a1\n")
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    api.enqueue(
+        {"content": [tool_use("write_file", "w1", path="b.txt", content="agent\n")]},
+        {"content": [text("wrote b")]},
+    )
+    turn = (await tiller.run("write b"))["turnId"]
+    await tiller.request("tiller/checkpoints")
+    (workspace / "b.txt").write_text("the user edited this\n")  # after the agent's turn
+    snapshot = digest(workspace)
+    preview = await tiller.request(
+        "tiller/rewind", {"turnId": turn, "files": True, "conversation": True, "dryRun": True}
+    )
+    assert preview["added"] == ["b.txt"] and preview["userChanged"] == ["b.txt"]
+    assert "undoId" not in preview
+    assert digest(workspace) == snapshot
+
+
+async def test_rewind_is_refused_while_a_turn_runs(
+    tiller: Tiller, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    api.enqueue({"content": [text("first")]})
+    first = await tiller.run("first")
+    api.enqueue({"content": [text("slow")], "hangAfterEvents": 4})
+    await tiller.prompt("second")
+    await api.wait_hanging()
+    with pytest.raises(JsonRpcException) as refused:
+        await tiller.request(
+            "tiller/rewind", {"turnId": first["turnId"], "files": True, "conversation": True}
+        )
+    assert refused.value.code == -32602 and "interrupt" in str(refused.value)
+
+
+async def test_a_file_over_the_size_limit_is_skipped_and_listed(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    os.truncate(_touch(workspace / "big.bin"), 20 * 1024 * 1024)
+    tiller: Tiller = await start()
+    api.enqueue({"content": [text("ok")]})
+    await tiller.run("hello")
+    listed = (await tiller.request("tiller/checkpoints"))["checkpoints"]
+    assert listed[0]["skipped"] == ["big.bin"]
+
+
+async def test_rewind_and_checkpoints_slash_commands(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    api.enqueue(
+        {"content": [tool_use("write_file", "w1", path="made.txt", content="x\n")]},
+        {"content": [text("made it")]},
+    )
+    turn = (await tiller.run("make a file"))["turnId"]
+    listing = (await tiller.prompt("/checkpoints"))["message"]
+    assert turn in listing and "make a file" in listing
+    answer = (await tiller.prompt("/rewind"))["message"]
+    assert "Rewound to before" in answer and not (workspace / "made.txt").exists()
+
+
+async def test_bad_rewind_params_answer_32602(tiller: Tiller) -> None:
+    for params in (
+        {},
+        {"turnId": 5, "files": True},
+        {"turnId": "turn_nope", "files": True},
+        {"turnId": "turn_nope", "files": "yes"},
+    ):
+        with pytest.raises(JsonRpcException) as caught:
+            await tiller.request("tiller/rewind", params)
+        assert caught.value.code == -32602, params
+    with pytest.raises(JsonRpcException) as caught:
+        await tiller.request("tiller/undoRewind", {"undoId": "undo_nope"})
+    assert caught.value.code == -32602

@@ -1,0 +1,51 @@
+"""The usage ledger: every model call of a turn, priced from the catalog, in turnEnded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakeapi import FakeMessagesAPI
+from harness import Tiller
+from test_turn_basics import text, tool_use
+from tiller.models import price, resolve
+from tiller.usage import Usage
+
+MODEL = "claude-sonnet-4-5"
+
+
+def api_usage(fresh: int, out: int, read: int, write: int) -> dict[str, int]:
+    return {
+        "input_tokens": fresh,
+        "output_tokens": out,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+    }
+
+
+async def test_turn_ended_usage_adds_up_every_step_with_its_cost(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    tiller: Tiller = await start(model=MODEL)
+    api.enqueue(
+        {"content": [tool_use("list_files", "t1")], "usage": api_usage(1200, 40, 0, 3000)},
+        {"content": [text("done")], "usage": api_usage(100, 25, 3000, 200)},
+    )
+    ended = await tiller.run("look around")
+    spent = price(Usage(1300, 65, 3000, 3200), resolve(MODEL))
+    usage = ended["usage"]
+    assert usage["inputTokens"] == 1300 and usage["outputTokens"] == 65
+    assert usage["cacheReadTokens"] == 3000 and usage["cacheWriteTokens"] == 3200
+    assert spent.cost_usd is not None
+    assert usage["costUsd"] == pytest.approx(spent.cost_usd, abs=1e-6)
+
+
+async def test_a_turn_that_failed_before_any_response_reports_zero_usage(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    tiller: Tiller = await start(model=MODEL)
+    api.enqueue({"error": {"status": 400, "type": "invalid_request_error", "message": "no"}})
+    failed = await tiller.run("go")
+    assert failed["outcome"] == "failed"
+    assert failed["usage"]["inputTokens"] == 0 and failed["usage"]["costUsd"] == 0

@@ -1,0 +1,142 @@
+"""What the shell shows, from the server's shapes (v1 and the v2 additions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tiller.chat.view import (
+    outcome_lines,
+    queue_lines,
+    todo_summary,
+    toolbar_text,
+    transcript_lines,
+    usage_text,
+)
+
+STATE: dict[str, Any] = {
+    "sessionId": "s1",
+    "mode": "plan",
+    "model": "claude-test-1",
+    "busy": False,
+    "turnId": None,
+    "queue": [],
+    "activeTodo": None,
+    "todoCounts": {"completed": 0, "total": 0},
+    "toolsUsed": 0,
+}
+
+
+def test_toolbar_shows_mode_and_model_before_the_first_turn() -> None:
+    assert toolbar_text(STATE) == "plan · claude-test-1"
+    assert toolbar_text(None) == "starting the server…"
+
+
+def test_toolbar_shows_todo_queue_context_cost_and_work() -> None:
+    state = {
+        **STATE,
+        "busy": True,
+        "queue": ["next", "after"],
+        "activeTodo": "Running the tests",
+        "todoCounts": {"completed": 3, "total": 8},
+        "context": {"usedTokens": 50_000, "windowTokens": 200_000},
+        "sessionCostUsd": 0.1234,
+        "sandbox": "bwrap",
+    }
+    text = toolbar_text(state, frame=1)
+    assert text.startswith(
+        "plan · claude-test-1 · Running the tests (3/8) · queued 2 · context 25% · $0.12 · "
+    )
+    assert text.endswith(" working")
+
+
+def test_toolbar_ignores_unknown_or_malformed_fields() -> None:
+    state = {**STATE, "context": None, "sessionCostUsd": None, "new": {"x": 1}}
+    assert toolbar_text(state) == "plan · claude-test-1"
+    assert toolbar_text({**STATE, "context": {"usedTokens": 5, "windowTokens": 0}}) == (
+        "plan · claude-test-1"
+    )
+
+
+def test_todo_summary_is_one_line_with_the_active_and_next_item() -> None:
+    todos = [
+        {"content": "Read", "status": "completed", "activeForm": "Reading"},
+        {"content": "Fix", "status": "in_progress", "activeForm": "Fixing"},
+        {"content": "Test", "status": "pending", "activeForm": "Testing"},
+    ]
+    assert todo_summary(todos) == "☰ todos 1/3 · ▸ Fixing · next: Test"
+    assert todo_summary([]) is None
+    done = [{"content": "Read", "status": "completed", "activeForm": "Reading"}]
+    assert todo_summary(done) == "☰ todos 1/1 · all done"
+
+
+def test_outcome_lines_say_what_ended_the_turn_and_the_trail() -> None:
+    trail = [{"name": "read_file", "status": "ok"}, {"name": "bash", "status": "interrupted"}]
+    assert outcome_lines({"outcome": "completed", "trail": trail}) == []
+    assert outcome_lines({"outcome": "interrupted", "trail": trail}) == [
+        "interrupted",
+        "was working on: read_file ✓ → bash ✗",
+    ]
+    failed = {"outcome": "failed", "error": {"kind": "auth", "message": "bad key"}}
+    assert outcome_lines(failed) == ["failed (auth): bad key"]
+    refused = {"outcome": "refused", "refusal": {"explanation": "no"}}
+    assert outcome_lines(refused) == ["refused: no"]
+    stopped = {"outcome": "interrupted", "cause": "server_stopped"}
+    assert outcome_lines(stopped) == ["interrupted (the server stopped)"]
+
+
+def test_usage_line_only_when_something_was_used() -> None:
+    usage = {
+        "inputTokens": 200,
+        "outputTokens": 340,
+        "cacheReadTokens": 1000,
+        "cacheWriteTokens": 0,
+        "costUsd": 0.0123,
+    }
+    assert usage_text(usage) == "1.2k in · 340 out · $0.012"
+    assert usage_text({"inputTokens": 0, "outputTokens": 0, "costUsd": None}) is None
+    assert usage_text(None) is None
+
+
+def test_transcript_redraws_prompts_text_tools_and_outcomes() -> None:
+    entries = [
+        {"seq": 1, "kind": "turnStarted", "prompt": "fix it"},
+        {"seq": 2, "kind": "assistantText", "text": "Looking.\nNow.\n"},
+        {"seq": 3, "kind": "toolStarted", "toolUseId": "t1", "name": "bash",
+         "input": {"command": "make"}},
+        {"seq": 4, "kind": "toolFinished", "toolUseId": "t1", "name": "bash", "status": "ok",
+         "durationMs": 12},
+        {"seq": 5, "kind": "toolStarted", "toolUseId": "t2", "name": "edit_file",
+         "input": {"path": "a.py"}},
+        {"seq": 6, "kind": "toolFinished", "toolUseId": "t2", "name": "edit_file",
+         "status": "ok", "durationMs": 3, "diff": {"added": 2, "removed": 1}},
+        {"seq": 7, "kind": "planDecided", "approved": False, "feedback": "smaller"},
+        {"seq": 8, "kind": "somethingNew", "x": 1},
+        {"seq": 9, "kind": "turnEnded", "outcome": "interrupted",
+         "trail": [{"name": "bash", "status": "ok"}]},
+        {"seq": 10, "kind": "turnStarted", "prompt": "again"},
+    ]  # fmt: skip
+    assert transcript_lines(entries) == [
+        "› fix it",
+        "Looking.",
+        "Now.",
+        "✓ bash make (12 ms)",
+        "✓ edit_file a.py (3 ms, +2 -1)",
+        "plan rejected: smaller",
+        "interrupted",
+        "was working on: bash ✓",
+        "",
+        "› again",
+    ]
+
+
+def test_queue_lines_number_the_waiting_prompts() -> None:
+    assert queue_lines(["one", "two"]) == ["⧗ queued 1: one", "⧗ queued 2: two"]
+
+
+def test_text_from_the_model_cannot_send_escape_sequences_to_the_terminal() -> None:
+    from tiller.client.render import terminal_safe
+
+    assert terminal_safe("ok\x1b]0;pwned\x07 \x1b[2J\rtab\tline\n") == (
+        "ok^[]0;pwned^G ^[[2J^Mtab\tline\n"
+    )
+    assert terminal_safe("\x9b31m ✓ ü") == "^[31m ✓ ü"  # C1 CSI too

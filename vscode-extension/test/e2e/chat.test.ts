@@ -1,0 +1,425 @@
+// Issue 13 end to end in code-server: a chat that tells the truth and reads well. Redraw equals
+// live, crash-cut turns marked, live tool output, rich and safe rendering, edits as diffs,
+// confirmation where the tool row is, plain mode words, settings that do not break, sessions,
+// the welcome view. One code-server for the file; tests run in order.
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, test } from "node:test";
+import type { FrameLocator, Page } from "playwright-core";
+import { chatFrame, runCommand, screenshot, sleep, startSession, statusItem, waitFor, type Session } from "./harness";
+
+let session: Session;
+
+before(
+  async () => {
+    session = await startSession();
+    await statusItem(session.page).waitFor({ timeout: 90_000 });
+    await waitFor("the server's first state", async () => ((await statusItem(session.page).innerText()).includes("·") ? true : undefined), 90_000);
+    await runCommand(session.page, "Tiller: Open Chat");
+    await chatFrame(session.page).locator("#input").waitFor({ timeout: 60_000 });
+  },
+  { timeout: 300_000 },
+);
+
+after(async () => {
+  await session?.close();
+});
+
+async function step(name: string, body: (page: Page, chat: FrameLocator) => Promise<void>): Promise<void> {
+  try {
+    await body(session.page, chatFrame(session.page));
+    await screenshot(session.page, name);
+  } catch (error) {
+    await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  const input = chatFrame(page).locator("#input");
+  await input.click();
+  await input.fill(text);
+  await input.press("Enter");
+}
+
+async function waitIdle(page: Page): Promise<void> {
+  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
+}
+
+async function setMode(page: Page, label: string): Promise<void> {
+  await runCommand(page, "Tiller: Set Mode…");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click();
+  await waitFor(`mode ${label}`, async () => ((await statusItem(page).innerText()).includes(label) ? true : undefined), 10_000);
+}
+
+function text(value: string): Record<string, unknown> {
+  return { type: "text", text: value };
+}
+
+function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
+  return { type: "tool_use", id, name, input };
+}
+
+/** What the chat shows, item by item: classes, card states and text (no ids, no timers). */
+async function chatSnapshot(chat: FrameLocator): Promise<string[]> {
+  return chat.locator("#log").evaluate((log) =>
+    Array.from(log.children)
+      .filter((element) => !element.classList.contains("local") && !element.classList.contains("welcome"))
+      .map((element) => {
+        const classes = Array.from(element.classList).filter((name) => name !== "streaming").sort().join(".");
+        const states = Array.from(element.querySelectorAll("[data-state]"))
+          .map((card) => card.getAttribute("data-state"))
+          .join(",");
+        const own = element.getAttribute("data-state") ?? "";
+        return `${classes}|${own}|${states}|${(element as HTMLElement).innerText.trim()}`;
+      }),
+  );
+}
+
+test("a new chat opens on a welcome view with the mode, the model and example prompts", { timeout: 60_000 }, async () => {
+  await step("welcome", async (_page, chat) => {
+    const welcome = chat.locator(".welcome");
+    await welcome.waitFor({ timeout: 20_000 });
+    const shown = await welcome.innerText();
+    assert.match(shown, /coding agent/);
+    assert.match(shown, /Mode: ask before edits/);
+    assert.match(shown, /Model: /);
+    assert.match(shown, /Talks to the Anthropic API/);
+    assert.equal(await welcome.locator("button.example").count(), 3);
+  });
+});
+
+test("markdown renders rich and safe: highlighting, copy, collapse, tables, wrapping; no remote image loads", { timeout: 120_000 }, async () => {
+  const hits: string[] = [];
+  const listener = http.createServer((request, response) => {
+    hits.push(request.url ?? "");
+    response.end("x");
+  });
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const port = (listener.address() as AddressInfo).port;
+  const long = Array.from({ length: 60 }, (_, i) => `    value_${i} = compute(${i})`).join("\n");
+  const answer = [
+    "Here is **code**:",
+    "",
+    "```python\ndef greet(name: str) -> str:\n    return f\"Hello, {name}!\"\n```",
+    "",
+    `\`\`\`python\ndef long():\n${long}\n\`\`\``,
+    "",
+    "| Mode | Edits |\n|---|---|\n| plan | refused |\n| accept edits | allowed |",
+    "",
+    "1. first\n2. second",
+    "",
+    `A long line: ${"x".repeat(3000)} and inline \`${"y".repeat(400)}\`.`,
+    "",
+    `![status badge](http://127.0.0.1:${port}/badge.svg?token=secret)`,
+  ].join("\n");
+  await session.fake.load([{ content: [text(answer)] }]);
+  try {
+    await step("rich-markdown", async (page, chat) => {
+      await send(page, "Show me some markdown");
+      const reply = chat.locator(".msg.assistant").last();
+      await reply.locator("a.image-link").waitFor({ timeout: 30_000 });
+      await waitIdle(page);
+      assert.ok((await reply.locator(".hljs-keyword").count()) > 0, "python is highlighted");
+      assert.equal(await reply.locator(".code-block button.code-copy").count(), 2);
+      assert.equal(await reply.locator(".code-block.collapsed").count(), 1, "the 62-line block starts collapsed");
+      await reply.locator(".code-block.collapsed button.expand", { hasText: "Show all" }).waitFor();
+      const border = await reply.locator("td").first().evaluate((cell) => getComputedStyle(cell).borderTopWidth);
+      assert.notEqual(border, "0px");
+      assert.equal(await reply.locator("ol > li").count(), 2);
+      const overflow = await chat.locator("#log").evaluate((log) => log.scrollWidth - log.clientWidth);
+      assert.ok(overflow <= 1, `the chat scrolls sideways by ${overflow}px`);
+      assert.equal(await reply.locator("img").count(), 0);
+      assert.match((await reply.locator("a.image-link").getAttribute("href")) ?? "", /badge\.svg\?token=secret/);
+      await sleep(2000);
+      assert.deepEqual(hits, [], "a remote image request reached the listener");
+      await reply.locator(".code-block").first().scrollIntoViewIfNeeded();
+    });
+  } finally {
+    listener.close();
+  }
+});
+
+test("a command asks on its row before any output, streams its output live with a timer", { timeout: 120_000 }, async () => {
+  const command = "for i in 1 2 3 4 5 6; do echo line$i; sleep 1; done > /dev/stderr; touch counted.txt";
+  await session.fake.load([{ content: [tool("toolu_live", "bash", { command })] }, { content: [text("Counted.")] }]);
+  await step("live-output", async (page, chat) => {
+    await send(page, "Count slowly");
+    const row = chat.locator('.tool[data-tool-use-id="toolu_live"]');
+    const card = row.locator('.card.confirm.command[data-state="pending"]');
+    await card.waitFor({ timeout: 30_000 });
+    assert.equal(await row.locator(".output").count(), 0, "no output before the answer");
+    assert.match(await row.locator(".duration").innerText(), /waiting for you/);
+    await screenshot(page, "confirm-on-row");
+    await card.locator("button.allow").click();
+    await row.locator(".output", { hasText: "line1" }).waitFor({ timeout: 20_000 });
+    assert.equal(await row.getAttribute("class"), "tool running open", "output arrived while the command runs");
+    const first = await row.locator(".duration.elapsed").innerText();
+    await sleep(1500);
+    assert.notEqual(await row.locator(".duration.elapsed").innerText(), first, "the elapsed timer ticks");
+    await screenshot(page, "live-output-running");
+    await chat.locator('.tool.ok[data-tool-use-id="toolu_live"]').waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+  });
+});
+
+test("an interrupted command keeps its partial output and its real duration", { timeout: 120_000 }, async () => {
+  await session.fake.load([{ content: [tool("toolu_cut", "bash", { command: "echo started-work; sleep 30; touch never.txt" })] }]);
+  await step("interrupted-partial", async (page, chat) => {
+    await send(page, "Work for a while");
+    const row = chat.locator('.tool[data-tool-use-id="toolu_cut"]');
+    await row.locator('.card.confirm[data-state="pending"] button.allow').click({ timeout: 30_000 });
+    await row.locator(".output", { hasText: "started-work" }).waitFor({ timeout: 20_000 });
+    await sleep(2000);
+    await chat.locator("#input").press("Escape");
+    await chat.locator('.tool.interrupted[data-tool-use-id="toolu_cut"]').waitFor({ timeout: 15_000 });
+    await waitIdle(page);
+    const duration = await row.locator(".duration").innerText();
+    assert.ok(Number.parseFloat(duration) >= 1, `duration ${duration}`);
+    await row.locator(".tool-head").click();
+    await row.locator(".output", { hasText: "started-work" }).waitFor({ timeout: 5_000 });
+  });
+});
+
+test("edits read +added −removed and open their diff on click", { timeout: 120_000 }, async () => {
+  writeFileSync(`${session.workspace}/story.txt`, "one\ntwo\nthree\n");
+  await session.fake.load([
+    { content: [tool("toolu_r", "read_file", { path: "story.txt" })] },
+    { content: [tool("toolu_e", "edit_file", { path: "story.txt", old_string: "two", new_string: "TWO\nand a half" })] },
+    { content: [text("Edited.")] },
+  ]);
+  await step("edit-diffstat", async (page, chat) => {
+    await setMode(page, "accept edits");
+    await send(page, "Edit the story");
+    const row = chat.locator('.tool.ok[data-tool-use-id="toolu_e"]');
+    await row.waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+    const stat = row.locator("button.diffstat");
+    assert.equal((await stat.innerText()).trim(), "+2 −1");
+    await stat.click();
+    const diff = page.locator(".monaco-diff-editor").first();
+    await diff.locator(".editor.modified .view-lines", { hasText: "and a half" }).waitFor({ timeout: 15_000 });
+    await setMode(page, "ask before edits");
+  });
+});
+
+test("plan mode is coloured and modes read as plain words", { timeout: 60_000 }, async () => {
+  await step("plan-mode-colour", async (page, chat) => {
+    await setMode(page, "plan");
+    const background = await statusItem(page).evaluate((item) => getComputedStyle(item).backgroundColor);
+    assert.notEqual(background, "rgba(0, 0, 0, 0)");
+    const badge = await chat.locator("#mode").evaluate((mode) => getComputedStyle(mode).backgroundColor);
+    assert.notEqual(badge, "rgba(0, 0, 0, 0)");
+    await runCommand(page, "Tiller: Set Mode…");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "accept edits" }).first().waitFor();
+    const rows = await page.locator(".quick-input-list .monaco-list-row").allInnerTexts();
+    assert.ok(!rows.join("\n").includes("acceptEdits"), rows.join("\n"));
+    await page.keyboard.press("Escape");
+    await page.locator(".quick-input-widget").waitFor({ state: "hidden" });
+    await setMode(page, "ask before edits");
+  });
+});
+
+test("a chat redrawn after a restart equals the live one", { timeout: 240_000 }, async () => {
+  writeFileSync(`${session.workspace}/plan.txt`, "draft\n");
+  await session.fake.load([
+    { content: [text("Let me look first."), tool("toolu_p1", "read_file", { path: "plan.txt" })] },
+    { content: [text("My plan."), tool("toolu_x1", "exit_plan_mode", { plan: "1. Rewrite `plan.txt`\n2. Report" })] },
+    { content: [tool("toolu_x2", "exit_plan_mode", { plan: "1. Rewrite only the first line of `plan.txt`" })] },
+    { content: [tool("toolu_w", "write_file", { path: "plan.txt", content: "final\n" })] },
+    { content: [tool("toolu_rm", "bash", { command: "rm plan.txt" })] },
+    { content: [text("Rewrote plan.txt; you kept it from being removed.")] },
+  ]);
+  await step("redraw-live", async (page, chat) => {
+    await runCommand(page, "Tiller: New Chat");
+    await chat.locator(".welcome").waitFor({ timeout: 20_000 });
+    await setMode(page, "plan");
+    await send(page, "Rework plan.txt");
+    const first = chat.locator('.card.plan[data-state="pending"]');
+    await first.waitFor({ timeout: 30_000 });
+    await first.locator("textarea.feedback").fill("smaller, please");
+    await chat.locator('.card.plan[data-state="pending"] button.reject').click();
+    await chat.locator('.card.plan[data-state="rejected"]').waitFor();
+    const second = chat.locator('.card.plan[data-state="pending"]');
+    await second.waitFor({ timeout: 30_000 });
+    await second.locator('input[value="default"]').check();
+    await second.locator("button.approve").click();
+    const write = chat.locator('.tool[data-tool-use-id="toolu_w"] .card.confirm[data-state="pending"]');
+    await write.waitFor({ timeout: 30_000 });
+    await write.locator("button.allow").click();
+    const rm = chat.locator('.tool[data-tool-use-id="toolu_rm"] .card.confirm[data-state="pending"]');
+    await rm.waitFor({ timeout: 30_000 });
+    await rm.locator("textarea.feedback").fill("keep it");
+    await rm.locator("button.deny").click();
+    await chat.locator(".msg.assistant", { hasText: "you kept it" }).waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+    await sleep(500);
+    const live = await chatSnapshot(chat);
+    await screenshot(page, "redraw-before-restart");
+    assert.ok(live.some((line) => line.includes("Rewrite `plan.txt`") || line.includes("Rewrite plan.txt")), live.join("\n"));
+
+    const sessionId = await chat.locator("body").getAttribute("data-session");
+    await runCommand(page, "Tiller: Restart Server");
+    await chat.locator(".notice.local", { hasText: "Restarting" }).waitFor({ timeout: 30_000 });
+    await waitFor("the redraw", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" && (await chat.locator(".notice.local").count()) > 0 ? true : undefined), 60_000);
+    await sleep(2000);
+    assert.equal(await chat.locator("body").getAttribute("data-session"), sessionId);
+    const redrawn = await chatSnapshot(chat);
+    assert.deepEqual(redrawn, live);
+    await setMode(page, "ask before edits");
+  });
+});
+
+test("a turn cut by a server crash is marked, and the restart notice stays", { timeout: 180_000 }, async () => {
+  await session.fake.load([{ content: [tool("toolu_crash", "bash", { command: "sleep 40" })] }, { content: [text("never")] }]);
+  await step("crash-marker", async (page, chat) => {
+    await send(page, "Sleep a long time");
+    const row = chat.locator('.tool[data-tool-use-id="toolu_crash"]');
+    await row.waitFor({ timeout: 30_000 });
+    const allow = row.locator('.card.confirm[data-state="pending"] button.allow');
+    if ((await allow.count()) > 0) await allow.click();
+    await chat.locator('.tool.running[data-tool-use-id="toolu_crash"]').waitFor({ timeout: 30_000 });
+    const [pid] = session.serverPids();
+    assert.ok(pid !== undefined);
+    process.kill(pid, "SIGKILL");
+    await chat.locator('.turn-end.interrupted[data-cause="server_stopped"]').waitFor({ timeout: 90_000 });
+    assert.match(await chat.locator('.turn-end[data-cause="server_stopped"]').innerText(), /server stopped/);
+    await chat.locator(".notice", { hasText: "stopped; restarting" }).waitFor({ timeout: 10_000 });
+    await chat.locator('.tool.interrupted[data-tool-use-id="toolu_crash"]').waitFor({ timeout: 10_000 });
+  });
+});
+
+/** Opens the Settings editor on one setting and returns its input box. */
+async function settingInput(page: Page, key: string, title: string): Promise<ReturnType<Page["locator"]>> {
+  await runCommand(page, "Preferences: Open User Settings");
+  const search = page.locator(".settings-editor .suggest-input-container").first();
+  await search.waitFor({ timeout: 20_000 });
+  await search.click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.type(key, { delay: 30 });
+  const item = page.locator(".settings-editor .setting-item-contents", { hasText: title }).first();
+  await item.waitFor({ timeout: 20_000 });
+  return item.locator("input").first();
+}
+
+test("settings typed key by key restart the server once, keep launch.sh's Python, and a bad base URL says so", { timeout: 240_000 }, async () => {
+  await step("settings-debounce", async (page, chat) => {
+    await waitFor("a running server", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
+    const [before] = session.serverPids();
+    const seen = new Set<number>();
+    const watch = setInterval(() => session.serverPids().forEach((pid) => seen.add(pid)), 100);
+    try {
+      const budget = await settingInput(page, "tiller.toolBudget", "Tool Budget");
+      await budget.click();
+      await page.keyboard.press("Control+A");
+      await page.keyboard.type("1357", { delay: 400 });
+      await screenshot(page, "settings-typed");
+      await waitFor("a restarted server", () => {
+        const pids = session.serverPids();
+        return pids.length === 1 && pids[0] !== before ? true : undefined;
+      }, 60_000);
+      await sleep(4000);
+    } finally {
+      clearInterval(watch);
+    }
+    seen.delete(before ?? -1);
+    assert.equal(seen.size, 1, `servers started: ${[...seen].join(", ")}`);
+    const [pid] = [...seen];
+    assert.match(readFileSync(`/proc/${pid}/cmdline`, "utf8"), /\.venv\/bin\/python/);
+    await waitFor("running again", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
+
+    const baseUrl = await settingInput(page, "tiller.baseUrl", "Base Url");
+    await baseUrl.click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("htp//not a url");
+    await chat.locator(".notice.error", { hasText: "'tiller.baseUrl' is not a valid http(s) URL" }).waitFor({ timeout: 30_000 });
+    await screenshot(page, "bad-base-url");
+    await baseUrl.click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type(session.fake.baseUrl);
+    await waitFor("running with the good URL", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
+    await page.keyboard.press("Control+W");
+  });
+});
+
+test("sessions: title-bar New chat and History, this folder's chats with turns and age, /resume ID loads the chat", { timeout: 180_000 }, async () => {
+  await step("sessions", async (page, chat) => {
+    const previous = await chat.locator("body").getAttribute("data-session");
+    assert.ok(previous);
+    const header = page.locator(".pane-header", { hasText: "Chat" }).first();
+    await header.hover();
+    await page.locator('.pane-header .action-label[aria-label="New Chat"]').first().click();
+    await waitFor("a new chat", async () => {
+      const now = await chat.locator("body").getAttribute("data-session");
+      return now !== previous && now !== "" ? true : undefined;
+    }, 20_000);
+    await chat.locator(".welcome").waitFor({ timeout: 10_000 });
+    await header.hover();
+    await page.locator('.pane-header .action-label[aria-label="Chat History…"]').first().click();
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "turn" }).first().waitFor({ timeout: 20_000 });
+    const rows = (await page.locator(".quick-input-list .monaco-list-row").allInnerTexts()).join("\n");
+    assert.match(rows, /\d+ turns?/);
+    assert.match(rows, /ago|just now/);
+    assert.match(rows, /workspace/);
+    await screenshot(page, "history");
+    await page.keyboard.press("Escape");
+    await send(page, `/resume ${previous}`);
+    await waitFor("the resumed chat", async () => ((await chat.locator("body").getAttribute("data-session")) === previous ? true : undefined), 20_000);
+    await chat.locator(".msg.user", { hasText: "Rework plan.txt" }).waitFor({ timeout: 20_000 });
+    await chat.locator(".card.plan").first().waitFor();
+  });
+});
+
+test("the offline demo answers prompt after prompt, and its closing words follow what was denied", { timeout: 240_000 }, async () => {
+  await step("demo", async (page, chat) => {
+    const demo = await settingInput(page, "tiller.demoScript", "Demo Script");
+    await demo.click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.type("demo");
+    await page.keyboard.press("Control+W");
+    await waitFor("the demo server", async () => ((await chat.locator("#mode").innerText()).includes("offline demo") ? true : undefined), 60_000);
+    await runCommand(page, "Tiller: New Chat");
+    await chat.locator(".welcome", { hasText: "Offline demo" }).waitFor({ timeout: 20_000 });
+    await screenshot(page, "demo-welcome");
+
+    /** Answers every question of the turn: edits of hello.py are denied, the rest allowed. */
+    const answerUntilIdle = async (): Promise<void> => {
+      const deadline = Date.now() + 90_000;
+      while (Date.now() < deadline) {
+        const pending = chat.locator('.card.confirm[data-state="pending"]').first();
+        if ((await pending.count()) > 0) {
+          const row = chat.locator(".tool", { has: chat.locator('.card.confirm[data-state="pending"]') }).first();
+          const name = (await row.locator(".tool-name").innerText().catch(() => "")).trim();
+          await pending.locator(name === "edit_file" ? "button.deny" : "button.allow").click();
+        } else if ((await chat.locator('.card.plan[data-state="pending"]').count()) > 0) {
+          await chat.locator('.card.plan[data-state="pending"] button.approve').click();
+        } else if ((await chat.locator("body").getAttribute("data-busy")) === "false" && (await chat.locator(".turn-end").count()) > 0) {
+          return;
+        }
+        await sleep(300);
+      }
+      throw new Error("the demo turn did not end");
+    };
+
+    await chat.locator(".welcome button.example").first().click();
+    await answerUntilIdle();
+    const first = chat.locator(".msg.assistant").last();
+    await waitFor("the closing words", async () => ((await first.innerText()).includes("Done.") ? true : undefined), 30_000);
+    assert.match(await first.innerText(), /denied the edit/);
+    assert.doesNotMatch(await first.innerText(), /changed its greeting/);
+    await screenshot(page, "demo-first-prompt");
+
+    const ends = await chat.locator(".turn-end").count();
+    await send(page, "And now?");
+    await waitFor("the second turn to start", async () => ((await chat.locator(".msg.user").count()) >= 2 ? true : undefined), 20_000);
+    await sleep(500);
+    await answerUntilIdle();
+    await waitFor("the second turn to end", async () => ((await chat.locator(".turn-end").count()) > ends ? true : undefined), 60_000);
+    const second = (await chat.locator("#log").innerText());
+    assert.doesNotMatch(second, /end of script/);
+    await chat.locator('.card.plan[data-state="approved"]').waitFor({ timeout: 10_000 });
+    await chat.locator(".msg.assistant", { hasText: "as planned" }).waitFor({ timeout: 30_000 });
+  });
+});
