@@ -38,6 +38,8 @@ HELP: Final = """Commands:
   /compact              summarize older turns to free context
   /checkpoints          list the turns this session can rewind to
   /rewind [turnId]      put files and conversation back to before a turn (default: the last)
+  /slice SPEC           a child session from turn ranges: A:B, summarize:A:B[:'focus'],
+                        compact:A:B, inject:'text' (percentages allowed: 80%:)
   /queue                show queued prompts
   /queue clear          drop queued prompts"""
 
@@ -110,6 +112,11 @@ class ForkSession:
 
 
 @dataclass(frozen=True)
+class SliceSession:
+    spec: str
+
+
+@dataclass(frozen=True)
 class ListCheckpoints:
     pass
 
@@ -132,6 +139,7 @@ CommandResult = (
     | ForkSession
     | ListCheckpoints
     | RewindTo
+    | SliceSession
 )
 
 
@@ -178,6 +186,13 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
             return ForkSession(arg or None)
         case "/checkpoints":
             return ListCheckpoints()
+        case "/slice" if not arg:
+            return Reply(
+                "Usage: /slice SPEC, e.g. /slice 0:4, summarize:4:18:'the auth bug', "
+                "compact:18:25, inject:'now run the tests', 80%:"
+            )
+        case "/slice":
+            return SliceSession(arg)
         case "/rewind":
             return RewindTo(arg or None)
         case _:

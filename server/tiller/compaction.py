@@ -197,18 +197,32 @@ async def compact(
     cut = choose_cut(messages, in_turn=in_turn)
     if cut is None:
         return None
+    summary, usage = await summarize(provider, model, cut.older, window=window)
+    return Compacted(cut.rebuild(summary), usage, len(cut.older))
+
+
+async def summarize(
+    provider: Provider,
+    model: str,
+    messages: Sequence[Message],
+    *,
+    window: int = DEFAULT_CONTEXT_WINDOW,
+    focus: str | None = None,
+) -> tuple[str, Usage]:
+    """The model's summary of ``messages`` (rendered as a capped transcript, so the request
+    always fits), and what it cost. Raises ``ProviderError`` when the request fails."""
     budget = int(window * TRANSCRIPT_SHARE * CHARS_PER_TOKEN)
-    transcript = render(cut.older, budget)
+    transcript = render(messages, budget)
+    ask = ASK if focus is None else f"{ASK} Focus on: {focus}"
     request = ModelRequest(
         model=model,
         system=SUMMARY_SYSTEM,
         tools=(),
-        messages=(Message("user", (text_block(f"{transcript}\n\n{ASK}"),)),),
+        messages=(Message("user", (text_block(f"{transcript}\n\n{ask}"),)),),
         max_tokens=SUMMARY_MAX_TOKENS,
         thinking=Thinking(),
     )
     collected = _Collect()
     response: ModelResponse = await provider.stream(request, collected)
     summary = "".join(collected.parts).strip() or "(the summary came back empty)"
-    usage = response.usage if response.usage is not None else NO_USAGE
-    return Compacted(cut.rebuild(summary), usage, len(cut.older))
+    return summary, response.usage if response.usage is not None else NO_USAGE

@@ -107,6 +107,9 @@ class TurnSetup:
     stop_hook: str | None = None
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
+    # Done once the workspace snapshot taken as the turn started is safe: it runs while the
+    # first response streams, and no tool runs before it is done.
+    snapshot: asyncio.Future[None] | None = None
 
     @property
     def spec(self) -> ModelSpec:
@@ -574,6 +577,8 @@ class Turn:
     # --- tools ----------------------------------------------------------------------------
 
     async def _execute(self, calls: list[ToolCall], step: _Step) -> TurnOutcome | None:
+        if self.setup.snapshot is not None:
+            await asyncio.shield(self.setup.snapshot)  # an interrupt never cuts a snapshot
         plan_exit = next((c for c in calls if c.name == "exit_plan_mode"), None)
         if plan_exit is not None:
             for call in calls:

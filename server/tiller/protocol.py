@@ -41,6 +41,7 @@ SESSION_LIST: Final = "tiller/session/list"
 SESSION_NEW: Final = "tiller/session/new"
 SESSION_RESUME: Final = "tiller/session/resume"
 SESSION_FORK: Final = "tiller/session/fork"
+SESSION_SLICE: Final = "tiller/session/slice"
 SESSION_TRANSCRIPT: Final = "tiller/session/transcript"
 CHECKPOINTS: Final = "tiller/checkpoints"
 REWIND: Final = "tiller/rewind"
@@ -60,7 +61,7 @@ CUSTOM_METHODS: Final = frozenset(
     {
         PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
-        SESSION_FORK, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND,
+        SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND,
         STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
         CHECKPOINT,
     }

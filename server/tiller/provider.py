@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import preload
 from .errors import TillerError
 from .history import Message
 from .models import (
@@ -264,28 +263,11 @@ MODELS_TTL = 300.0
 
 
 async def _import_in_daemon_thread(name: str) -> Any:
-    """Import a module off the event loop, in a thread that never holds up process exit."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[Any] = loop.create_future()
+    """Import a module off the event loop, in a thread that never holds up process exit.
 
-    def settle(result: Any, error: BaseException | None) -> None:
-        if done.done():
-            return
-        if error is not None:
-            done.set_exception(error)
-        else:
-            done.set_result(result)
-
-    def work() -> None:
-        try:
-            module = importlib.import_module(name)
-        except BaseException as err:
-            loop.call_soon_threadsafe(settle, None, err)
-        else:
-            loop.call_soon_threadsafe(settle, module, None)
-
-    threading.Thread(target=work, name=f"import-{name}", daemon=True).start()
-    return await done
+    ``python -m tiller`` already started the SDK's import at process start (tiller.preload);
+    this then only waits for it."""
+    return await preload.imported(name)
 
 
 # --- scripted responses (offline demo, in-process tests) ------------------------------------

@@ -51,15 +51,15 @@ class CheckpointKeeper:
 
     async def before_turn(self, session_id: str, turn_id: str, prompt: str) -> None:
         """Snapshot the workspace as the turn starts; raises CheckpointError."""
-        async with self._lock:
+        async with self._lock:  # the row is written before the turn's closing snapshot looks
             await asyncio.to_thread(self.repo.finish_interrupted_restore)
             snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
-        self.table.add(
-            CheckpointRow(
-                session_id, turn_id, prompt.strip()[:200], time.time(), snap.commit, None, 0,
-                snap.skipped,
-            )
-        )  # fmt: skip
+            self.table.add(
+                CheckpointRow(
+                    session_id, turn_id, prompt.strip()[:200], time.time(), snap.commit, None, 0,
+                    snap.skipped,
+                )
+            )  # fmt: skip
 
     def after_turn(self, session_id: str, turn_id: str) -> None:
         """Snapshot the workspace as the turn ended, in the background (the turn's end is
@@ -69,11 +69,12 @@ class CheckpointKeeper:
         task.add_done_callback(self._background.discard)
 
     async def _after(self, session_id: str, turn_id: str) -> None:
-        row = next((r for r in self.table.of_session(session_id) if r.turn_id == turn_id), None)
-        if row is None:
-            return
         try:
             async with self._lock:
+                rows = self.table.of_session(session_id)
+                row = next((r for r in rows if r.turn_id == turn_id), None)
+                if row is None:
+                    return  # no snapshot was taken as the turn started
                 snap = await asyncio.to_thread(self.repo.snapshot, f"after {turn_id}")
                 changes = await asyncio.to_thread(self.repo.changes, snap.commit, row.before)
             self.table.finish(session_id, turn_id, snap.commit, changes.count)

@@ -388,6 +388,15 @@ def build_server() -> TillerServer:
                 raise InvalidParams(f"'{key}' must be a string")
         return await switch(ls, lambda s: s.forked(source, turn))
 
+    @_request(server, p.SESSION_SLICE)
+    async def session_slice(ls: TillerServer, params: Any) -> JSON:
+        source = _obj(params).get("sessionId")
+        if source is not None and not isinstance(source, str):
+            raise InvalidParams("'sessionId' must be a string")
+        spec = _field(params, "spec", str, "a string")
+        child = await ls.live_session().sliced(source, spec)
+        return await switch(ls, lambda _: child)
+
     @_request(server, p.SESSION_LIST)
     async def session_list(ls: TillerServer, params: Any) -> JSON:
         session = ls.live_session()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from . import compaction, history, models
+from . import compaction, history, models, slicing
 from .approvals import Approver, RecordingApprover
 from .checkpoints import Changes, CheckpointError
 from .commands import (
@@ -29,12 +29,13 @@ from .commands import (
     Reply,
     ResumeSession,
     RewindTo,
+    SliceSession,
     format_checkpoints,
     format_sessions,
     interpret,
 )
 from .config import Config
-from .errors import InvalidParams
+from .errors import InvalidParams, TillerError
 from .events import (
     Event,
     Notice,
@@ -367,6 +368,12 @@ class Session:
                 except InvalidParams as err:
                     return Handled(err.message)
                 return Handled(format_checkpoints(rows))
+            case SliceSession(spec=spec):
+                try:
+                    child = await self.sliced(None, spec)
+                except TillerError as err:
+                    return Handled(err.message)
+                return SwitchTo(child, f"Sliced into session {child.id}.")
             case RewindTo(turn_id=turn_id):
                 return Handled(await self._rewind_command(turn_id))
             case Compact():
@@ -399,6 +406,8 @@ class Session:
         running = self.turn_id if session_id == self.id else None
         for turn_id in self.store.open_turns(session_id):
             if turn_id != running:
+                said = "The server stopped during this turn (it restarted); the turn was cut here."
+                self.store.add_entry(session_id, turn_id, "notice", {"text": said})
                 ended = event_fields(TurnEnded(Interrupted("server_stopped"), ()))
                 del ended["type"]
                 self.store.add_entry(session_id, turn_id, "turnEnded", ended)
@@ -430,6 +439,40 @@ class Session:
             child.id, child.messages, loaded.turn_ids[: len(child.messages)]
         )
         self.store.copy_entries(source, child.id, turn_id)
+        return child
+
+    async def sliced(self, source_id: str | None, spec: str) -> Session:
+        """A child of ``source_id`` (default: this session) built by a slice spec (see
+        slicing.py); summaries are asked of the model (and counted in this session's cost)."""
+        pieces = slicing.parse(spec)  # SpecError (-32602) names the position
+        source = source_id or self.id
+        loaded = self.store.load(source)
+        if loaded is None:
+            raise InvalidParams(f"nothing to slice: session {source!r} has no stored turns")
+        spec_of_model = self._spec()
+
+        async def summarize(messages: Sequence[Message], focus: str | None) -> str:
+            summary, usage = await compaction.summarize(
+                self.provider, self.model, messages, window=spec_of_model.context_window,
+                focus=focus,
+            )  # fmt: skip
+            self.record_usage(models.price(usage, spec_of_model), None)
+            return summary
+
+        try:
+            messages = await slicing.build(pieces, loaded.messages, summarize)
+        except ProviderError as err:
+            why = f"Summarizing for the slice failed ({err.kind}): {err.message}"
+            raise TillerError(why) from err
+        row = loaded.row
+        child = self._sibling(new_id("ses"), row.mode, row.model, row.thinking, row.todos, messages)
+        now = time.time()
+        self.store.create(
+            replace(row, id=child.id, title=f"Slice of {row.title}", parent_id=source,
+                    turns=0, created_at=now, updated_at=now)
+        )  # fmt: skip
+        self.store.replace_messages(child.id, messages, [None] * len(messages))
+        self.store.add_entry(child.id, None, "sliced", {"from": source, "spec": spec})
         return child
 
     def _sibling(
@@ -642,7 +685,7 @@ class Session:
             session_id=self.id,
             stop_hook=self.config.stop_hook,
         )
-        turn = Turn(self, setup)
+        turn = Turn(self, replace(setup, snapshot=self._checkpoint_before(turn_id, text)))
         now = time.time()
         self.store.create(
             SessionRow(
@@ -650,7 +693,7 @@ class Session:
                 self.model, self.mode, self.thinking, self.todos, 0,
             )
         )  # fmt: skip
-        task = asyncio.create_task(self._run(turn, text), name=f"tiller-{turn_id}")
+        task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
         self.active = ActiveTurn(turn_id, task)
         # A cancel that lands before the task's first step never runs its body: the
         # done-callback still ends the turn, exactly once.
@@ -660,10 +703,9 @@ class Session:
         self.publish()
         return turn_id
 
-    async def _run(self, turn: Turn, prompt: str) -> None:
+    async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome
         try:
-            await self._checkpoint_before(turn.setup.turn_id, prompt)
             outcome = await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()
@@ -676,14 +718,20 @@ class Session:
             outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
         self._finish(turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
 
-    async def _checkpoint_before(self, turn_id: str, prompt: str) -> None:
-        """Snapshot the workspace so this turn can be rewound (a failure only warns)."""
-        if self.checkpoints is None:
-            return
-        try:
-            await self.checkpoints.before_turn(self.id, turn_id, prompt)
-        except (CheckpointError, OSError) as err:
-            self.emit(Notice(f"No checkpoint for this turn (it cannot be rewound): {err}"))
+    def _checkpoint_before(self, turn_id: str, prompt: str) -> asyncio.Future[None] | None:
+        """Start snapshotting the workspace so this turn can be rewound (a failure only warns).
+        It runs while the model's first response streams; the loop's tools wait for it."""
+        keeper = self.checkpoints
+        if keeper is None:
+            return None
+
+        async def snapshot() -> None:
+            try:
+                await keeper.before_turn(self.id, turn_id, prompt)
+            except (CheckpointError, OSError) as err:
+                self.emit(Notice(f"No checkpoint for this turn (it cannot be rewound): {err}"))
+
+        return asyncio.ensure_future(snapshot())
 
     def _finish(
         self,

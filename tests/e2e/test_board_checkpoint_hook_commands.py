@@ -194,9 +194,11 @@ async def test_slash_commands_that_report(
     assert api.message_requests() == []  # never sent to the model
 
 
-async def test_slash_commands_that_change_state(tiller: Tiller) -> None:
+async def test_slash_commands_that_change_state(tiller: Tiller, api: FakeMessagesAPI) -> None:
     assert (await tiller.prompt("/mode acceptEdits"))["message"] == "Mode: acceptEdits"
     assert (await tiller.prompt("/plan"))["message"] == "Mode: plan"
+    api.models.append("claude-x")  # /model checks the id against the API's list
+    assert "unknown model" in (await tiller.prompt("/model claude-nope"))["message"]
     assert "claude-x" in (await tiller.prompt("/model claude-x"))["message"]
     assert "budget 2048" in (await tiller.prompt("/thinking 2048"))["message"]
     assert (await tiller.prompt("/thinking off"))["message"] == "Thinking: off"

@@ -13,10 +13,10 @@ export const MODE_DESCRIPTIONS: Record<Mode, string> = {
 /** `12k/200k · $0.03`, "" until the server sends them. */
 export function usageSuffix(state: State): string {
   const parts: string[] = [];
-  if (state.context !== undefined && state.context !== null && state.context.windowTokens > 0) {
+  if (state.context !== undefined && state.context !== null && state.context.windowTokens > 0 && state.context.usedTokens > 0) {
     parts.push(`${formatTokens(state.context.usedTokens)}/${formatTokens(state.context.windowTokens)}`);
   }
-  if (typeof state.sessionCostUsd === "number") {
+  if (typeof state.sessionCostUsd === "number" && state.sessionCostUsd > 0) {
     parts.push(formatCost(state.sessionCostUsd));
   }
   return parts.join(" · ");

@@ -13,6 +13,8 @@ export type FromWebview =
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
   | { type: "copy"; text: string }
+  | { type: "rewind"; turnId: string }
+  | { type: "undoRewind"; undoId: string }
   | { type: "cycleMode" }
   | { type: "clearQueue" }
   | { type: "command"; command: ChatCommand }
@@ -33,6 +35,8 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "interrupt",
   "openDiff",
   "copy",
+  "rewind",
+  "undoRewind",
   "cycleMode",
   "clearQueue",
   "command",

@@ -62,7 +62,10 @@ export interface Confirmation {
 
 export type ToolRowStatus = "running" | ToolStatus;
 
-export type ChatItem =
+/** `faded`: the conversation was rewound to before this item (it is history, not context). */
+export type ChatItem = ChatItemBody & { faded?: boolean };
+
+type ChatItemBody =
   | { kind: "user"; id: string; turnId?: string; text: string; local?: boolean }
   | { kind: "assistant"; id: string; turnId: string; text: string; streaming: boolean }
   | { kind: "thinking"; id: string; turnId: string; text: string; streaming: boolean }
@@ -82,7 +85,7 @@ export type ChatItem =
       /** The question asked before it ran, shown where the row is. */
       confirm?: Confirmation;
     }
-  | { kind: "notice"; id: string; text: string; level: "info" | "error"; local?: boolean }
+  | { kind: "notice"; id: string; text: string; level: "info" | "error"; local?: boolean; undoId?: string }
   | { kind: "plan"; id: string; turnId: string; plan: string; decision: PlanDecision }
   | {
       kind: "confirm";
@@ -221,12 +224,13 @@ export function formatCost(usd: number): string {
 export function usageText(state: State | null): string {
   if (state === null) return "";
   const parts: string[] = [];
+  // Nothing before the first model call: a fresh chat shows no "ctx 0" or "$0.00".
   const context = state.context;
-  if (context !== undefined && context !== null && context.windowTokens > 0) {
+  if (context !== undefined && context !== null && context.windowTokens > 0 && context.usedTokens > 0) {
     const share = Math.round((100 * context.usedTokens) / context.windowTokens);
     parts.push(`ctx ${formatTokens(context.usedTokens)}/${formatTokens(context.windowTokens)} (${share}%)`);
   }
-  if (typeof state.sessionCostUsd === "number") {
+  if (typeof state.sessionCostUsd === "number" && state.sessionCostUsd > 0) {
     parts.push(formatCost(state.sessionCostUsd));
   }
   return parts.join(" · ");
@@ -600,6 +604,15 @@ export function decideCheckpoint(model: ChatModel, id: string, decision: Checkpo
   );
 }
 
+function fileCounts(fields: Record<string, unknown>): string {
+  const count = (key: string): number => (Array.isArray(fields[key]) ? (fields[key] as unknown[]).length : 0);
+  return `${count("changed")} changed, ${count("added")} added, ${count("removed")} removed`;
+}
+
+function shorten(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
 function str(fields: Record<string, unknown>, key: string): string {
   const value = fields[key];
   return typeof value === "string" ? value : "";
@@ -643,12 +656,31 @@ export function applyEntry(model: ChatModel, sessionId: string, entry: unknown):
       return card === undefined ? model : decideCheckpoint(model, card.id, { state: fields.continue === true ? "continue" : "stop" });
     }
     case "rewound": {
-      const changed = ["changed", "added", "removed"].map((key) => (Array.isArray(fields[key]) ? (fields[key] as unknown[]).length : 0));
-      const what = [fields.files === true ? `files (${changed[0]} changed, ${changed[1]} added, ${changed[2]} removed)` : "", fields.conversation === true ? "the conversation" : ""].filter(Boolean).join(" and ");
-      return addNotice(model, `Rewound ${what || "nothing"} to before turn ${str(fields, "turnId")}.`, "info", false);
+      const what = [fields.files === true ? `files (${fileCounts(fields)})` : "", fields.conversation === true ? "the conversation" : ""].filter(Boolean).join(" and ");
+      const target = typeof rawTurnId === "string" ? rawTurnId : "";
+      const prompt = model.items.find((item) => item.kind === "user" && item.turnId === target);
+      const where = prompt !== undefined && prompt.kind === "user" ? `“${shorten(prompt.text.split("\n")[0] ?? "", 60)}”` : "an earlier prompt";
+      const undoId = str(fields, "undoId");
+      const from = prompt !== undefined ? model.items.indexOf(prompt) : -1;
+      const faded = fields.conversation === true && from >= 0 ? withItems(model, model.items.map((item, index) => (index >= from ? { ...item, faded: true } : item))) : model;
+      return push(faded, (id) => ({ kind: "notice", id, level: "info", text: `Rewound ${what || "nothing"} to before ${where}.`, ...(undoId !== "" ? { undoId } : {}) }));
     }
-    case "rewindUndone":
-      return addNotice(model, "The rewind was undone.", "info", false);
+    case "rewindUndone": {
+      const undoId = str(fields, "undoId");
+      const settled = updateWhere(
+        model,
+        (item) => item.faded === true || (item.kind === "notice" && item.undoId === undoId && undoId !== ""),
+        (item) => {
+          const { faded: _faded, ...rest } = item;
+          if (rest.kind === "notice") {
+            const { undoId: _gone, ...notice } = rest;
+            return notice;
+          }
+          return rest as ChatItem;
+        },
+      );
+      return addNotice(settled, `Rewind undone: files ${fileCounts(fields)}.`, "info", false);
+    }
     default:
       return applyEvent(model, { ...fields, type: kind, sessionId, turnId: typeof rawTurnId === "string" ? rawTurnId : null, seq: 0 } as unknown as TillerEvent);
   }

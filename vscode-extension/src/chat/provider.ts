@@ -37,6 +37,10 @@ const CHAT_COMMANDS: ReadonlySet<ChatCommand> = new Set<ChatCommand>([
 ]);
 const EDITS_KEPT = 200;
 
+function countFiles(result: { changed: string[]; added: string[]; removed: string[] }): string {
+  return `${result.changed.length} changed, ${result.added.length} added, ${result.removed.length} removed`;
+}
+
 export const CHAT_VIEW_ID = "tiller.chat";
 
 export type CardDecision = Extract<
@@ -197,6 +201,14 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         case "openDiff":
           await this.openDiff(message.toolUseId);
           return;
+        case "rewind":
+          await this.rewind(message.turnId);
+          return;
+        case "undoRewind": {
+          await this.server.request("tiller/undoRewind", { undoId: message.undoId });
+          await this.loadTranscript(await this.server.request("tiller/getState", {}));
+          return;
+        }
         case "copy":
           await vscode.env.clipboard.writeText(message.text);
           void vscode.window.setStatusBarMessage("Tiller: copied", 2000);
@@ -253,6 +265,39 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
+  /**
+   * "Rewind to here": shows what a rewind to before `turnId` would change (a dry run), asks,
+   * rewinds, redraws, and offers to undo it.
+   */
+  private async rewind(turnId: string): Promise<void> {
+    const prompt = this.promptOf(turnId);
+    const preview = await this.server.request("tiller/rewind", { turnId, files: true, conversation: true, dryRun: true });
+    const files = [...preview.changed, ...preview.added, ...preview.removed];
+    const listed = files.slice(0, 15).join("\n") + (files.length > 15 ? `\n… and ${files.length - 15} more` : "");
+    const yours = preview.userChanged ?? [];
+    const detail = [
+      files.length === 0 ? "No file changed since this prompt." : `Files back to how they were before this prompt (${countFiles(preview)}):\n${listed}`,
+      yours.length > 0 ? `You changed ${yours.length} of them yourself since; those changes are undone too: ${yours.join(", ")}` : "",
+      "The conversation continues from before this prompt. You can undo the rewind.",
+    ]
+      .filter(Boolean)
+      .join("\n\n");
+    const both = "Rewind Files and Conversation";
+    const filesOnly = "Files Only";
+    const talkOnly = "Conversation Only";
+    const choice = await vscode.window.showWarningMessage(`Rewind to before “${prompt}”?`, { modal: true, detail }, both, filesOnly, talkOnly);
+    if (choice === undefined) return;
+    await this.server.request("tiller/rewind", { turnId, files: choice !== talkOnly, conversation: choice !== filesOnly });
+    // The transcript's "rewound" entry says what happened and carries the undo.
+    await this.loadTranscript(await this.server.request("tiller/getState", {}));
+  }
+
+  private promptOf(turnId: string): string {
+    const item = this.model.items.find((candidate) => candidate.kind === "user" && candidate.turnId === turnId);
+    const text = item !== undefined && item.kind === "user" ? item.text.split("\n")[0] ?? "" : "this prompt";
+    return text.length > 60 ? `${text.slice(0, 59)}…` : text;
+  }
+
   /** Opens the before/after of a finished edit, when its texts are known. */
   private async openDiff(toolUseId: string): Promise<void> {
     const texts = this.edits.get(toolUseId);
@@ -288,8 +333,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
 <main id="log" aria-live="polite"></main>
 <section id="queue" hidden></section>
 <form id="composer">
+  <div id="info"><span id="mode"></span><span id="usage" title="Context used / the model's window · session cost"></span></div>
   <textarea id="input" rows="3" placeholder="Ask Tiller… (Enter to send, Shift+Enter for a new line, Shift+Tab: mode, Esc: interrupt)"></textarea>
-  <div id="bar"><span id="mode"></span><span id="usage" title="Context used / the model's window · session cost"></span><button type="button" id="stop" hidden>Stop</button><button type="submit" id="send">Send</button></div>
+  <div id="bar"><span class="spacer"></span><button type="button" id="stop" hidden>Stop</button><button type="submit" id="send">Send</button></div>
 </form>
 <script nonce="${nonce}" src="${script.toString()}"></script>
 </body>

@@ -409,16 +409,28 @@ function renderWelcome(model: ChatModel): HTMLElement {
 
 function renderItem(item: ChatItem): HTMLElement {
   switch (item.kind) {
-    case "user":
-      return h("div", { className: "msg user", text: item.text });
+    case "user": {
+      const message = h("div", { className: "msg user", text: item.text });
+      const turnId = item.turnId;
+      if (turnId !== undefined && turnId !== "" && item.local !== true) {
+        message.append(button("↺ Rewind to here", "rewind", () => vscode.postMessage({ type: "rewind", turnId }), "Put files and conversation back to before this prompt (you see what changes first)"));
+      }
+      return message;
+    }
     case "assistant":
       return markdownBlock(item.text, `msg assistant markdown${item.streaming ? " streaming" : ""}`, item.id);
     case "thinking":
       return h("details", { className: "thinking" }, h("summary", { text: item.streaming ? "Thinking…" : "Thought" }), h("pre", { text: item.text }));
     case "tool":
       return renderTool(item);
-    case "notice":
-      return h("div", { className: `notice ${item.level}${item.local === true ? " local" : ""}`, text: item.text });
+    case "notice": {
+      const notice = h("div", { className: `notice ${item.level}${item.local === true ? " local" : ""}`, text: item.text });
+      const undoId = item.undoId;
+      if (undoId !== undefined) {
+        notice.append(" ", button("Undo rewind", "secondary undo-rewind", () => vscode.postMessage({ type: "undoRewind", undoId })));
+      }
+      return notice;
+    }
     case "plan":
       return renderPlan(item);
     case "confirm":
@@ -430,8 +442,19 @@ function renderItem(item: ChatItem): HTMLElement {
   }
 }
 
+/** Set when the user sends: the log follows the answer even if they had scrolled up. */
+let followAnswer = false;
+
+function pendingQuestion(item: ChatItem): boolean {
+  return (
+    ((item.kind === "plan" || item.kind === "confirm" || item.kind === "checkpoint") && item.decision.state === "pending") ||
+    (item.kind === "tool" && item.confirm?.decision.state === "pending")
+  );
+}
+
 function renderLog(items: ChatItem[]): void {
-  const nearBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 60;
+  const nearBottom = followAnswer || log.scrollHeight - log.scrollTop - log.clientHeight < 60;
+  let question: HTMLElement | undefined;
   const keep = new Set(items.map((item) => item.id));
   for (const [id, entry] of rendered) {
     if (!keep.has(id)) {
@@ -447,9 +470,16 @@ function renderLog(items: ChatItem[]): void {
     if (entry === undefined || entry.json !== json) {
       const element = renderItem(item);
       element.dataset.id = item.id;
+      if (item.faded === true) {
+        element.classList.add("faded");
+        element.title = "Rewound: no longer part of the conversation";
+      }
       const open = entry?.element instanceof HTMLDetailsElement && entry.element.open;
       if (open && element instanceof HTMLDetailsElement) {
         element.open = true;
+      }
+      if (pendingQuestion(item) && (entry === undefined || !entry.json.includes('"pending"'))) {
+        question = element;
       }
       entry?.element.replaceWith(element);
       entry = { json, element };
@@ -459,10 +489,18 @@ function renderLog(items: ChatItem[]): void {
       log.insertBefore(entry.element, log.children[index] ?? null);
     }
   });
-  if (nearBottom) {
+  if (question !== undefined) {
+    // A question waits for the user: bring it into view wherever they had scrolled.
+    question.scrollIntoView({ block: "nearest" });
+  } else if (nearBottom) {
     log.scrollTop = log.scrollHeight;
   }
 }
+
+// Scrolling up by hand stops following the answer.
+log.addEventListener("wheel", (event) => {
+  if (event.deltaY < 0) followAnswer = false;
+});
 
 function renderQueue(prompts: string[]): void {
   queue.replaceChildren();
@@ -508,6 +546,7 @@ function send(): void {
   if (text === "") return;
   vscode.postMessage({ type: "prompt", text });
   input.value = "";
+  followAnswer = true;
 }
 
 function interrupt(): void {

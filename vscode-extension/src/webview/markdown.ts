@@ -74,7 +74,7 @@ export function createMarkdownRenderer(window: WindowLike): RenderMarkdown {
     if (/^data:image\//i.test(src)) {
       return `<img src="${escapeHtml(src)}" alt="${escapeHtml(alt)}">`;
     }
-    return `<a class="image-link" href="${escapeHtml(src)}" title="${escapeHtml(src)}">🖼 ${escapeHtml(alt)}</a>`;
+    return `<a class="image-link" href="${escapeHtml(src)}" title="Image not loaded: ${escapeHtml(src)}">[image: ${escapeHtml(alt)}]</a>`;
   };
   const purify = createDOMPurify(window);
   purify.addHook("afterSanitizeAttributes", (node) => {

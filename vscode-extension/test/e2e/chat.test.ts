@@ -3,7 +3,7 @@
 // confirmation where the tool row is, plain mode words, settings that do not break, sessions,
 // the welcome view. One code-server for the file; tests run in order.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
@@ -369,6 +369,36 @@ test("sessions: title-bar New chat and History, this folder's chats with turns a
     await waitFor("the resumed chat", async () => ((await chat.locator("body").getAttribute("data-session")) === previous ? true : undefined), 20_000);
     await chat.locator(".msg.user", { hasText: "Rework plan.txt" }).waitFor({ timeout: 20_000 });
     await chat.locator(".card.plan").first().waitFor();
+  });
+});
+
+test("rewind to here lists what changes first, rewinds files and conversation, and can be undone", { timeout: 120_000 }, async () => {
+  await session.fake.load([{ content: [tool("toolu_rw", "write_file", { path: "rewind-me.txt", content: "by the agent\n" })] }, { content: [text("Wrote it.")] }]);
+  await step("rewind", async (page, chat) => {
+    await runCommand(page, "Tiller: New Chat");
+    await chat.locator(".welcome").waitFor({ timeout: 20_000 });
+    await setMode(page, "accept edits");
+    await send(page, "Write rewind-me.txt");
+    await chat.locator(".msg.assistant", { hasText: "Wrote it." }).waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+    const file = `${session.workspace}/rewind-me.txt`;
+    assert.equal(readFileSync(file, "utf8"), "by the agent\n");
+    const prompt = chat.locator(".msg.user", { hasText: "Write rewind-me.txt" });
+    await prompt.hover();
+    await prompt.locator("button.rewind").click();
+    const dialog = page.locator(".monaco-dialog-box");
+    await dialog.waitFor({ timeout: 20_000 });
+    assert.match(await dialog.innerText(), /rewind-me\.txt/);
+    await screenshot(page, "rewind-dry-run");
+    await dialog.locator(".monaco-button", { hasText: "Rewind Files and Conversation" }).click();
+    const undo = chat.locator(".notice button.undo-rewind");
+    await undo.waitFor({ timeout: 20_000 });
+    await waitFor("the file rewound", () => (existsSync(file) ? undefined : true), 10_000);
+    await screenshot(page, "rewound");
+    await undo.click();
+    await waitFor("the file back", () => (existsSync(file) ? true : undefined), 10_000);
+    await chat.locator(".notice", { hasText: "Rewind undone" }).waitFor({ timeout: 10_000 });
+    await setMode(page, "ask before edits");
   });
 });
 

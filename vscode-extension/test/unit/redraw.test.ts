@@ -223,6 +223,26 @@ test("mode ids read as plain words", () => {
 test("context and cost show only once the server sends them", () => {
   assert.equal(usageText(state), "");
   assert.equal(usageText({ ...state, context: null, sessionCostUsd: null }), "");
+  assert.equal(usageText({ ...state, context: { usedTokens: 0, windowTokens: 200_000 }, sessionCostUsd: 0 }), "", "a fresh chat");
   assert.equal(usageText({ ...state, context: { usedTokens: 12_345, windowTokens: 200_000 }, sessionCostUsd: 0.0312 }), "ctx 12.3k/200k (6%) · $0.03");
   assert.equal(usageText({ ...state, sessionCostUsd: 0.001 }), "<$0.01");
+});
+
+test("a rewind fades the rewound turns, offers its undo, and the undo restores them", () => {
+  const entries = [
+    { seq: 1, turnId: "t1", kind: "turnStarted", prompt: "first" },
+    { seq: 2, turnId: "t1", kind: "turnEnded", outcome: "completed", trail: [] },
+    { seq: 3, turnId: "t2", kind: "turnStarted", prompt: "write a file" },
+    { seq: 4, turnId: "t2", kind: "turnEnded", outcome: "completed", trail: [] },
+    { seq: 5, turnId: "t2", kind: "rewound", files: true, conversation: true, undoId: "undo_1", changed: [], added: ["a.txt"], removed: [] },
+  ];
+  const rewound = fromTranscript("s1", entries);
+  const notice = only(rewound, "notice").at(-1);
+  assert.equal(notice?.text, "Rewound files (0 changed, 1 added, 0 removed) and the conversation to before “write a file”.");
+  assert.equal(notice?.undoId, "undo_1");
+  assert.deepEqual(rewound.items.map((item) => item.faded === true), [false, false, true, true, false]);
+  const undone = fromTranscript("s1", [...entries, { seq: 6, turnId: null, kind: "rewindUndone", undoId: "undo_1", changed: [], added: [], removed: ["a.txt"] }]);
+  assert.ok(undone.items.every((item) => item.faded !== true));
+  assert.equal(only(undone, "notice").find((item) => item.undoId !== undefined), undefined);
+  assert.match(only(undone, "notice").at(-1)?.text ?? "", /Rewind undone/);
 });

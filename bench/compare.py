@@ -1,0 +1,438 @@
+"""Tiller side by side with Claude Code (and a bare SDK loop) against the same fake API.
+
+Every figure is taken where both agents can be seen the same way: at the fake Messages API
+(when each model request arrives) and on the process (wall time, peak RSS from ``wait4``).
+Runs are interleaved A/B (the order flips every round) and the median of ``--rounds`` is
+printed with the ratio Tiller / Claude Code.
+
+Scenarios (each run is a fresh process: what a user waits for):
+
+- ``hello``: a one-shot ``tiller run hello`` / ``claude -p hello``, whole process wall, spawn ->
+  first model request at the fake, peak RSS of the largest process (``ru_maxrss``);
+- ``bash8``: one response with 8 read-only ``sleep 0.5`` commands, then 8 more, then text.
+  Step wall = request k+1 arrives - request k arrived (includes the fake's few ms of
+  streaming): the first step on a fresh process, then the second (warm). Floor 0.5 s;
+- ``steps30``: 30 steps each reading one tiny file, then text; the median step (request to
+  request, steps 2-30). The bare SDK loop (``--bare-loop``: ``AsyncAnthropic.messages.stream``,
+  read the file, append the result, again) runs as a process of its own on the same fake;
+- ``server``: Tiller's server only (Claude Code has no server mode): spawn -> ``initialize``
+  result, spawn -> first ``textDelta`` for a prompt sent right after ``initialized`` and for
+  one sent 1 s after it (the VS Code case; also prompt -> first ``textDelta``).
+
+Claude Code is optional: ``npm install --prefix /tmp/cc @anthropic-ai/claude-code`` (never a
+dependency of this project). It is found at ``--claude PATH``, ``$CLAUDE_BIN``,
+``/tmp/cc/node_modules/.bin/claude`` or ``claude`` on PATH; else its column says
+"not installed". It runs with ``HOME`` in a scratch folder, ``ANTHROPIC_BASE_URL`` at the fake,
+a dummy ``ANTHROPIC_API_KEY``, non-essential traffic off, and ``--allowedTools Bash Read``.
+The fake tolerates the ``role: "system"`` messages Claude Code 2.1 puts in its history (the
+real API takes them; ``tests/fakeapi.py`` refuses them, so this script drops them before its
+validation).
+
+    uv run python bench/compare.py                       # all scenarios, 5 rounds
+    uv run python bench/compare.py --rounds 3 --only hello bash8
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from _common import FakeMessagesAPI, machine_note, median, text, tool_use
+from _lsp import TillerClient
+
+JSON = dict[str, Any]
+MODEL = "claude-bench-1"
+API_KEY = "bench-key"
+SCENARIOS = ("hello", "bash8", "steps30", "server")
+STEPS = 30
+SLEEPS = 8
+TILLER = (str(Path(sys.executable).with_name("tiller")),)  # the console script a user runs
+CLAUDE_CANDIDATES = ("/tmp/cc/node_modules/.bin/claude",)
+
+
+# --- the fake, tolerant of Claude Code's history ----------------------------------------------
+
+fakeapi = sys.modules[FakeMessagesAPI.__module__]  # tests.fakeapi
+_validate = fakeapi.validate_messages_request
+
+
+def _tolerant_validate(body: JSON, **options: Any) -> str | None:
+    messages = [m for m in body.get("messages", []) if not _is_system_message(m)]
+    problem: str | None = _validate({**body, "messages": messages}, **options)
+    return problem
+
+
+def _is_system_message(message: object) -> bool:
+    return isinstance(message, dict) and message.get("role") == "system"
+
+
+fakeapi.validate_messages_request = _tolerant_validate  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one agent names the tools the scenarios use."""
+
+    bash: str
+    read: str
+    read_key: str
+    bash_extra: Mapping[str, str] = field(default_factory=dict)
+
+
+TILLER_TOOLS = Dialect(bash="bash", read="read_file", read_key="path")
+CLAUDE_TOOLS = Dialect(
+    bash="Bash", read="Read", read_key="file_path", bash_extra={"description": "Wait"}
+)
+
+
+@dataclass
+class Model:
+    """A stateless model for one scenario; notes when each main request arrived."""
+
+    scenario: str
+    tiny_file: Path
+    arrivals: list[float] = field(default_factory=list)
+    side_requests: int = 0
+
+    def __call__(self, body: JSON) -> JSON:
+        now = time.perf_counter()
+        names = {t.get("name") for t in body.get("tools", []) if isinstance(t, dict)}
+        dialect = next((d for d in (TILLER_TOOLS, CLAUDE_TOOLS) if d.bash in names), None)
+        if dialect is None:  # a side request (a title, a quota probe): not part of the loop
+            self.side_requests += 1
+            return {"content": [text("ok")]}
+        self.arrivals.append(now)
+        history = body.get("messages", [])
+        match self.scenario:
+            case "bash8":
+                done = sum(1 for m in history if m.get("role") == "assistant")
+                if done < 2:
+                    calls = [
+                        tool_use(
+                            dialect.bash,
+                            f"toolu_sleep_{done}_{n}",
+                            command="sleep 0.5",
+                            **dialect.bash_extra,
+                        )
+                        for n in range(SLEEPS)
+                    ]
+                    return {"content": calls}
+                return {"content": [text("Slept.")]}
+            case "steps30":
+                done = sum(1 for m in history if m.get("role") == "assistant")
+                if done < STEPS:
+                    path = str(self.tiny_file) if dialect is CLAUDE_TOOLS else self.tiny_file.name
+                    read = tool_use(dialect.read, f"toolu_read_{done}", **{dialect.read_key: path})
+                    return {"content": [read]}
+                return {"content": [text(f"Read it {done} times.")]}
+            case _:
+                return {"content": [text("Hello there.")]}
+
+    def gaps_ms(self) -> list[float]:
+        return [(b - a) * 1000 for a, b in zip(self.arrivals, self.arrivals[1:], strict=False)]
+
+
+# --- one process, timed -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    wall_ms: float
+    first_request_ms: float | None
+    peak_mib: float
+    gaps_ms: tuple[float, ...]
+    exit_code: int
+
+
+def _wait_timed(
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path
+) -> tuple[float, float, int, float]:
+    """Spawn and wait; (spawned at, wall s, exit code, peak RSS MiB of the largest process)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        list(argv), env=dict(env), cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert process.stderr is not None
+    errors = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        print(f"  ! {argv[-1]!r} exited {process.returncode}: {errors.decode()[-400:]}")
+    return started, wall, process.returncode, usage.ru_maxrss / 1024
+
+
+@dataclass
+class Playing:
+    """The fake's one looping spec: whichever scenario's model is on now."""
+
+    model: Model | None = None
+
+    def __call__(self, body: JSON) -> JSON:
+        if self.model is None:
+            return {"content": [text("ok")]}
+        return self.model(body)
+
+
+async def run_agent(
+    playing: Playing, model: Model, argv: Sequence[str], env: Mapping[str, str], cwd: Path
+) -> Run:
+    playing.model = model
+    started, wall, code, peak = await asyncio.to_thread(_wait_timed, argv, env, cwd)
+    first = (model.arrivals[0] - started) * 1000 if model.arrivals else None
+    return Run(wall * 1000, first, peak, tuple(model.gaps_ms()), code)
+
+
+@dataclass(frozen=True)
+class Agents:
+    scratch: Path
+    api: FakeMessagesAPI
+    playing: Playing
+    claude: str | None
+
+    def workspace(self) -> Path:
+        ws = Path(tempfile.mkdtemp(prefix="ws-", dir=self.scratch))
+        (ws / "tiny.txt").write_text("tiny\n")
+        return ws
+
+    def tiller_argv(self, prompt: str) -> list[str]:
+        return [*TILLER, "run", "--base-url", self.api.base_url, "--model", MODEL,
+                "--tool-budget", "0", prompt]  # fmt: skip
+
+    def tiller_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
+        env.update(ANTHROPIC_API_KEY=API_KEY, TILLER_DATA_DIR=str(self.scratch / "tiller-data"))
+        return env
+
+    def claude_argv(self, prompt: str) -> list[str]:
+        assert self.claude is not None
+        return [self.claude, "-p", prompt, "--model", MODEL, "--allowedTools", "Bash", "Read"]
+
+    def claude_env(self) -> dict[str, str]:
+        home = self.scratch / "claude-home"
+        home.mkdir(exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
+        env.update(
+            HOME=str(home),
+            ANTHROPIC_BASE_URL=self.api.base_url,
+            ANTHROPIC_API_KEY=API_KEY,
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            DISABLE_TELEMETRY="1",
+        )
+        return env
+
+    def bare_argv(self, tiny: Path) -> list[str]:
+        return [sys.executable, __file__, "--bare-loop", self.api.base_url, str(tiny)]
+
+    async def run(self, who: str, scenario: str) -> Run:
+        ws = self.workspace()
+        model = Model(scenario, ws / "tiny.txt")
+        prompt = {"hello": "hello", "bash8": "sleep", "steps30": "read tiny.txt"}[scenario]
+        match who:
+            case "tiller":
+                return await run_agent(
+                    self.playing, model, self.tiller_argv(prompt), self.tiller_env(), ws
+                )
+            case "claude":
+                return await run_agent(
+                    self.playing, model, self.claude_argv(prompt), self.claude_env(), ws
+                )
+            case _:
+                return await run_agent(
+                    self.playing, model, self.bare_argv(ws / "tiny.txt"), os.environ, ws
+                )
+
+
+# --- the bare SDK loop (run as its own process) -------------------------------------------------
+
+
+async def bare_loop(base_url: str, tiny: Path) -> None:
+    """The smallest agent loop on the SDK: stream, run the one tool, send its result back."""
+    client = anthropic.AsyncAnthropic(base_url=base_url, api_key=API_KEY)
+    tools: list[Any] = [
+        {"name": "bash", "description": "Run a command.", "input_schema": {"type": "object"}},
+        {"name": "read_file", "description": "Read a file.", "input_schema": {"type": "object"}},
+    ]
+    messages: list[Any] = [{"role": "user", "content": "read tiny.txt"}]
+    while True:
+        async with client.messages.stream(
+            model=MODEL, max_tokens=1024, messages=messages, tools=tools
+        ) as stream:
+            message = await stream.get_final_message()
+        calls = [b for b in message.content if b.type == "tool_use"]
+        if not calls:
+            return
+        messages.append({"role": "assistant", "content": [b.model_dump() for b in message.content]})
+        content = await asyncio.to_thread(tiny.read_text)
+        results = [{"type": "tool_result", "tool_use_id": c.id, "content": content} for c in calls]
+        messages.append({"role": "user", "content": results})
+
+
+# --- Tiller's server alone ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServerRun:
+    init_ms: float
+    text_ms: float
+    prompt_to_text_ms: float
+
+
+async def server_run(
+    scratch: Path, api: FakeMessagesAPI, playing: Playing, delay: float
+) -> ServerRun:
+    playing.model = Model("hello", scratch / "tiny.txt")
+    ws = Path(tempfile.mkdtemp(prefix="ws-", dir=scratch))
+    data = scratch / "server-data"
+    client = await TillerClient.spawn(data, scratch / "server-stderr.log")
+    try:
+        options: JSON = {
+            "provider": {"kind": "anthropic", "baseUrl": api.base_url, "apiKey": API_KEY},
+            "model": MODEL,
+            "dataDir": str(data),
+            "toolBudget": 0,
+        }
+        at, _ = await client.initialize(ws, options)
+        client.notify("initialized", {})
+        await asyncio.sleep(delay)
+        sent = time.perf_counter()
+        turn = await client.prompt("hello")
+        first = await client.wait_event("textDelta", turn)
+        await client.wait_event("turnEnded", turn)
+    finally:
+        await client.close()
+    spawned = client.spawned_at
+    return ServerRun((at - spawned) * 1000, (first.at - spawned) * 1000, (first.at - sent) * 1000)
+
+
+# --- rounds and the table -------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    rows: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+
+    def add(self, row: str, who: str, value: float | None, unit: str) -> None:
+        if value is not None:
+            self.rows.setdefault(row, {}).setdefault(who, []).append(value)
+            self.units[row] = unit
+
+    def print(self, claude: str | None) -> list[JSON]:
+        cc = "Claude Code" if claude else "Claude Code (not installed)"
+        print(f"\n{'figure (median)':<52} {'Tiller':>10} {cc:>12} {'bare SDK':>9} {'T/CC':>6}")
+        out: list[JSON] = []
+        for row, by in self.rows.items():
+            values = {who: median(v) for who, v in by.items()}
+            t, c, b = values.get("tiller"), values.get("claude"), values.get("bare")
+            ratio = f"{t / c:6.2f}" if t is not None and c else "     -"
+            unit = self.units[row]
+            name = f"{row} ({unit})"
+            print(f"{name:<52} {_cell(t):>10} {_cell(c):>12} {_cell(b):>9} {ratio}")
+            out.append({"figure": row, "unit": unit, **values, "samples": by})
+        return out
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def record(table: Table, scenario: str, who: str, run: Run) -> None:
+    ok = run.exit_code == 0
+    match scenario:
+        case "hello":
+            table.add("one-shot hello: process wall", who, run.wall_ms if ok else None, "ms")
+            table.add("one-shot hello: spawn -> first model request", who,
+                      run.first_request_ms, "ms")  # fmt: skip
+            table.add("one-shot hello: peak RSS (largest process)", who, run.peak_mib, "MiB")
+        case "bash8":
+            if len(run.gaps_ms) >= 2:
+                table.add("8 x sleep 0.5: first step wall (fresh)", who, run.gaps_ms[0], "ms")
+                table.add("8 x sleep 0.5: second step wall (warm)", who, run.gaps_ms[1], "ms")
+        case "steps30":
+            if len(run.gaps_ms) >= STEPS:
+                table.add("30 read steps: median step", who, median(run.gaps_ms[1:STEPS]), "ms")
+
+
+async def measure(rounds: int, scenarios: Sequence[str], claude: str | None) -> Table:
+    table = Table()
+    with tempfile.TemporaryDirectory(prefix="tiller-compare-") as raw:
+        scratch = Path(raw)
+        playing = Playing()
+        async with FakeMessagesAPI(playing, loop=True) as api:
+            agents = Agents(scratch, api, playing, claude)
+            if claude:  # Claude Code's first start ever writes its config: not a figure
+                await agents.run("claude", "hello")
+            for n in range(rounds):
+                print(f"  round {n + 1}/{rounds}", flush=True)
+                for scenario in (s for s in scenarios if s != "server"):
+                    order = ["tiller", "claude"] if n % 2 == 0 else ["claude", "tiller"]
+                    if scenario == "steps30":
+                        order.append("bare")
+                    for who in order:
+                        if who == "claude" and not claude:
+                            continue
+                        record(table, scenario, who, await agents.run(who, scenario))
+                if "server" in scenarios:
+                    now = await server_run(scratch, api, playing, 0.0)
+                    later = await server_run(scratch, api, playing, 1.0)
+                    table.add("server: spawn -> initialize result", "tiller", now.init_ms, "ms")
+                    table.add("server: spawn -> first textDelta, prompt at initialized",
+                              "tiller", now.text_ms, "ms")  # fmt: skip
+                    table.add("server: spawn -> first textDelta, prompt 1 s after",
+                              "tiller", later.text_ms, "ms")  # fmt: skip
+                    table.add("server: prompt -> first textDelta, prompt 1 s after",
+                              "tiller", later.prompt_to_text_ms, "ms")  # fmt: skip
+    return table
+
+
+def find_claude(given: str | None) -> str | None:
+    for candidate in (given, os.environ.get("CLAUDE_BIN"), *CLAUDE_CANDIDATES):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("claude")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Tiller vs Claude Code on the same fake API.")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--claude", help="path to the claude executable")
+    parser.add_argument("--no-claude", action="store_true", help="Tiller (and bare SDK) only")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--bare-loop", nargs=2, metavar=("BASE_URL", "FILE"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args(argv)
+    if args.bare_loop:
+        asyncio.run(bare_loop(args.bare_loop[0], Path(args.bare_loop[1])))
+        return
+    claude = None if args.no_claude else find_claude(args.claude)
+    version = "not installed"
+    if claude:
+        version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout
+    print(f"== Tiller vs Claude Code ({version.strip()})  ({machine_note()})", flush=True)
+    table = asyncio.run(measure(args.rounds, args.only, claude))
+    figures = table.print(claude)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()
