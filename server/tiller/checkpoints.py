@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import TillerError
 
@@ -45,9 +46,9 @@ class CheckpointError(TillerError):
         super().__init__(message, code="checkpoint")
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One file as git sees it: mode (``100644``, ``100755``, ``120000``) and blob id."""
+class Entry(NamedTuple):
+    """One file as git sees it: mode (``100644``, ``100755``, ``120000``) and blob id.
+    (A named tuple: a snapshot makes and compares tens of thousands of them.)"""
 
     mode: str
     blob: str
@@ -239,9 +240,10 @@ class ShadowRepo:
         to_hash: list[str] = []
         links: list[str] = []
         seen: dict[str, tuple[int, int, int, int]] = {}
+        root = f"{self.workspace}/"
         for path in self._listed():
             try:
-                st = os.lstat(self.workspace / path)
+                st = os.lstat(root + path)
             except OSError:
                 continue
             if stat.S_ISLNK(st.st_mode):
@@ -301,7 +303,7 @@ class ShadowRepo:
 
     def _save_stats(self) -> None:
         partial = self._stats_file().with_suffix(".partial")
-        partial.write_text(json.dumps(self._stats), "utf-8")
+        partial.write_text(json.dumps(self._stats, separators=(",", ":")), "utf-8")
         os.replace(partial, self._stats_file())
 
     # --- reading snapshots ---------------------------------------------------------------

@@ -68,6 +68,14 @@ CUSTOM_METHODS: Final = frozenset(
 )  # fmt: skip
 
 
+MODE_WORDS: Final[dict[Mode, str]] = {
+    "default": "ask before edits",
+    "acceptEdits": "accept edits",
+    "plan": "plan",
+}
+"""How a mode reads to a person (notices); the ids stay what clients send."""
+
+
 def next_mode(mode: Mode) -> Mode:
     """The cycle order: default -> acceptEdits -> plan -> default."""
     return MODES[(MODES.index(mode) + 1) % len(MODES)]

@@ -3,8 +3,8 @@
 import * as vscode from "vscode";
 import type { ApiKeyStore } from "./apiKey";
 import { CHAT_VIEW_ID, type ChatProvider } from "./chat/provider";
-import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, MODES, type Mode, type SessionInfo, type State } from "./protocol";
-import { sessionPickItem } from "./sessionsText";
+import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, MODES, type CheckpointInfo, type Mode, type SessionInfo, type State } from "./protocol";
+import { age, sessionPickItem } from "./sessionsText";
 import type { TillerServer } from "./server";
 import { MODE_DESCRIPTIONS, MODE_LABELS } from "./statusText";
 import { TODOS_VIEW_ID } from "./todos";
@@ -41,6 +41,27 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
     },
     "tiller.resumeSession": () => pickSession(false),
     "tiller.history": () => pickSession(false),
+    "tiller.checkpoints": async () => {
+      let checkpoints: CheckpointInfo[];
+      try {
+        ({ checkpoints } = await server.request("tiller/checkpoints", {}));
+      } catch (error) {
+        if (unsupported(error, "checkpoints")) return;
+        throw error;
+      }
+      const now = Date.now();
+      const picked = await vscode.window.showQuickPick(
+        [...checkpoints].reverse().map((checkpoint) => ({
+          label: checkpoint.prompt.split("\n")[0] || "(empty prompt)",
+          description: [`${checkpoint.changedFiles} file(s) changed in this turn`, age(checkpoint.createdAt, now)].filter(Boolean).join(" · "),
+          turnId: checkpoint.turnId,
+        })),
+        { title: "Tiller: Rewind to Before a Prompt", placeHolder: checkpoints.length === 0 ? "No checkpoints in this chat yet" : "Pick a prompt: you see what changes before anything happens" },
+      );
+      if (picked !== undefined) {
+        await chat.rewind(picked.turnId);
+      }
+    },
     "tiller.forkSession": async () => {
       try {
         await loaded(await server.request("tiller/session/fork", {}));

@@ -154,6 +154,13 @@ export interface SessionInfo {
   workspace?: string;
 }
 
+export interface CheckpointInfo {
+  turnId: string;
+  prompt: string;
+  createdAt: string;
+  changedFiles: number;
+}
+
 export interface RewindResult {
   changed: string[];
   added: string[];
@@ -184,6 +191,7 @@ export interface ClientRequests {
     { sessionId?: string; before?: number; limit?: number },
     { entries: unknown[]; more?: boolean },
   ];
+  "tiller/checkpoints": [{ sessionId?: string }, { checkpoints: CheckpointInfo[] }];
   "tiller/rewind": [{ turnId: string; files: boolean; conversation: boolean; dryRun?: boolean }, RewindResult];
   "tiller/undoRewind": [{ undoId: string }, RewindResult];
 }

@@ -29,6 +29,7 @@ import fnmatch
 import importlib
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,8 @@ __all__ = ["MAX_COMMAND_BYTES", "is_read_only_command"]
 MAX_COMMAND_BYTES = 16 * 1024  # longer command lines are never read-only (decided in O(n))
 GLOB_SCAN_BUDGET = 5_000  # directory entries a command's globs may look at
 GLOB_MATCH_BUDGET = 500  # names a command's globs may expand to
+
+_PARSER_LOCK = threading.Lock()
 
 # bashlex nodes are untyped objects with a ``kind`` tag.
 Node = Any
@@ -385,8 +388,11 @@ def is_read_only_command(command: str, workspace: Path) -> bool:
     if not command.strip() or "\x00" in command:
         return False
     try:
-        # bashlex builds its parser tables on import (~0.1 s): load it on first use.
-        trees = importlib.import_module("bashlex").parse(command)
+        # bashlex builds its parser tables on import (~0.1 s): load it on first use. Its
+        # parser object keeps state while parsing: one parse at a time (calls come from
+        # worker threads, and several sessions may judge commands at once).
+        with _PARSER_LOCK:
+            trees = importlib.import_module("bashlex").parse(command)
         checker = _Checker(command, _Workspace(workspace))
         return bool(trees) and all(checker.node_ok(tree) for tree in trees)
     except _Refused:

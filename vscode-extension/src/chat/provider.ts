@@ -269,7 +269,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
    * "Rewind to here": shows what a rewind to before `turnId` would change (a dry run), asks,
    * rewinds, redraws, and offers to undo it.
    */
-  private async rewind(turnId: string): Promise<void> {
+  async rewind(turnId: string): Promise<void> {
     const prompt = this.promptOf(turnId);
     const preview = await this.server.request("tiller/rewind", { turnId, files: true, conversation: true, dryRun: true });
     const files = [...preview.changed, ...preview.added, ...preview.removed];

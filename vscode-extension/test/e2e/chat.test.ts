@@ -309,12 +309,17 @@ test("settings typed key by key restart the server once, keep launch.sh's Python
     await waitFor("a running server", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
     const [before] = session.serverPids();
     const seen = new Set<number>();
-    const watch = setInterval(() => session.serverPids().forEach((pid) => seen.add(pid)), 100);
+    let most = 0;
+    const watch = setInterval(() => {
+      const pids = session.serverPids();
+      pids.forEach((pid) => seen.add(pid));
+      most = Math.max(most, pids.length);
+    }, 100);
     try {
       const budget = await settingInput(page, "tiller.toolBudget", "Tool Budget");
       await budget.click();
       await page.keyboard.press("Control+A");
-      await page.keyboard.type("1357", { delay: 400 });
+      await page.keyboard.type("1357", { delay: 100 });
       await screenshot(page, "settings-typed");
       await waitFor("a restarted server", () => {
         const pids = session.serverPids();
@@ -326,6 +331,7 @@ test("settings typed key by key restart the server once, keep launch.sh's Python
     }
     seen.delete(before ?? -1);
     assert.equal(seen.size, 1, `servers started: ${[...seen].join(", ")}`);
+    assert.equal(most, 1, "never two servers at once");
     const [pid] = [...seen];
     assert.match(readFileSync(`/proc/${pid}/cmdline`, "utf8"), /\.venv\/bin\/python/);
     await waitFor("running again", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
@@ -398,6 +404,11 @@ test("rewind to here lists what changes first, rewinds files and conversation, a
     await undo.click();
     await waitFor("the file back", () => (existsSync(file) ? true : undefined), 10_000);
     await chat.locator(".notice", { hasText: "Rewind undone" }).waitFor({ timeout: 10_000 });
+    // The chat's checkpoints, one per prompt, from the palette (also in the chat's "…" menu).
+    await runCommand(page, "Tiller: Rewind to Before a Prompt…");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "Write rewind-me.txt" }).first().waitFor({ timeout: 20_000 });
+    await screenshot(page, "checkpoints");
+    await page.keyboard.press("Escape");
     await setMode(page, "ask before edits");
   });
 });
