@@ -693,8 +693,8 @@ class Turn:
         except Exception as err:  # a tool bug must not take the turn down
             result = ToolResult(f"Tool {call.name} failed: {type(err).__name__}: {err}", True)
         finally:
-            stream.flush()
-            step.running.pop(call.id, None)
+            stream.flush()  # an interrupted call keeps ``running`` for its partial output
+        step.running.pop(call.id, None)
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)
 

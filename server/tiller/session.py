@@ -51,7 +51,7 @@ from .loop import Turn, TurnSetup
 from .models import thinking_note
 from .outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
 from .permissions import Grants
-from .protocol import JSON, Mode, State, Thinking, Todo, TrailItem, next_mode
+from .protocol import JSON, MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
 from .provider import (
     KnownModel,
     Provider,
@@ -63,7 +63,7 @@ from .provider import (
 from .rewind import CheckpointKeeper
 from .store import CheckpointRow, RewindRow, SessionRow, SessionStore
 from .system_prompt import system_prompt
-from .tools.base import ReadLedger, Tool, ToolContext
+from .tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
 from .tools.registry import tools_by_name
 from .tools.sandbox import ShellPolicy
 from .usage import ContextUse, Ledger, Usage
@@ -132,6 +132,8 @@ class Session:
     store: SessionStore
     checkpoints: CheckpointKeeper | None = None
     shell: ShellPolicy = field(default_factory=ShellPolicy)  # sandbox and tool env, from start
+    editor: EditorFiles | None = None  # the client's file buffers, when it offers them
+    terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
@@ -158,7 +160,7 @@ class Session:
     def set_mode(self, mode: Mode) -> None:
         if mode != self.mode:
             self.mode = mode
-            self.emit(Notice(f"Mode is now {mode}"))
+            self.emit(Notice(f"Mode is now {MODE_WORDS[mode]}"))
             self.publish()
 
     def set_grants(self, grants: Grants) -> None:
@@ -313,9 +315,15 @@ class Session:
         if self.closed:
             return Handled("This session was closed (switched away); send the prompt again.")
         if text.lstrip().startswith("/"):
-            return await self.apply_command(
+            result = await self.apply_command(
                 interpret(text, self, max_tokens=self.config.max_tokens)
             )
+            match result:  # in the transcript, so a redrawn chat shows it too
+                case Handled(message=message) | SwitchTo(message=message):
+                    self.record(self.turn_id, "command", {"text": text, "message": message})
+                case _:
+                    pass
+            return result
         if self.busy and text.strip().lower() in STOP_WORDS:
             self.interrupt(cause="keyword")
             return Handled("Interrupted the running turn.")
@@ -494,6 +502,8 @@ class Session:
             store=self.store,
             checkpoints=self.checkpoints,
             shell=self.shell,
+            editor=self.editor,
+            terminal=self.terminal,
             id=session_id,
             mode=mode,
             model=model,
@@ -576,7 +586,10 @@ class Session:
 
     def tool_context(self) -> ToolContext:
         """What this session's tools may touch, and how its commands run."""
-        return ToolContext(self.workspace, self.reads, self, shell=self.shell)
+        return ToolContext(
+            self.workspace, self.reads, self, shell=self.shell, editor=self.editor,
+            terminal=self.terminal,
+        )  # fmt: skip
 
     # --- checkpoints and rewind ----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -23,12 +24,22 @@ from acp.core import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
+    EnvVariable,
+    FileSystemCapabilities,
     ImageContentBlock,
     Implementation,
+    KillTerminalResponse,
     PermissionOption,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
 )
 
 from fakeapi import FakeMessagesAPI
@@ -54,6 +65,7 @@ class Editor:
     updates: list[Any] = field(default_factory=list)
     asked: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
     choose: Choose = reject
+    capabilities: ClientCapabilities = field(default_factory=ClientCapabilities)
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     async def _add(self, target: list[Any], item: Any) -> None:
@@ -162,7 +174,7 @@ async def start(
             ) as (conn, _process):
                 init = await conn.initialize(
                     protocol_version=PROTOCOL_VERSION,
-                    client_capabilities=ClientCapabilities(),
+                    client_capabilities=editor.capabilities,
                     client_info=Implementation(name="tiller-tests", version="0"),
                     **({"tiller": options} if options else {}),
                 )
@@ -175,6 +187,10 @@ async def start(
 def assert_valid_history(api: FakeMessagesAPI) -> None:
     last = api.message_requests()[-1].body["messages"]
     assert problems([Message.from_api(m) for m in last]) == []
+
+
+def real_path(path: Path) -> Path:
+    return path.resolve()
 
 
 def tool_results(api: FakeMessagesAPI, index: int = -1) -> list[dict[str, Any]]:
@@ -359,6 +375,232 @@ async def test_a_permission_request_that_fails_counts_as_no(
     assert not (workspace / "b.txt").exists()
     assert editor.statuses("toolu_w1")[-1] == "failed"
     assert editor.statuses("toolu_w2")[-1] == "failed"
+
+
+# --- the editor's buffers (fs/*) -------------------------------------------------------------
+
+
+@dataclass
+class BufferEditor(Editor):
+    """An editor offering ``fs/*``: its open buffers (absolute path -> text) hold unsaved
+    changes the disk does not have; a write updates the buffer only (the user saves)."""
+
+    buffers: dict[str, str] = field(default_factory=dict)
+    fs_calls: list[tuple[str, str]] = field(default_factory=list)
+    capabilities: ClientCapabilities = field(
+        default_factory=lambda: ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+        )
+    )
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:  # fmt: skip
+        self.fs_calls.append(("read", path))
+        if path not in self.buffers:
+            raise RequestError.resource_not_found(path)
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        self.fs_calls.append(("write", path))
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
+
+async def test_files_are_read_and_edited_through_the_editors_unsaved_buffers(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    notes = real_path(workspace) / "notes.txt"  # the editor gets paths with links resolved
+    notes.write_text("saved text\n")
+    (workspace / "plain.txt").write_text("only on disk\n")
+    api.enqueue(
+        {
+            "content": [
+                tool_use("read_file", "toolu_r", path="notes.txt"),
+                tool_use("read_file", "toolu_p", path="plain.txt"),
+            ]
+        },
+        {
+            "content": [
+                tool_use(
+                    "edit_file",
+                    "toolu_e",
+                    path="notes.txt",
+                    old_string="unsaved",
+                    new_string="edited",
+                )
+            ]
+        },
+        {"content": [text("Edited your buffer.")]},
+    )
+    editor = BufferEditor(choose=allow_once, buffers={str(notes): "unsaved text\n"})
+    async with start(editor) as agent:
+        session_id = await agent.new()
+        assert await agent.say(session_id, "edit the notes") == "end_turn"
+
+    # The model saw the buffer, not the disk; a file the editor does not hold came from disk.
+    results = {r["tool_use_id"]: r for r in tool_results(api, 1)}
+    assert "     1\tunsaved text" in str(results["toolu_r"]["content"])
+    assert "\tsaved text" not in str(results["toolu_r"]["content"])
+    assert "     1\tonly on disk" in str(results["toolu_p"]["content"])
+    # The confirmation diffed the buffer; the approved edit arrived as fs/write_text_file.
+    edit_call, _ = editor.asked[0]
+    assert (edit_call.content[0].old_text, edit_call.content[0].new_text) == (
+        "unsaved text\n",
+        "edited text\n",
+    )
+    assert ("write", str(notes)) in editor.fs_calls
+    assert editor.buffers[str(notes)] == "edited text\n"
+    assert notes.read_text() == "saved text\n"  # the user saves, not the agent
+    assert editor.statuses("toolu_e")[-1] == "completed"
+    assert_valid_history(api)
+
+
+# --- the editor's terminals (terminal/*) -------------------------------------------------------
+
+
+@dataclass
+class TerminalEditor(Editor):
+    """An editor offering ``terminal/*``: it runs what it is given as its own processes."""
+
+    created: list[dict[str, Any]] = field(default_factory=list)
+    released: list[str] = field(default_factory=list)
+    capabilities: ClientCapabilities = field(
+        default_factory=lambda: ClientCapabilities(terminal=True)
+    )
+    _procs: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
+    _output: dict[str, bytearray] = field(default_factory=dict)
+    _pumps: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None,
+        env: list[EnvVariable] | None = None, cwd: str | None = None,
+        output_byte_limit: int | None = None, **kwargs: Any,
+    ) -> CreateTerminalResponse:  # fmt: skip
+        terminal_id = f"term-{len(self.created) + 1}"
+        changes = {e.name: e.value for e in env or []}
+        self.created.append({"command": command, "args": args, "cwd": cwd, "env": changes})
+        proc = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env={**os.environ, **changes},
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        output = self._output[terminal_id] = bytearray()
+
+        async def pump() -> None:
+            assert proc.stdout is not None
+            while chunk := await proc.stdout.read(4096):
+                output.extend(chunk)
+
+        self._procs[terminal_id] = proc
+        self._pumps[terminal_id] = asyncio.create_task(pump())
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    def _status(self, code: int) -> dict[str, Any]:
+        if code < 0:
+            return {"exit_code": None, "signal": signal.Signals(-code).name}
+        return {"exit_code": code, "signal": None}
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        proc = self._procs[terminal_id]
+        status = None
+        if proc.returncode is not None:
+            await self._pumps[terminal_id]
+            status = TerminalExitStatus(**self._status(proc.returncode))
+        text = self._output[terminal_id].decode(errors="replace")
+        return TerminalOutputResponse(output=text, truncated=False, exit_status=status)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        code = await self._procs[terminal_id].wait()
+        await self._pumps[terminal_id]
+        return WaitForTerminalExitResponse(**self._status(code))
+
+    def _kill(self, terminal_id: str) -> None:
+        proc = self._procs[terminal_id]
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    async def kill_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> KillTerminalResponse:
+        self._kill(terminal_id)
+        return KillTerminalResponse()
+
+    async def release_terminal(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> ReleaseTerminalResponse:
+        self._kill(terminal_id)
+        await self.add_released(terminal_id)
+        return ReleaseTerminalResponse()
+
+    async def add_released(self, terminal_id: str) -> None:
+        await self._add(self.released, terminal_id)
+
+
+async def test_approved_commands_run_in_the_editors_terminal_unasked_ones_stay_here(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("hello\n")
+    approved = 'echo "key=[$ANTHROPIC_API_KEY]" && echo made > made.txt'
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_ro", command="cat notes.txt")]},
+        {"content": [tool_use("bash", "toolu_ok", command=approved)]},
+        {"content": [tool_use("bash", "toolu_bad", command="echo failing; exit 3")]},
+        {"content": [text("Done.")]},
+    )
+    editor = TerminalEditor(choose=allow_once)
+    async with start(editor) as agent:
+        session_id = await agent.new()
+        assert await agent.say(session_id, "run things") == "end_turn"
+        await editor.wait_for(lambda: len(editor.released) == 2)
+
+    # The read-only command ran unasked, in Tiller's runner: never in the editor's terminal.
+    assert [call.tool_call_id for call, _ in editor.asked] == ["toolu_ok", "toolu_bad"]
+    assert [c["args"] for c in editor.created] == [["-c", approved], ["-c", "echo failing; exit 3"]]
+    first = editor.created[0]
+    assert (first["command"], first["cwd"]) == ("bash", str(real_path(workspace)))
+    assert first["env"]["ANTHROPIC_API_KEY"] == ""  # Tiller's secrets are blanked there
+    assert first["env"]["GIT_TERMINAL_PROMPT"] == "0"
+    assert (workspace / "made.txt").read_text() == "made\n"
+    results = {r["tool_use_id"]: r for r in tool_results(api)}
+    assert "hello" in str(results["toolu_ro"]["content"])
+    assert "key=[]" in str(results["toolu_ok"]["content"])
+    assert results["toolu_ok"].get("is_error") is not True
+    assert results["toolu_bad"]["is_error"] is True
+    assert "exit code 3" in str(results["toolu_bad"]["content"])
+    assert editor.statuses("toolu_ok")[-1] == "completed"
+    assert sorted(editor.released) == ["term-1", "term-2"]
+    assert_valid_history(api)
+
+
+async def test_cancel_mid_command_in_the_editors_terminal_releases_it(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_s", command="sleep 30; echo late > late.txt")]},
+        {"content": [text("ok")]},
+    )
+    editor = TerminalEditor(choose=allow_once)
+    async with start(editor) as agent:
+        session_id = await agent.new()
+        prompt = asyncio.create_task(agent.say(session_id, "wait a while"))
+        await editor.wait_for(lambda: editor.created)
+        await agent.conn.cancel(session_id=session_id)
+        assert await asyncio.wait_for(prompt, 10) == "cancelled"
+        await editor.wait_for(lambda: editor.released == ["term-1"])
+        assert await agent.say(session_id, "next") == "end_turn"
+
+    assert editor.statuses("toolu_s")[-1] == "failed"
+    assert not (workspace / "late.txt").exists()
+    assert_valid_history(api)
 
 
 # --- plan mode --------------------------------------------------------------------------------

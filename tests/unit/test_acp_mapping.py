@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 from acp import RequestError
+from acp.interfaces import Client
 from acp.schema import (
+    ClientCapabilities,
     EmbeddedResourceContentBlock,
+    FileSystemCapabilities,
     ImageContentBlock,
+    ReadTextFileResponse,
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
+    WriteTextFileResponse,
 )
 
 from tiller.acp.agent import advertised_commands, prompt_text
+from tiller.acp.files import ClientFiles
+from tiller.acp.terminal import ClientTerminal, exit_code_of, terminal_env
 from tiller.acp.updates import ToolCalls, describe_tool, event_updates, replay, turn_end
+from tiller.tool_env import tool_env
 
 WS = Path("/work/ws")
 
@@ -135,3 +144,92 @@ def test_an_image_in_a_prompt_is_refused_as_advertised() -> None:
     with pytest.raises(RequestError) as err:
         prompt_text([image], WS)
     assert err.value.code == -32602
+
+
+# --- the editor's files (fs/*) -------------------------------------------------------------
+
+
+class FsClient:
+    """The fs half of an ACP client: serves one buffer, or fails every request."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.calls: list[tuple[str, dict[str, object]]] = []
+
+    async def read_text_file(self, **params: object) -> ReadTextFileResponse:
+        self.calls.append(("read", params))
+        if self.fail:
+            raise RequestError(-32603, "no such buffer")
+        return ReadTextFileResponse(content="unsaved\n")
+
+    async def write_text_file(self, **params: object) -> WriteTextFileResponse:
+        self.calls.append(("write", params))
+        if self.fail:
+            raise RequestError(-32603, "read-only buffer")
+        return WriteTextFileResponse()
+
+
+def fs_caps(read: bool, write: bool) -> ClientCapabilities:
+    return ClientCapabilities(fs=FileSystemCapabilities(read_text_file=read, write_text_file=write))
+
+
+def test_client_files_exist_only_when_the_client_offers_fs_methods() -> None:
+    client = cast(Client, FsClient())
+    assert ClientFiles.offered(client, "ses_1", ClientCapabilities()) is None
+    assert ClientFiles.offered(client, "ses_1", fs_caps(False, False)) is None
+    files = ClientFiles.offered(client, "ses_1", fs_caps(True, False))
+    assert files is not None and (files.reads, files.writes) == (True, False)
+
+
+async def test_client_files_call_fs_methods_with_the_session_and_absolute_path() -> None:
+    fake = FsClient()
+    files = ClientFiles.offered(cast(Client, fake), "ses_1", fs_caps(True, True))
+    assert files is not None
+    assert await files.read_text(WS / "a.txt") == "unsaved\n"
+    assert await files.write_text(WS / "a.txt", "new\n") is True
+    assert fake.calls == [
+        ("read", {"session_id": "ses_1", "path": "/work/ws/a.txt"}),
+        ("write", {"session_id": "ses_1", "path": "/work/ws/a.txt", "content": "new\n"}),
+    ]
+
+
+async def test_client_files_fall_back_to_the_disk_when_not_offered_or_failing() -> None:
+    fake = FsClient()
+    only_reads = ClientFiles.offered(cast(Client, fake), "ses_1", fs_caps(True, False))
+    assert only_reads is not None
+    assert await only_reads.write_text(WS / "a.txt", "x") is False
+    assert fake.calls == []  # never asked for what it did not offer
+    failing = ClientFiles.offered(cast(Client, FsClient(fail=True)), "ses_1", fs_caps(True, True))
+    assert failing is not None
+    assert await failing.read_text(WS / "a.txt") is None
+    assert await failing.write_text(WS / "a.txt", "x") is False
+
+
+# --- the editor's terminals (terminal/*) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "name", "expected"),
+    [(0, None, 0), (3, None, 3), (None, "SIGKILL", -9), (None, "TERM", -15), (None, "NOPE", None)],
+)
+def test_terminal_exit_statuses_map_to_tillers_exit_codes(
+    code: int | None, name: str | None, expected: int | None
+) -> None:
+    assert exit_code_of(code, name) == expected
+
+
+def test_the_terminal_blanks_tillers_secrets_and_sets_its_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("PLAIN_SETTING", "kept")
+    changes = {v.name: v.value for v in terminal_env(tool_env())}
+    assert changes["ANTHROPIC_API_KEY"] == ""
+    assert changes["GIT_TERMINAL_PROMPT"] == "0"
+    assert "PLAIN_SETTING" not in changes  # the editor's own environment has what it needs
+
+
+def test_client_terminals_exist_only_when_the_client_offers_them() -> None:
+    client = cast(Client, FsClient())
+    assert ClientTerminal.offered(client, "ses_1", ClientCapabilities()) is None
+    assert ClientTerminal.offered(client, "ses_1", ClientCapabilities(terminal=True)) is not None

@@ -75,9 +75,11 @@ from ..session import Handled, Queued, Session, Started, SwitchTo, new_id
 from ..store import SessionStore
 from ..tools.base import read_only_call
 from ..tools.registry import default_tools, tools_by_name
+from .files import ClientFiles
 from .outbox import Outbox
 from .permissions import AcpApprover
 from .runtime import Runtime
+from .terminal import ClientTerminal
 from .updates import ToolCalls, event_updates, plan_update, replay, turn_end
 
 log = logging.getLogger(__name__)
@@ -168,7 +170,13 @@ class AcpSession:
     """One ACP session: the core's ``Session`` and its sink, approver and prompt gate."""
 
     def __init__(
-        self, client: Client, runtime: Runtime, session_id: str, workspace: Path, restore: bool
+        self,
+        client: Client,
+        runtime: Runtime,
+        session_id: str,
+        workspace: Path,
+        restore: bool,
+        capabilities: ClientCapabilities,
     ) -> None:
         self.id = session_id
         self.runtime = runtime
@@ -194,6 +202,10 @@ class AcpSession:
             store=runtime.store,
             checkpoints=runtime.checkpoints(workspace),
             shell=runtime.shell,
+            # The editor's buffers when the client offers fs/*: tools see unsaved changes.
+            editor=ClientFiles.offered(client, session_id, capabilities),
+            # Its terminals, when offered, for the commands the user approves.
+            terminal=ClientTerminal.offered(client, session_id, capabilities),
             id=session_id,
             mode=config.permission_mode,
             thinking=config.thinking,
@@ -426,7 +438,9 @@ class TillerAgent:
         workspace = workspace_of(cwd)
         if mcp_servers:
             log.warning("MCP servers are not supported yet; ignoring %d", len(mcp_servers))
-        seat = AcpSession(client, runtime, new_id("ses"), workspace, restore=False)
+        seat = AcpSession(
+            client, runtime, new_id("ses"), workspace, False, self.client_capabilities
+        )
         self.sessions[seat.id] = seat
         answer = NewSessionResponse(
             session_id=seat.id, modes=seat.modes(), config_options=seat.config_options()
@@ -451,7 +465,9 @@ class TillerAgent:
         if old is not None:
             await old.close()
         try:
-            seat = AcpSession(client, runtime, session_id, workspace, restore=True)
+            seat = AcpSession(
+                client, runtime, session_id, workspace, True, self.client_capabilities
+            )
         except InvalidParams as err:
             raise invalid_params(err.message) from err
         self.sessions[session_id] = seat

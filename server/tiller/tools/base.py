@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ToolInputError
 from ..protocol import Todo
 from .confined import Root
 from .live_output import LiveOutput
 from .sandbox import ShellPolicy
+
+if TYPE_CHECKING:
+    from .shell import CommandRun
 
 # How the permission table treats a tool (see permissions.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
@@ -47,7 +51,7 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class FileStamp:
-    """What the edit check compares: the file as it was when last read or written."""
+    """What the edit check compares for a file on disk: its status when last read or written."""
 
     mtime_ns: int
     size: int
@@ -58,30 +62,85 @@ class FileStamp:
         return FileStamp(st.st_mtime_ns, st.st_size)
 
 
-@dataclass
-class ReadLedger:
-    """Files read (or written) in this session, with their stamp at that moment.
+@dataclass(frozen=True)
+class TextStamp:
+    """What the edit check compares for a file the editor served: a digest of its text.
 
-    Mutable on purpose: it is the session's memory of what the model has seen.
+    An editor buffer has no mtime the agent can see, and unsaved changes never touch the disk.
     """
 
-    stamps: dict[Path, FileStamp] = field(default_factory=dict)
+    sha256: str
 
-    def record(self, path: Path, stamp: FileStamp) -> None:
-        self.stamps[path] = stamp
+    @staticmethod
+    def of(text: str) -> TextStamp:
+        return TextStamp(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
 
-    def check_fresh(self, path: Path, shown: str, current: FileStamp) -> None:
+
+Stamp = FileStamp | TextStamp
+
+
+@dataclass
+class ReadLedger:
+    """Files read (or written) in this session, with their stamps at that moment.
+
+    A read through the editor records both the disk's stamp and the text's digest, so an edit
+    is checked against whichever of the two the edit itself sees. Mutable on purpose: it is the
+    session's memory of what the model has seen.
+    """
+
+    stamps: dict[Path, tuple[Stamp, ...]] = field(default_factory=dict)
+
+    def record(self, path: Path, *stamps: Stamp) -> None:
+        self.stamps[path] = stamps
+
+    def check_fresh(self, path: Path, shown: str, current: Stamp) -> None:
         """Raise ToolInputError unless ``path`` was read and is ``current`` still."""
-        stamp = self.stamps.get(path)
-        if stamp is None:
+        seen = self.stamps.get(path)
+        if seen is None:
             raise ToolInputError(
                 f"{shown} has not been read in this session: call read_file on it first, "
                 "then edit it."
             )
-        if current != stamp:
+        if current not in seen:
+            where = "in the editor" if isinstance(current, TextStamp) else "on disk"
             raise ToolInputError(
-                f"{shown} changed on disk since it was last read: read it again before editing."
+                f"{shown} changed {where} since it was last read: read it again before editing."
             )
+
+
+class EditorFiles(Protocol):
+    """Files as the user's editor holds them (unsaved buffers included), when it offers that.
+
+    The file tools confine a path exactly as for the disk, then hand it here, absolute.
+    ``read_text`` answers None and ``write_text`` False when the editor does not serve the
+    file: the tools then use the workspace on disk. Set by whoever builds the session (the
+    ACP face, from the client's ``fs`` capabilities); the core knows nothing more of it.
+    """
+
+    async def read_text(self, path: Path) -> str | None: ...
+
+    async def write_text(self, path: Path, text: str) -> bool: ...
+
+
+class EditorTerminal(Protocol):
+    """Commands run in the user's editor's terminal (it shows them), when it offers that.
+
+    Only for commands the user approved that Tiller's settings would run unconfined: a
+    command that runs without asking stays in Tiller's sandbox. ``run`` answers None when
+    the terminal could not be started (Tiller's own runner then runs the command); once
+    started, it answers how the command ended, and on cancellation stops it and re-raises.
+    ``env`` is the environment Tiller's runner would use (secrets removed).
+    """
+
+    async def run(
+        self,
+        command: str,
+        cwd: Path,
+        env: Mapping[str, str],
+        time_limit: float,
+        output_cap: int,
+        live: LiveOutput | None,
+    ) -> CommandRun | None: ...
 
 
 class SessionControls(Protocol):
@@ -115,6 +174,10 @@ class ToolContext:
     # so it must be confined; and where a running command's output goes as it arrives.
     sandboxed: bool = False
     live: LiveOutput | None = None
+    # Where the file tools read and write when set (an editor's buffers), else the disk.
+    editor: EditorFiles | None = None
+    # Where approved, unconfined commands run when set (an editor's terminal), else here.
+    terminal: EditorTerminal | None = None
 
     @property
     def root(self) -> Root:

@@ -5,6 +5,10 @@ directory descriptor beneath the workspace root (``confined.py``): no path, syml
 leads outside it, and files with other hard links are refused. Paths are shown relative to
 the root. Writes to an existing file need a fresh read of it in this session (``ctx.reads``).
 
+When the session has an editor (``ctx.editor``: the client's buffers, unsaved changes
+included), read_file, write_file and edit_file read and write through it instead, after the
+path was confined exactly as for the disk; the disk serves whatever the editor does not.
+
 Inputs are valid against each tool's ``input_schema`` (``validation.py`` checks them before a
 call runs); the tools check only what a schema cannot say.
 """
@@ -19,7 +23,8 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from pathlib import Path
+from typing import Any, BinaryIO
 
 import pathspec
 
@@ -28,8 +33,10 @@ from .base import (
     JSON,
     OUTPUT_CAP,
     DiffStat,
+    EditorFiles,
     FileStamp,
     Preview,
+    TextStamp,
     ToolContext,
     ToolKind,
     ToolResult,
@@ -169,6 +176,49 @@ def diff_stat(before: str | None, after: str) -> DiffStat:
     return DiffStat(added=added, removed=removed)
 
 
+# --- the editor's buffers (ctx.editor) -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EditorTarget:
+    """A workspace file the editor may serve, confined as the disk tools confine it."""
+
+    path: Path  # absolute, every link resolved: what the editor is given, the ledger's key
+    shown: str
+    disk: FileStamp | None  # the file on disk as checked; None: no file there yet
+
+
+def _editor_target(
+    ctx: ToolContext, raw: str, action: str, *, writing: bool = False
+) -> EditorTarget | None:
+    """Where the editor may read or write ``raw``, or None when the disk path takes the call.
+
+    The disk path takes whatever it would refuse or treat specially (a path outside the
+    workspace, a directory, a device or FIFO, a file with other hard links, a read-only file,
+    a missing directory to create), so the answer is the very same as without an editor.
+    The editor opens the path by name afterwards (see docs/acp.md on what that leaves open).
+    """
+    root = ctx.root
+    try:
+        with root.locate(raw) as spot:
+            if spot.name == ".":
+                return None
+            path = root.absolute(spot.parts)
+            if spot.lstat() is None:
+                return EditorTarget(path, spot.shown, None)
+            with open_regular(spot) as (_, st):
+                refuse_hard_links(st, spot.shown, action)
+                if writing and not writable(spot):
+                    return None
+                return EditorTarget(path, spot.shown, FileStamp.of(st))
+    except (ToolInputError, OSError):
+        return None
+
+
+def _text_looks_binary(text: str) -> bool:
+    return "\x00" in text[:SNIFF_BYTES]
+
+
 # --- read_file ------------------------------------------------------------------------------
 
 
@@ -193,6 +243,15 @@ def _count_remaining_lines(f: BinaryIO) -> int:
         count += block.count(b"\n")
         last = block[-1:]
     return count + (0 if last == b"\n" else 1)
+
+
+def _too_big_to_read(shown: str, size: int, max_lines: int) -> ToolInputError:
+    return ToolInputError(
+        f"{shown} is {size / 1_048_576:.1f} MB, more than the "
+        f"{WHOLE_READ_MAX_BYTES // 1_048_576} MB read_file reads at once: pass "
+        f"offset and limit to read part of it (e.g. offset=1, "
+        f"limit={max_lines}), or use grep to find the lines you need"
+    )
 
 
 @dataclass(frozen=True)
@@ -240,7 +299,40 @@ class ReadFile:
         return Preview("text", {"text": f"read {tool_input.get('path', '')}"})
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        if ctx.editor is not None:
+            served = await self._read_in_editor(tool_input, ctx, ctx.editor)
+            if served is not None:
+                return served
         return await asyncio.to_thread(guarded, "read_file", lambda: self._read(tool_input, ctx))
+
+    async def _read_in_editor(
+        self, tool_input: JSON, ctx: ToolContext, editor: EditorFiles
+    ) -> ToolResult | None:
+        """The editor's text of the file, numbered as from the disk; None: read the disk."""
+        offset: int | None = tool_input.get("offset")
+        limit: int | None = tool_input.get("limit")
+        target = await asyncio.to_thread(_editor_target, ctx, tool_input["path"], "read_file")
+        if target is None:
+            return None
+        disk = target.disk  # None: a buffer the editor has not saved yet, if it has one
+        whole = offset is None and limit is None
+        if whole and disk is not None and disk.size > WHOLE_READ_MAX_BYTES:
+            return None  # the disk path says how to read it in parts
+        text = await editor.read_text(target.path)
+        if text is None:
+            return None
+
+        def numbered() -> ToolResult:
+            data = text.encode("utf-8", "surrogatepass")
+            if whole and len(data) > WHOLE_READ_MAX_BYTES:
+                raise _too_big_to_read(target.shown, len(data), self.max_lines)
+            with io.BufferedReader(io.BytesIO(data)) as f:
+                output = self._numbered_lines(f, target.shown, offset or 1, limit, len(data))
+            seen = TextStamp.of(text)
+            ctx.reads.record(target.path, *((seen,) if disk is None else (disk, seen)))
+            return ToolResult(output)
+
+        return await asyncio.to_thread(guarded, "read_file", numbered)
 
     def _read(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         offset: int | None = tool_input.get("offset")
@@ -255,19 +347,14 @@ class ReadFile:
                 refuse_hard_links(st, spot.shown, "read_file")
                 stamp = FileStamp.of(st)  # before reading: a change during the read shows later
                 if offset is None and limit is None and stamp.size > WHOLE_READ_MAX_BYTES:
-                    raise ToolInputError(
-                        f"{spot.shown} is {stamp.size / 1_048_576:.1f} MB, more than the "
-                        f"{WHOLE_READ_MAX_BYTES // 1_048_576} MB read_file reads at once: pass "
-                        f"offset and limit to read part of it (e.g. offset=1, "
-                        f"limit={self.max_lines}), or use grep to find the lines you need"
-                    )
+                    raise _too_big_to_read(spot.shown, stamp.size, self.max_lines)
                 with open(fd, "rb", closefd=False) as f:
-                    output = self._numbered_lines(f, spot.shown, offset or 1, limit, stamp)
+                    output = self._numbered_lines(f, spot.shown, offset or 1, limit, stamp.size)
         ctx.reads.record(root.absolute(spot.parts), stamp)
         return ToolResult(output)
 
     def _numbered_lines(
-        self, f: io.BufferedReader, shown: str, first: int, limit: int | None, stamp: FileStamp
+        self, f: io.BufferedReader[Any], shown: str, first: int, limit: int | None, size: int
     ) -> str:
         if looks_binary(f.read(SNIFF_BYTES)):
             raise ToolInputError(
@@ -298,7 +385,7 @@ class ReadFile:
         footer = ""
         if unshown or f.peek(1):
             total = ""
-            if stamp.size <= WHOLE_READ_MAX_BYTES:
+            if size <= WHOLE_READ_MAX_BYTES:
                 total = f" of {last + unshown + _count_remaining_lines(f)}"
             why = " (output size limit reached)" if unshown else ""
             footer = (
@@ -383,6 +470,18 @@ def _preview_text(ctx: ToolContext, raw: object) -> tuple[str, str | None]:
         return raw, ""
 
 
+async def _preview_source(ctx: ToolContext, raw: object) -> tuple[str, str | None]:
+    """Like ``_preview_text``, from the editor's buffer when the editor serves the file."""
+    if ctx.editor is not None and isinstance(raw, str):
+        target = await asyncio.to_thread(_editor_target, ctx, raw, "the preview")
+        if target is not None and target.disk is not None:
+            text = await ctx.editor.read_text(target.path)
+            if text is not None:
+                big = len(text) > PREVIEW_MAX_BYTES or _text_looks_binary(text)
+                return target.shown, None if big else text
+    return await asyncio.to_thread(_preview_text, ctx, raw)
+
+
 def _bounded(text: str) -> str:
     if len(text) <= PREVIEW_MAX_BYTES:
         return text
@@ -421,17 +520,53 @@ class WriteFile:
         return False
 
     async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        return await asyncio.to_thread(self._preview, tool_input, ctx)
-
-    def _preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        shown, text = _preview_text(ctx, tool_input.get("path"))
+        shown, text = await _preview_source(ctx, tool_input.get("path"))
         content = tool_input.get("content")
         after = _bounded(content) if isinstance(content, str) else ""
         before = text if text is not None else "(binary or very large file, not shown)"
         return Preview("diff", {"path": shown, "before": before, "after": after})
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        if ctx.editor is not None:
+            served = await self._write_in_editor(tool_input, ctx, ctx.editor)
+            if served is not None:
+                return served
         return await asyncio.to_thread(guarded, "write_file", lambda: self._run(tool_input, ctx))
+
+    async def _write_in_editor(
+        self, tool_input: JSON, ctx: ToolContext, editor: EditorFiles
+    ) -> ToolResult | None:
+        """The content written through the editor; None: the disk path takes the call."""
+        content: str = tool_input["content"]
+        try:
+            data = _encode(content, "content")
+        except ToolInputError:
+            return None  # the disk path says why
+        target = await asyncio.to_thread(
+            _editor_target, ctx, tool_input["path"], "write_file", writing=True
+        )
+        if target is None:
+            return None
+        before: str | None = None
+        if target.disk is not None:
+            if target.disk.size > EDIT_MAX_BYTES:
+                return None
+            before = await editor.read_text(target.path)
+            if before is None:
+                return None
+            try:
+                ctx.reads.check_fresh(target.path, target.shown, TextStamp.of(before))
+            except ToolInputError as exc:
+                return ToolResult(exc.message, is_error=True)
+        if not await editor.write_text(target.path, content):
+            return None
+        ctx.reads.record(target.path, TextStamp.of(content))
+        verb = "Overwrote" if before is not None else "Created"
+        binary_before = before is not None and _text_looks_binary(before)
+        return ToolResult(
+            f"{verb} {target.shown}: {len(data)} bytes, {count_lines(content)} lines",
+            diff=None if binary_before else diff_stat(before, content),
+        )
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         raw: str = tool_input["path"]
@@ -542,10 +677,7 @@ class EditFile:
         return False
 
     async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        return await asyncio.to_thread(self._preview, tool_input, ctx)
-
-    def _preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        shown, text = _preview_text(ctx, tool_input.get("path"))
+        shown, text = await _preview_source(ctx, tool_input.get("path"))
         old, new = tool_input.get("old_string"), tool_input.get("new_string")
         if text is None:  # too big or binary: show the replaced text itself
             before = old if isinstance(old, str) else ""
@@ -562,7 +694,42 @@ class EditFile:
         return Preview("diff", {"path": shown, "before": text, "after": after})
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        if ctx.editor is not None:
+            served = await self._edit_in_editor(tool_input, ctx, ctx.editor)
+            if served is not None:
+                return served
         return await asyncio.to_thread(guarded, "edit_file", lambda: self._run(tool_input, ctx))
+
+    async def _edit_in_editor(
+        self, tool_input: JSON, ctx: ToolContext, editor: EditorFiles
+    ) -> ToolResult | None:
+        """The edit made to the editor's text and written back; None: the disk takes it."""
+        target = await asyncio.to_thread(
+            _editor_target, ctx, tool_input["path"], "edit_file", writing=True
+        )
+        if target is None or (target.disk is not None and target.disk.size > EDIT_MAX_BYTES):
+            return None
+        text = await editor.read_text(target.path)
+        if text is None:
+            return None
+        try:
+            ctx.reads.check_fresh(target.path, target.shown, TextStamp.of(text))
+            if _text_looks_binary(text):
+                raise _binary_edit(target.shown)
+            edited, count = apply_edit(
+                text,
+                tool_input["old_string"],
+                tool_input["new_string"],
+                replace_all=tool_input.get("replace_all", False),
+                shown=target.shown,
+            )
+            _encode(edited, "new_string")
+        except ToolInputError as exc:
+            return ToolResult(exc.message, is_error=True)
+        if not await editor.write_text(target.path, edited):
+            return None
+        ctx.reads.record(target.path, TextStamp.of(edited))
+        return _edited(target.shown, text, edited, count, tool_input["new_string"])
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         old: str = tool_input["old_string"]
@@ -581,20 +748,25 @@ class EditFile:
                     "edit_file changes smaller files only"
                 )
             if looks_binary(existing.data[:SNIFF_BYTES]):
-                raise ToolInputError(
-                    f"{spot.shown} looks like a binary file; edit_file changes text only"
-                )
+                raise _binary_edit(spot.shown)
             # surrogateescape keeps bytes that are not UTF-8 exactly as they were.
             text = existing.data.decode("utf-8", errors="surrogateescape")
             edited, count = apply_edit(text, old, new, replace_all=replace_all, shown=spot.shown)
             _save(ctx, root, spot, _encode(edited, "new_string"), existing)
-        where = _first_difference(text, edited)
-        snippet = _snippet(edited, where, len(new))
-        noun = "occurrence" if count == 1 else "occurrences"
-        return ToolResult(
-            f"Edited {spot.shown}: replaced {count} {noun}.\n{snippet}",
-            diff=diff_stat(text, edited),
-        )
+        return _edited(spot.shown, text, edited, count, new)
+
+
+def _binary_edit(shown: str) -> ToolInputError:
+    return ToolInputError(f"{shown} looks like a binary file; edit_file changes text only")
+
+
+def _edited(shown: str, text: str, edited: str, count: int, new: str) -> ToolResult:
+    """What edit_file answers: how many replacements, the lines around the first, the stat."""
+    snippet = _snippet(edited, _first_difference(text, edited), len(new))
+    noun = "occurrence" if count == 1 else "occurrences"
+    return ToolResult(
+        f"Edited {shown}: replaced {count} {noun}.\n{snippet}", diff=diff_stat(text, edited)
+    )
 
 
 def _first_difference(a: str, b: str) -> int:

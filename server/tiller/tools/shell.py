@@ -256,6 +256,8 @@ def _describe(run: CommandRun, timeout: float) -> ToolResult:
     match run.exit_code:
         case 0:
             return ToolResult(output)
+        case None:  # how it ended was not seen (e.g. an editor's terminal failed meanwhile)
+            return ToolResult(f"the command's exit status is unknown\n{output}", is_error=True)
         case int(code) if code < 0:
             try:
                 name = signal.Signals(-code).name
@@ -334,16 +336,26 @@ class Bash:
             timeout = _timeout_of(tool_input)
         except ToolInputError as exc:
             return ToolResult(exc.message, is_error=True)
-        try:
-            run = await run_command(
-                command,
-                ctx.workspace.resolve(),
-                timeout,
-                output_cap=self.output_cap,
-                env=ctx.shell.env,
-                confinement=ctx.shell.confinement(asked=not ctx.sandboxed),
-                live=ctx.live,
+        cwd = ctx.workspace.resolve()
+        confinement = ctx.shell.confinement(asked=not ctx.sandboxed)
+        run: CommandRun | None = None
+        if ctx.terminal is not None and not ctx.sandboxed and isinstance(confinement, Unconfined):
+            # Approved by the user, unconfined by the settings: the editor's terminal may run
+            # it. A command that runs unasked never gets here: it stays in the sandbox.
+            run = await ctx.terminal.run(
+                command, cwd, ctx.shell.env, timeout, self.output_cap, ctx.live
             )
+        try:
+            if run is None:
+                run = await run_command(
+                    command,
+                    cwd,
+                    timeout,
+                    output_cap=self.output_cap,
+                    env=ctx.shell.env,
+                    confinement=confinement,
+                    live=ctx.live,
+                )
         except SandboxUnavailable as exc:
             return ToolResult(f"not run: {exc.reason}", is_error=True)
         except OSError as exc:
