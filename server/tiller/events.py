@@ -101,23 +101,25 @@ Event = (
 )
 
 EVENT_OUTPUT_CAP = 4096
+PROMPT_EVENT_CAP = 64 * 1024
 
 
-def cap_event_output(text: str) -> str:
-    """At most 4 KB of tool output in an event, marked when cut."""
+def cap_event_output(text: str, limit: int = EVENT_OUTPUT_CAP) -> str:
+    """At most ``limit`` bytes (default 4 KB: tool output) of text in an event, marked when
+    cut."""
     data = text.encode("utf-8")
-    if len(data) <= EVENT_OUTPUT_CAP:
+    if len(data) <= limit:
         return text
     marker = f"\n… [truncated, {len(data)} bytes in all]"
-    kept = data[: EVENT_OUTPUT_CAP - len(marker.encode("utf-8"))]
+    kept = data[: limit - len(marker.encode("utf-8"))]
     return kept.decode("utf-8", errors="ignore") + marker
 
 
 def event_fields(event: Event) -> JSON:
     """The type-specific fields of a `tiller/event` notification."""
     match event:
-        case TurnStarted(prompt=prompt):
-            return {"type": "turnStarted", "prompt": prompt}
+        case TurnStarted(prompt=prompt):  # a huge prompt is shown cut (the model gets it whole)
+            return {"type": "turnStarted", "prompt": cap_event_output(prompt, PROMPT_EVENT_CAP)}
         case TextDelta(text=text):
             return {"type": "textDelta", "text": text}
         case ThinkingDelta(text=text):
