@@ -30,6 +30,11 @@ validation).
 
     uv run python bench/compare.py                       # all scenarios, 5 rounds
     uv run python bench/compare.py --rounds 3 --only hello bash8
+    git archive REV | tar -x -C /tmp/base                # then a 'before' column:
+    uv run python bench/compare.py --baseline /tmp/base/server
+
+``--baseline SRC`` runs Tiller a second time from another source tree (``PYTHONPATH=SRC``,
+same venv), interleaved with the current one: before/after figures taken under the same load.
 """
 
 from __future__ import annotations
@@ -202,6 +207,7 @@ class Agents:
     api: FakeMessagesAPI
     playing: Playing
     claude: str | None
+    baseline: Path | None = None
 
     def workspace(self) -> Path:
         ws = Path(tempfile.mkdtemp(prefix="ws-", dir=self.scratch))
@@ -212,9 +218,11 @@ class Agents:
         return [*TILLER, "run", "--base-url", self.api.base_url, "--model", MODEL,
                 "--tool-budget", "0", prompt]  # fmt: skip
 
-    def tiller_env(self) -> dict[str, str]:
+    def tiller_env(self, source: Path | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
         env.update(ANTHROPIC_API_KEY=API_KEY, TILLER_DATA_DIR=str(self.scratch / "tiller-data"))
+        if source is not None:
+            env["PYTHONPATH"] = str(source)
         return env
 
     def claude_argv(self, prompt: str) -> list[str]:
@@ -246,6 +254,14 @@ class Agents:
             case "tiller":
                 return await run_agent(
                     self.playing, model, self.tiller_argv(prompt), self.tiller_env(), ws
+                )
+            case "before":
+                return await run_agent(
+                    self.playing,
+                    model,
+                    self.tiller_argv(prompt),
+                    self.tiller_env(self.baseline),
+                    ws,
                 )
             case "claude":
                 return await run_agent(
@@ -293,10 +309,11 @@ class ServerRun:
 
 
 async def server_run(
-    scratch: Path, api: FakeMessagesAPI, playing: Playing, delay: float
-) -> ServerRun:
-    playing.model = Model("hello", scratch / "tiny.txt")
+    scratch: Path, api: FakeMessagesAPI, playing: Playing, delay: float, scenario: str = "hello"
+) -> tuple[ServerRun, Model]:
+    """A fresh server: ``initialize``, ``initialized``, ``delay`` s, then one prompt."""
     ws = Path(tempfile.mkdtemp(prefix="ws-", dir=scratch))
+    model = playing.model = Model(scenario, ws / "tiny.txt")
     data = scratch / "server-data"
     client = await TillerClient.spawn(data, scratch / "server-stderr.log")
     try:
@@ -310,13 +327,47 @@ async def server_run(
         client.notify("initialized", {})
         await asyncio.sleep(delay)
         sent = time.perf_counter()
-        turn = await client.prompt("hello")
+        turn = await client.prompt(scenario)
         first = await client.wait_event("textDelta", turn)
         await client.wait_event("turnEnded", turn)
     finally:
         await client.close()
     spawned = client.spawned_at
-    return ServerRun((at - spawned) * 1000, (first.at - spawned) * 1000, (first.at - sent) * 1000)
+    run = ServerRun((at - spawned) * 1000, (first.at - spawned) * 1000, (first.at - sent) * 1000)
+    return run, model
+
+
+async def server_figures(
+    table: Table,
+    who: str,
+    source: Path | None,
+    scratch: Path,
+    api: FakeMessagesAPI,
+    playing: Playing,
+) -> None:
+    saved = os.environ.get("PYTHONPATH")
+    if source is not None:  # the server's environment is this process's (bench/_lsp.py)
+        os.environ["PYTHONPATH"] = str(source)
+    try:
+        now, _ = await server_run(scratch, api, playing, 0.0)
+        later, _ = await server_run(scratch, api, playing, 1.0)
+        _, sleeps = await server_run(scratch, api, playing, 1.0, "bash8")
+    finally:
+        if source is not None:
+            if saved is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = saved
+    table.add("server: spawn -> initialize result", who, now.init_ms, "ms")
+    table.add("server: spawn -> first textDelta, prompt at initialized", who, now.text_ms, "ms")
+    table.add("server: spawn -> first textDelta, prompt 1 s after", who, later.text_ms, "ms")
+    table.add(
+        "server: prompt -> first textDelta, prompt 1 s after", who, later.prompt_to_text_ms, "ms"
+    )
+    gaps = sleeps.gaps_ms()
+    if len(gaps) >= 2:
+        table.add("server: 8 x sleep 0.5, prompt 1 s after: first step", who, gaps[0], "ms")
+        table.add("server: 8 x sleep 0.5, prompt 1 s after: second step", who, gaps[1], "ms")
 
 
 # --- rounds and the table -------------------------------------------------------------------------
@@ -333,16 +384,24 @@ class Table:
             self.units[row] = unit
 
     def print(self, claude: str | None) -> list[JSON]:
-        cc = "Claude Code" if claude else "Claude Code (not installed)"
-        print(f"\n{'figure (median)':<52} {'Tiller':>10} {cc:>12} {'bare SDK':>9} {'T/CC':>6}")
+        if not claude:
+            print(
+                "\nClaude Code: not installed "
+                "(npm install --prefix /tmp/cc @anthropic-ai/claude-code)"
+            )
+        header = f"{'figure (median)':<58} {'before':>8} {'Tiller':>8} {'Claude Code':>12}"
+        print(f"\n{header} {'bare SDK':>9} {'T/CC':>6}")
         out: list[JSON] = []
         for row, by in self.rows.items():
             values = {who: median(v) for who, v in by.items()}
             t, c, b = values.get("tiller"), values.get("claude"), values.get("bare")
+            before = values.get("before")
             ratio = f"{t / c:6.2f}" if t is not None and c else "     -"
             unit = self.units[row]
             name = f"{row} ({unit})"
-            print(f"{name:<52} {_cell(t):>10} {_cell(c):>12} {_cell(b):>9} {ratio}")
+            print(
+                f"{name:<58} {_cell(before):>8} {_cell(t):>8} {_cell(c):>12} {_cell(b):>9} {ratio}"
+            )
             out.append({"figure": row, "unit": unit, **values, "samples": by})
         return out
 
@@ -370,19 +429,23 @@ def record(table: Table, scenario: str, who: str, run: Run) -> None:
                 table.add("30 read steps: median step", who, median(run.gaps_ms[1:STEPS]), "ms")
 
 
-async def measure(rounds: int, scenarios: Sequence[str], claude: str | None) -> Table:
+async def measure(
+    rounds: int, scenarios: Sequence[str], claude: str | None, baseline: Path | None
+) -> Table:
     table = Table()
     with tempfile.TemporaryDirectory(prefix="tiller-compare-") as raw:
         scratch = Path(raw)
         playing = Playing()
         async with FakeMessagesAPI(playing, loop=True) as api:
-            agents = Agents(scratch, api, playing, claude)
+            agents = Agents(scratch, api, playing, claude, baseline)
             if claude:  # Claude Code's first start ever writes its config: not a figure
                 await agents.run("claude", "hello")
             for n in range(rounds):
                 print(f"  round {n + 1}/{rounds}", flush=True)
                 for scenario in (s for s in scenarios if s != "server"):
                     order = ["tiller", "claude"] if n % 2 == 0 else ["claude", "tiller"]
+                    if baseline is not None:
+                        order.insert(n % 2, "before")
                     if scenario == "steps30":
                         order.append("bare")
                     for who in order:
@@ -390,15 +453,11 @@ async def measure(rounds: int, scenarios: Sequence[str], claude: str | None) -> 
                             continue
                         record(table, scenario, who, await agents.run(who, scenario))
                 if "server" in scenarios:
-                    now = await server_run(scratch, api, playing, 0.0)
-                    later = await server_run(scratch, api, playing, 1.0)
-                    table.add("server: spawn -> initialize result", "tiller", now.init_ms, "ms")
-                    table.add("server: spawn -> first textDelta, prompt at initialized",
-                              "tiller", now.text_ms, "ms")  # fmt: skip
-                    table.add("server: spawn -> first textDelta, prompt 1 s after",
-                              "tiller", later.text_ms, "ms")  # fmt: skip
-                    table.add("server: prompt -> first textDelta, prompt 1 s after",
-                              "tiller", later.prompt_to_text_ms, "ms")  # fmt: skip
+                    sources: list[tuple[str, Path | None]] = [("tiller", None)]
+                    if baseline is not None:
+                        sources.insert(n % 2, ("before", baseline))
+                    for who, source in sources:
+                        await server_figures(table, who, source, scratch, api, playing)
     return table
 
 
@@ -415,6 +474,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     parser.add_argument("--claude", help="path to the claude executable")
     parser.add_argument("--no-claude", action="store_true", help="Tiller (and bare SDK) only")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="also run Tiller from this source folder (its `server/`, e.g. from `git archive "
+        "REV | tar -x -C DIR`) as the 'before' column, interleaved",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument(
         "--bare-loop", nargs=2, metavar=("BASE_URL", "FILE"), help=argparse.SUPPRESS
@@ -428,7 +494,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if claude:
         version = subprocess.run([claude, "--version"], capture_output=True, text=True).stdout
     print(f"== Tiller vs Claude Code ({version.strip()})  ({machine_note()})", flush=True)
-    table = asyncio.run(measure(args.rounds, args.only, claude))
+    table = asyncio.run(measure(args.rounds, args.only, claude, args.baseline))
     figures = table.print(claude)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))

@@ -78,10 +78,13 @@ async def during_warm_up(i: int) -> tuple[float, float]:
             s.workspace, s.data_dir, fake_options(api, s.data_dir), s.stderr
         )
         try:
+            # The SDK now loads within about a second of `initialized`: interrupt early, and
+            # let the answer hang so the turn is still running if it has loaded already.
+            api.enqueue({"content": [{"type": "text", "text": "slow"}], "hangAfterEvents": 3})
             turn = await client.prompt("hello, right away")
-            await asyncio.sleep(0.2 + 0.3 * i)
+            await asyncio.sleep(0.02 + 0.08 * i)
             if client.events("turnEnded", turn):
-                raise RuntimeError("the SDK loaded before the interrupt: nothing measured")
+                raise RuntimeError("the turn ended before the interrupt: nothing measured")
             answer_ms, ended_ms, outcome = await interrupt_and_time(client, turn)
             if outcome != "interrupted":
                 raise RuntimeError(f"warm-up turn ended {outcome}")

@@ -10,6 +10,6 @@ uv run --frozen ruff format --check
 echo "== mypy (strict)"
 uv run --frozen mypy
 echo "== pytest"
-uv run --frozen pytest -q -p no:cacheprovider "$@"
+uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last
 echo "== VS Code extension: unit + end-to-end in code-server"
 vscode-extension/scripts/test.sh

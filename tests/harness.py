@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.io_ import run_async
 from pytest_lsp import ClientServerConfig, LanguageClient
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import forward_stderr, register_lsp_features
 
+from forkserver import fork_server
 from tiller.wire import plain_dict_converter
 
 JSON = dict[str, Any]
@@ -150,12 +152,39 @@ def server_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
+FORK = os.environ.get("TILLER_TEST_FORK", "1") != "0"
+"""Fork servers from a template that has imported Tiller and the SDK (tests/forkserver.py);
+``TILLER_TEST_FORK=0``: spawn ``python -m tiller`` for each."""
+
+
+async def start_client(env: dict[str, str]) -> LanguageClient:
+    """A client connected to a new server over stdio (forked, or spawned)."""
+    if not FORK:
+        config = ClientServerConfig(
+            server_command=SERVER_COMMAND, client_factory=make_client, server_env=env
+        )
+        return await config.start()
+    client = make_client()
+    server = await fork_server(env)
+    # What pygls's ``start_io`` and pytest-lsp's override do with a spawned process.
+    client.protocol.set_writer(server.stdin)
+    connection = asyncio.create_task(
+        run_async(
+            stop_event=client._stop_event,
+            reader=server.stdout,
+            protocol=client.protocol,
+            error_handler=client.report_server_error,
+        )
+    )
+    client._server = server
+    client._async_tasks.extend([connection, asyncio.create_task(client._server_exit())])
+    client._stderr_forwarder = asyncio.create_task(forward_stderr(server))
+    return client
+
+
 async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller:
     """Start the real server over stdio and initialize it with ``options``."""
-    config = ClientServerConfig(
-        server_command=SERVER_COMMAND, client_factory=make_client, server_env=server_env(data_dir)
-    )
-    client = await config.start()
+    client = await start_client(server_env(data_dir))
     tiller = Tiller(client, workspace)
     try:
         await client.initialize_session(
@@ -177,6 +206,14 @@ async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller
 
 
 async def stop_tiller(tiller: Tiller) -> None:
+    """``shutdown`` + ``exit``; a server still there 10 s later is killed (a wedged server
+    fails its test instead of hanging the suite)."""
     with contextlib.suppress(Exception):
         await asyncio.wait_for(tiller.client.shutdown_session(), 10)
+    server = tiller.client._server
+    if server is not None and server.returncode is None:
+        try:
+            await asyncio.wait_for(asyncio.shield(server.wait()), 10)
+        except TimeoutError:
+            server.kill()
     await tiller.client.stop()

@@ -263,10 +263,8 @@ MODELS_TTL = 300.0
 
 
 async def _import_in_daemon_thread(name: str) -> Any:
-    """Import a module off the event loop, in a thread that never holds up process exit.
-
-    ``python -m tiller`` already started the SDK's import at process start (tiller.preload);
-    this then only waits for it."""
+    """Import a module off the event loop, in a thread that never holds up process exit
+    (tiller.preload: started once, every caller awaits the same import)."""
     return await preload.imported(name)
 
 

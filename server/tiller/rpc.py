@@ -36,6 +36,7 @@ from .scheduler import ToolCall
 from .services import make_provider, open_checkpoints, open_shell, open_store
 from .session import Handled, Queued, Session, Started, SwitchTo
 from .tools.base import Preview
+from .tools.bash_readonly import is_read_only_command
 from .tools.registry import default_tools
 from .wire import plain_dict_converter
 
@@ -236,6 +237,16 @@ def _request(server: TillerServer, method: str) -> Callable[[Handler], Handler]:
     return register
 
 
+async def _warm_up(session: Session) -> None:
+    """Load what the first ``bash`` call and the first answer need, off the event loop: the
+    read-only classifier's parser (~0.1 s), then the SDK. One after the other (together they
+    only compete for the GIL), parser first: loaded after the SDK, it would compete with the
+    first model request instead (bench/compare.py measured both orders)."""
+    await asyncio.to_thread(is_read_only_command, "true", session.workspace)
+    if isinstance(session.provider, AnthropicProvider):
+        await session.provider.warm_up()
+
+
 def build_server() -> TillerServer:
     server = TillerServer()
 
@@ -273,8 +284,7 @@ def build_server() -> TillerServer:
                                 "rewound. Install git and restart Tiller."))  # fmt: skip
         else:
             ls.background.add(asyncio.ensure_future(session.checkpoints.housekeeping()))
-        if isinstance(session.provider, AnthropicProvider):
-            ls.background.add(asyncio.ensure_future(session.provider.warm_up()))
+        ls.background.add(asyncio.ensure_future(_warm_up(session)))
         asyncio.get_running_loop().add_signal_handler(
             signal.SIGTERM, lambda: ls.background.add(asyncio.ensure_future(ls.terminate()))
         )

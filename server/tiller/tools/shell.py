@@ -120,7 +120,8 @@ async def _settled(future: asyncio.Future[None], seconds: float) -> bool:
 
 
 async def _stop(pid: int, collector: _Collector, grace: float) -> None:
-    """Ask the supervisor to stop the command's processes; SIGKILL its session if it does not.
+    """Ask the supervisor (or bwrap, whose sandbox then dies whole) to stop the command's
+    processes; SIGKILL its session if it does not.
 
     The SIGKILL is sent even if this coroutine is cancelled while it waits.
     """
@@ -175,23 +176,25 @@ async def run_command(
     loop = asyncio.get_running_loop()
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
+    argv = command_argv(command, cwd, confinement)
+    # In the sandbox, bwrap's own PID namespace and --die-with-parent already end every process
+    # of the command with it and with the server: no supervisor (it costs a Python start).
+    # Elsewhere the supervisor does that, and reports what it stopped on the status pipe.
+    supervised = not isinstance(confinement, Confined)
+    if supervised:
+        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()),
+                str(status_write), *argv]  # fmt: skip
     try:
         transport, collector = await loop.subprocess_exec(
             lambda: _Collector(buffer, live, loop),
-            sys.executable,
-            "-I",
-            "-S",
-            str(SUPERVISOR),
-            str(os.getpid()),
-            str(status_write),
-            *command_argv(command, cwd, confinement),
+            *argv,
             cwd=cwd,
             env=dict(tool_env() if env is None else env),
             stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=(status_write,),
+            pass_fds=(status_write,) if supervised else (),
         )
     except BaseException:
         os.close(status_read)
@@ -211,13 +214,10 @@ async def run_command(
         if not await _settled(collector.output_closed, EXIT_DRAIN_SECONDS):
             _kill_session(pid)  # something outlived the supervisor: cannot happen, but be sure
             await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
-        status = _read_status(status_read)
+        status = _read_status(status_read) if supervised else None
         if status is None:
             return CommandRun(buffer.text(), transport.get_returncode())
-        # In the sandbox the PID namespace ends with the command; what the supervisor saw
-        # left over is bwrap's own init on its way out, not the command's.
-        stopped = 0 if isinstance(confinement, Confined) else status[1]
-        return CommandRun(buffer.text(), status[0], stopped=stopped)
+        return CommandRun(buffer.text(), status[0], stopped=status[1])
     except asyncio.CancelledError:
         await _stop(pid, collector, CANCEL_GRACE_SECONDS)
         raise
