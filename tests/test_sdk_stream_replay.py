@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from fakeapi import FIXTURES, FakeMessagesAPI
+from recording_listener import RecordingListener
 from tiller.anthropic_provider import AnthropicClient
 from tiller.history import Message
 from tiller.models import resolve
@@ -189,26 +190,7 @@ EXPECTED: dict[str, Expected] = {
 }
 
 
-@dataclass
-class Recorder:
-    """A StreamListener that keeps everything it is told."""
-
-    texts: list[str] = field(default_factory=list)
-    thoughts: list[str] = field(default_factory=list)
-    blocks: list[JSON] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-
-    def text(self, delta: str) -> None:
-        self.texts.append(delta)
-
-    def thinking(self, delta: str) -> None:
-        self.thoughts.append(delta)
-
-    def block(self, block: JSON) -> None:
-        self.blocks.append(block)
-
-    def notice(self, text: str) -> None:
-        self.notices.append(text)
+Recorder = RecordingListener
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
+from recording_listener import RecordingListener
 from tiller import anthropic_provider, sdk_adapter
 from tiller.anthropic_provider import AnthropicClient, StreamAccumulator, model_info
 from tiller.history import Message, text_block
@@ -34,24 +34,7 @@ from tiller.provider import JSON, ModelRequest, ModelResponse, ProviderError
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sdk_streams"
 
 
-@dataclass
-class Listener:
-    texts: list[str] = field(default_factory=list)
-    thoughts: list[str] = field(default_factory=list)
-    blocks: list[JSON] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-
-    def text(self, delta: str) -> None:
-        self.texts.append(delta)
-
-    def thinking(self, delta: str) -> None:
-        self.thoughts.append(delta)
-
-    def block(self, block: JSON) -> None:
-        self.blocks.append(block)
-
-    def notice(self, text: str) -> None:
-        self.notices.append(text)
+Listener = RecordingListener
 
 
 def request(model: str = "claude-sonnet-5-5") -> ModelRequest:
