@@ -25,6 +25,9 @@ BENCHES = (
     "cold_start",
     "idle_rss",
     "getstate_latency",
+    "cache_share",
+    "acp_cancel_latency",
+    "checkpoints",
 )
 
 
