@@ -305,7 +305,7 @@ class Session:
             self._last_state = state
             self.store.update(
                 self.id, model=self.model, mode=self.mode, thinking=self.thinking,
-                todos=self.todos, usage=self.ledger.total,
+                todos=self.todos, usage=self.ledger.total, context=self.ledger.context,
             )  # fmt: skip
             self.sink.state(state)
 
@@ -405,7 +405,7 @@ class Session:
         if repaired != loaded.messages:
             self.store.replace_messages(row.id, repaired, [None] * len(repaired))
         resumed = self._sibling(row.id, row.mode, row.model, row.thinking, row.todos, repaired)
-        resumed.ledger = Ledger(row.usage)
+        resumed.ledger = Ledger(row.usage, row.context)
         return resumed
 
     def _close_cut_turns(self, session_id: str) -> None:

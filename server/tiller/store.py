@@ -13,7 +13,7 @@ from typing import Any
 
 from .history import Message
 from .protocol import JSON, MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
-from .usage import NO_USAGE, Usage
+from .usage import NO_USAGE, ContextUse, Usage
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -81,6 +81,7 @@ class SessionRow:
     todos: tuple[Todo, ...]
     turns: int
     usage: Usage = NO_USAGE  # every model call of the session, priced
+    context: ContextUse | None = None  # how full the context was after the last step
 
     def to_wire(self) -> JSON:
         wire: JSON = {
@@ -155,13 +156,14 @@ class SessionStore:
         thinking: Thinking,
         todos: Sequence[Todo],
         usage: Usage,
+        context: ContextUse | None = None,
     ) -> None:
         self.db.execute(
             "UPDATE sessions SET model=?, mode=?, thinking=?, todos=?, usage=?, updated_at=? "
             "WHERE id=?",
             (
                 model, mode, json.dumps(thinking.to_wire()),
-                json.dumps([t.to_wire() for t in todos]), json.dumps(usage.to_wire()),
+                json.dumps([t.to_wire() for t in todos]), _usage_json(usage, context),
                 time.time(), session_id,
             ),
         )  # fmt: skip
@@ -262,13 +264,28 @@ class SessionStore:
         self.db.close()
 
 
+def _usage_json(usage: Usage, context: ContextUse | None) -> str:
+    return json.dumps({**usage.to_wire(), "context": context and context.to_wire()})
+
+
+def _context(raw: Any) -> ContextUse | None:
+    if not isinstance(raw, dict):
+        return None
+    used, window = raw.get("usedTokens"), raw.get("windowTokens")
+    if isinstance(used, int) and isinstance(window, int):
+        return ContextUse(used, window)
+    return None
+
+
 def _row(r: Any) -> SessionRow:
+    usage = json.loads(r[11] or "{}")
     thinking = json.loads(r[8])
     return SessionRow(
         id=r[0], workspace=r[1], title=r[2], parent_id=r[3], created_at=r[4], updated_at=r[5],
         model=r[6], mode=_mode(r[7]),
         thinking=Thinking.from_wire(thinking),
-        todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(json.loads(r[11] or "{}")),
+        todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(usage),
+        context=_context(usage.get("context")),
     )  # fmt: skip
 
 

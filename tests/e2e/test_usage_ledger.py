@@ -49,3 +49,19 @@ async def test_a_turn_that_failed_before_any_response_reports_zero_usage(
     failed = await tiller.run("go")
     assert failed["outcome"] == "failed"
     assert failed["usage"]["inputTokens"] == 0 and failed["usage"]["costUsd"] == 0
+
+
+async def test_session_cost_and_context_survive_a_restart_and_resume(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    first: Tiller = await start(model=MODEL)
+    api.enqueue({"content": [text("ok")], "usage": api_usage(1000, 50, 3000, 200)})
+    await first.run("hello")
+    before = await first.request("tiller/getState")
+    assert before["context"] == {"usedTokens": 4250, "windowTokens": resolve(MODEL).context_window}
+    assert before["sessionCostUsd"] and before["sessionCostUsd"] > 0
+
+    second: Tiller = await start(model=MODEL)
+    after = await second.request("tiller/session/resume", {"sessionId": before["sessionId"]})
+    assert after["context"] == before["context"]
+    assert after["sessionCostUsd"] == before["sessionCostUsd"]
