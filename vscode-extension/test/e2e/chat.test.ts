@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
-import type { FrameLocator, Page } from "playwright-core";
+import type { FrameLocator, Locator, Page } from "playwright-core";
 import { chatFrame, runCommand, screenshot, sleep, startSession, statusItem, waitFor, type Session } from "./harness";
 
 let session: Session;
@@ -35,6 +35,17 @@ async function step(name: string, body: (page: Page, chat: FrameLocator) => Prom
     await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
     throw error;
   }
+}
+
+/** Click ``button`` on a pending card until the card is answered (a click that lands while the
+ * diff editor opens and the webview re-renders can be lost). */
+async function answer(card: Locator, button: string): Promise<void> {
+  await card.waitFor({ timeout: 30_000 });
+  await waitFor(`the card to take ${button}`, async () => {
+    if ((await card.count()) === 0) return true;
+    await card.locator(button).click({ timeout: 2_000 }).catch(() => undefined);
+    return undefined;
+  }, 30_000);
 }
 
 async function send(page: Page, text: string): Promise<void> {
@@ -153,7 +164,7 @@ test("a command asks on its row before any output, streams its output live with 
     assert.equal(await row.locator(".output").count(), 0, "no output before the answer");
     assert.match(await row.locator(".duration").innerText(), /waiting for you/);
     await screenshot(page, "confirm-on-row");
-    await card.locator("button.allow").click();
+    await answer(card, "button.allow");
     await row.locator(".output", { hasText: "line1" }).waitFor({ timeout: 20_000 });
     assert.equal(await row.getAttribute("class"), "tool running open", "output arrived while the command runs");
     const first = await row.locator(".duration.elapsed").innerText();
@@ -247,12 +258,11 @@ test("a chat redrawn after a restart equals the live one", { timeout: 240_000 },
     await second.locator('input[value="default"]').check();
     await second.locator("button.approve").click();
     const write = chat.locator('.tool[data-tool-use-id="toolu_w"] .card.confirm[data-state="pending"]');
-    await write.waitFor({ timeout: 30_000 });
-    await write.locator("button.allow").click();
+    await answer(write, "button.allow");
     const rm = chat.locator('.tool[data-tool-use-id="toolu_rm"] .card.confirm[data-state="pending"]');
     await rm.waitFor({ timeout: 30_000 });
     await rm.locator("textarea.feedback").fill("keep it");
-    await rm.locator("button.deny").click();
+    await answer(rm, "button.deny");
     await chat.locator(".msg.assistant", { hasText: "you kept it" }).waitFor({ timeout: 30_000 });
     await waitIdle(page);
     await sleep(500);
