@@ -151,3 +151,14 @@ def main(title: str, measure: Callable[[], Coroutine[Any, Any, list[Figure]]]) -
         print(figure.line(), flush=True)
     if args.json:
         args.json.write_text(json.dumps([asdict(f) for f in figures], indent=1))
+
+
+def tool_results_in(body: JSON) -> int:
+    """How many tool results a Messages request carries (how far a scripted turn has got)."""
+    return sum(
+        1
+        for message in body.get("messages", [])
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    )

@@ -35,6 +35,7 @@ from _common import (
     scratch,
     stderr_tail,
     text,
+    tool_results_in,
     tool_use,
 )
 from _lsp import TillerClient
@@ -45,16 +46,6 @@ WIDE_CALLS = 12
 MODEL = "claude-sonnet-5-5"
 TARGET_SHARE = 90.0
 JSON = dict[str, Any]
-
-
-def tool_results_in(body: JSON) -> int:
-    return sum(
-        1
-        for message in body.get("messages", [])
-        if message.get("role") == "user" and isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict) and block.get("type") == "tool_result"
-    )
 
 
 def next_step(body: JSON) -> JSON:

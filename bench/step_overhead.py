@@ -41,6 +41,7 @@ from _common import (
     scratch,
     stderr_tail,
     text,
+    tool_results_in,
     tool_use,
 )
 from _lsp import TillerClient, cpu_seconds
@@ -49,16 +50,6 @@ STEPS = 200
 ROUNDS = 3
 TARGET_MS = 5.0
 JSON = dict[str, Any]
-
-
-def tool_results_in(body: JSON) -> int:
-    return sum(
-        1
-        for message in body.get("messages", [])
-        if message.get("role") == "user" and isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict) and block.get("type") == "tool_result"
-    )
 
 
 def next_step(body: JSON) -> JSON:

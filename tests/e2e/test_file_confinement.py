@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 from pathlib import Path
 
 from fakeapi import FakeMessagesAPI
 from harness import JSON, Tiller
+from swap_race import Flipper
 
 SECRET = "TOPSECRET-outside-the-workspace"
 
@@ -97,35 +96,6 @@ async def test_symlink_to_outside_is_refused_for_reads_and_writes(
     assert all("outside the workspace" in e["output"] for e in finished)
     assert SECRET not in json.dumps([r.body for r in api.message_requests()])
     assert sorted(os.listdir(outside)) == ["secret.txt"]
-
-
-class Flipper:
-    """Keeps swapping ``ws/sub`` between a real directory and a symlink to ``outside``."""
-
-    def __init__(self, workspace: Path, outside: Path) -> None:
-        self.workspace, self.outside = workspace, outside
-        self.stop = threading.Event()
-        self.as_link = 0
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        sub, n = self.workspace / "sub", 0
-        while not self.stop.is_set():
-            n += 1
-            parked = self.workspace / f"parked-{n}"
-            try:
-                os.rename(sub, parked)
-                os.symlink(self.outside, sub)
-                self.as_link += 1
-                os.unlink(sub)
-                os.rename(parked, sub)
-                time.sleep(0.0001)
-            except OSError:
-                continue
-
-    def halt(self) -> None:
-        self.stop.set()
-        self.thread.join()
 
 
 async def test_writes_never_land_outside_while_a_directory_is_swapped_for_a_symlink(

@@ -8,17 +8,13 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Locator, Page } from "playwright-core";
-import { chatFrame, runCommand, screenshot, sleep, startSession, statusItem, waitFor, type Session } from "./harness";
+import { chatFrame, runCommand, screenshot, sleep, startChatSession, statusItem, waitFor, type Session } from "./harness";
 
 let session: Session;
 
 before(
   async () => {
-    session = await startSession();
-    await statusItem(session.page).waitFor({ timeout: 90_000 });
-    await waitFor("the server's first state", async () => ((await statusItem(session.page).innerText()).includes("·") ? true : undefined), 90_000);
-    await runCommand(session.page, "Tiller: Open Chat");
-    await chatFrame(session.page).locator("#input").waitFor({ timeout: 60_000 });
+    session = await startChatSession();
   },
   { timeout: 300_000 },
 );

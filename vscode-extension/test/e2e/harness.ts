@@ -264,4 +264,14 @@ export function chatFrame(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready[src*="extensionId=tiller.tiller"]').frameLocator("iframe#active-frame");
 }
 
+/** A code-server session with the server's first state shown and the chat open and ready. */
+export async function startChatSession(): Promise<Session> {
+  const session = await startSession();
+  await statusItem(session.page).waitFor({ timeout: 90_000 });
+  await waitFor("the server's first state", async () => ((await statusItem(session.page).innerText()).includes("·") ? true : undefined), 90_000);
+  await runCommand(session.page, "Tiller: Open Chat");
+  await chatFrame(session.page).locator("#input").waitFor({ timeout: 60_000 });
+  return session;
+}
+
 export { waitFor };
