@@ -589,18 +589,25 @@ class Turn:
         # Judged once per call, off the event loop (a long command line takes a while to
         # parse, and the answer depends on the files), before anything runs.
         step.read_only.update(await asyncio.to_thread(self._judge, calls))
-        batches = partition(calls, lambda call: step.read_only[call.id])
-        for batch in batches:
+        done, index = 0, 0
+        while done < len(calls):
+            first = partition(calls[done:], lambda call: step.read_only[call.id])[0]
+            batch = replace(first, index=index)
             if not await self._checkpoint():
-                for later in batches[batch.index :]:
-                    for call in later.calls:
-                        self._skip(call, step, NOT_RUN_STOPPED, "skipped")
+                for call in calls[done:]:
+                    self._skip(call, step, NOT_RUN_STOPPED, "skipped")
                 return Stopped("stopped at a checkpoint")
             approved = [c for c in batch.calls if await self._permit(c, batch, step)]
             run = Batch(batch.index, tuple(approved), batch.concurrent and len(approved) > 1)
             results = await run_batch(run, lambda call: self._run_call(call, step))
             for call, result in zip(approved, results, strict=True):
                 step.results[call.id] = result
+            done, index = done + len(batch.calls), index + 1
+            if approved and not batch.concurrent and not step.read_only[batch.calls[0].id]:
+                # A call that may write has run: what the later calls read may have changed
+                # (a .git/config written now could make a "read-only" git run a program), so
+                # they are judged again before they run.
+                step.read_only.update(await asyncio.to_thread(self._judge, calls[done:]))
         return None
 
     def _judge(self, calls: Sequence[ToolCall]) -> dict[str, bool]:

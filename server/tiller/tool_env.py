@@ -31,6 +31,18 @@ DEFAULT_SECRET_PATTERNS = (
 TOOL_DEFAULTS = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 
+# Set on top for commands that run without the user's yes: git's command-line-level config
+# (``GIT_CONFIG_COUNT``, git >= 2.31; it overrides the repository's config, and git passes it
+# on to the git it runs in submodules) turns off what a repository could make git run.
+UNASKED_GIT_CONFIG = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+)
+UNASKED_DEFAULTS = {"GIT_PAGER": "cat", "PAGER": "cat"}
+UNASKED_REMOVED = ("GIT_EXTERNAL_DIFF",)
+
+
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     upper = name.upper()
     return any(fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in patterns)
@@ -67,3 +79,25 @@ def tool_env(rules: EnvRules = EnvRules(), base: Mapping[str, str] | None = None
     env = {name: value for name, value in source.items() if not rules.hides(name)}
     env.update(TOOL_DEFAULTS)
     return env
+
+
+def unasked_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a command that runs without the user's yes: git runs no fsmonitor, hook or
+    pager, whatever the repository's config says (the classifier already refused configs
+    that name programs; this holds even if the config changed since). Entries the user put
+    in ``GIT_CONFIG_COUNT`` are kept, before ours; commands the user approved get ``env``
+    unchanged, so their hooks still run.
+    """
+    result = {name: value for name, value in env.items() if name not in UNASKED_REMOVED}
+    try:
+        first = int(result.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        first = -1
+    if first < 0:  # git refuses a bogus count: start afresh
+        first = 0
+    for offset, (key, value) in enumerate(UNASKED_GIT_CONFIG):
+        result[f"GIT_CONFIG_KEY_{first + offset}"] = key
+        result[f"GIT_CONFIG_VALUE_{first + offset}"] = value
+    result["GIT_CONFIG_COUNT"] = str(first + len(UNASKED_GIT_CONFIG))
+    result.update(UNASKED_DEFAULTS)
+    return result

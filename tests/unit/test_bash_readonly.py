@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tiller.tools import bash_readonly
+from tiller.tools import bash_readonly, git_config
 from tiller.tools.bash_readonly import MAX_COMMAND_BYTES, is_read_only_command
 
 
@@ -438,3 +439,253 @@ def test_workspace_given_as_a_symlink_is_resolved(ws: Path, tmp_path: Path) -> N
     assert ro("cat a.txt", alias)
     assert not ro("cat ../x", alias)
     assert os.path.realpath(alias) == str(ws)
+
+
+# --- security issue, item 8: read-only git ran programs the repository named -----------------
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(ws: Path) -> Path:
+    """The workspace as a fresh repository with one commit and default config."""
+    git(ws, "init", "-q")
+    git(ws, "add", "a.txt", "sub/v.txt")
+    git(ws, "commit", "-qm", "init")
+    return ws
+
+
+GIT_READS = ["git status", "git diff", "git log -1", "git show HEAD", "git -C sub status"]
+
+PROGRAM_KEYS = [
+    ("core.fsmonitor", "touch marker; false"),
+    ("core.fsmonitor", "true"),
+    ("core.pager", "touch marker; cat"),
+    ("pager.log", "touch marker; cat"),
+    ("diff.external", "touch marker"),
+    ("diff.evil.textconv", "touch marker; cat"),
+    ("diff.evil.command", "touch marker"),
+    ("filter.evil.clean", "touch marker; cat"),
+    ("filter.evil.process", "touch marker"),
+    ("core.hooksPath", "hooks"),
+    ("include.path", "other.cfg"),
+    ("includeIf.gitdir:/.path", "other.cfg"),
+    ("alias.st", "!touch marker"),
+    ("gpg.program", "touch marker"),
+    ("log.showSignature", "true"),
+    ("core.attributesFile", "attrs"),
+    ("core.sshCommand", "touch marker"),
+    ("credential.helper", "!touch marker"),
+    ("core.askPass", "touch marker"),
+    ("core.editor", "touch marker"),
+    ("trace2.eventTarget", "/tmp/trace"),
+    ("gc.recentObjectsHook", "touch marker"),
+    ("core.worktree", "/tmp"),
+    ("remote.origin.uploadpack", "touch marker"),
+    ("remote.origin.promisor", "true"),
+    ("extensions.partialClone", "origin"),
+    ("made.up", "x"),
+]
+
+
+def test_git_in_a_plain_repository_is_read_only(repo: Path) -> None:
+    for command in GIT_READS:
+        assert ro(command, repo), command
+
+
+@pytest.mark.parametrize(("key", "value"), PROGRAM_KEYS)
+def test_git_is_not_read_only_where_the_repository_config_could_name_a_program(
+    repo: Path, key: str, value: str
+) -> None:
+    """Item 8: core.fsmonitor, diff.external, textconv, filters, pagers... ran unasked."""
+    git(repo, "config", key, value)
+    for command in GIT_READS:
+        assert not ro(command, repo), command
+    assert ro("cat a.txt", repo)  # only git depends on the repository's config
+
+
+def test_harmless_config_keeps_git_read_only(repo: Path) -> None:
+    for key, value in [
+        ("remote.origin.url", "https://example.com/x.git"),
+        ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"),
+        ("branch.main.remote", "origin"),
+        ("branch.main.merge", "refs/heads/main"),
+        ("user.name", "Someone"),
+        ("color.ui", "auto"),
+        ("color.diff.meta", "blue"),
+        ("diff.renames", "copies"),
+        ("diff.py.xfuncname", "^def"),
+        ("core.fsmonitor", "false"),
+        ("log.decorate", "short"),
+        ("status.showUntrackedFiles", "all"),
+        ("submodule.lib.url", "../lib.git"),
+        ("branch.main.vscode-merge-base", "origin/main"),  # VS Code's git writes it
+        ("remote.origin.gh-resolved", "base"),  # gh writes it
+        ("remote.pushDefault", "origin"),
+        ("maintenance.auto", "false"),
+    ]:
+        git(repo, "config", key, value)
+    assert ro("git status", repo)
+
+
+@pytest.mark.parametrize("where", ["config.worktree", "config"])
+def test_every_config_file_git_reads_is_checked(repo: Path, where: str) -> None:
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "config", "--file", f".git/{where}", "core.pager", "touch marker")
+    assert not ro("git log", repo)
+
+
+def test_unparsable_config_is_not_read_only(repo: Path) -> None:
+    with (repo / ".git" / "config").open("a") as config:
+        config.write("[core\n")
+    assert not ro("git status", repo)
+
+
+def test_config_rewritten_after_a_cached_verdict_is_judged_again(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(git_config, "RACY_SECONDS", -1e9)  # cache even brand-new files
+    assert ro("git status", repo)
+    git(repo, "config", "core.fsmonitor", "touch marker")
+    assert not ro("git status", repo)
+
+
+def test_repository_above_the_workspace_is_not_read_only(repo: Path) -> None:
+    """git status in a subdirectory shows (and git show reads) files outside it."""
+    assert not ro("git status", repo / "sub")
+    assert ro("cat v.txt", repo / "sub")
+
+
+def test_gitdir_file_pointing_outside_the_workspace_is_not_read_only(
+    ws: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    git(elsewhere, "init", "-q")
+    (ws / ".git").write_text(f"gitdir: {elsewhere / '.git'}\n")
+    assert not ro("git status", ws)
+
+
+def test_gitdir_file_inside_the_workspace_is_followed(ws: Path) -> None:
+    git(ws, "init", "-q", "--separate-git-dir", str(ws / "sub" / "store"))
+    assert (ws / ".git").is_file()
+    assert ro("git status", ws)
+    git(ws, "config", "core.fsmonitor", "touch marker")
+    assert not ro("git status", ws)
+
+
+def test_bare_repository_in_the_workspace_is_checked(ws: Path) -> None:
+    """git -C dir finds a bare repository in dir itself (an embedded bare repository)."""
+    git(ws, "init", "-q", "--bare", "sub/bare")
+    assert ro("git -C sub/bare log", ws)
+    git(ws / "sub" / "bare", "config", "core.pager", "touch marker")
+    assert not ro("git -C sub/bare log", ws)
+    assert not ro("git -C sub/bare/refs log", ws)
+
+
+def test_populated_submodule_config_is_checked(repo: Path) -> None:
+    """git status and git diff run git inside submodules, with their own config."""
+    inner = repo / "lib"
+    inner.mkdir()
+    git(inner, "init", "-q")
+    (inner / "f").write_text("f\n")
+    git(inner, "add", "f")
+    git(inner, "commit", "-qm", "lib")
+    git(
+        repo,
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"160000,{git(inner, 'rev-parse', 'HEAD').strip()},lib",
+    )
+    assert ro("git status", repo)
+    git(inner, "config", "filter.evil.clean", "touch marker; cat")
+    assert not ro("git status", repo)
+    assert not ro("git diff", repo)
+    (inner / ".git").rename(repo / "unpopulated")  # git does not look into an empty directory
+    assert ro("git status", repo)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        ["update-index", "--index-version", "2"],
+        ["update-index", "--index-version", "3"],
+        ["update-index", "--index-version", "4"],
+        ["update-index", "--split-index"],
+    ],
+)
+def test_gitlinks_are_found_in_every_index_format(repo: Path, setup: list[str]) -> None:
+    for name in ("a", "deeply/nested/name/lib", "z" * 300):
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{name}")
+    (repo / "c.txt").write_text("c\n")
+    git(repo, "add", "-N", "c.txt")  # an extended flag (intent to add)
+    git(repo, *setup)
+    data = (repo / ".git" / "index").read_bytes()
+    links, shared = git_config.parse_gitlinks(data, 20)
+    if shared is not None:
+        shared_index = repo / ".git" / f"sharedindex.{shared}"
+        links += git_config.parse_gitlinks(shared_index.read_bytes(), 20)[0]
+    assert sorted(links) == [b"a", b"deeply/nested/name/lib", b"z" * 300]
+
+
+def test_unreadable_index_is_not_read_only(repo: Path) -> None:
+    (repo / ".git" / "index").write_bytes(b"DIRC\x00\x00\x00\x09" + b"\x00" * 40)
+    assert not ro("git status", repo)
+
+
+def test_index_change_hook_is_not_read_only(repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "post-index-change"
+    hook.write_text("#!/bin/sh\ntouch marker\n")
+    hook.chmod(0o755)
+    assert not ro("git status", repo)
+
+
+def test_git_location_variables_make_git_not_read_only(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    assert not ro("git status", repo)
+
+
+def test_user_config_inside_the_workspace_is_checked(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the workspace as home, the model could write ~/.gitconfig (acceptEdits)."""
+    monkeypatch.setenv("HOME", str(repo))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    assert ro("git status", repo)
+    (repo / ".gitconfig").write_text("[core]\n\tpager = touch marker\n")
+    assert not ro("git status", repo)
+
+
+def test_a_git_program_inside_the_workspace_is_never_run_to_read_config(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = repo / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\ntouch {repo / 'marker'}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    assert not ro("git status", repo)
+    assert not (repo / "marker").exists()
+
+
+def test_no_repository_at_all_is_read_only(ws: Path) -> None:
+    assert ro("git status", ws)  # git only says: not a git repository
+
+
+@pytest.mark.parametrize(("key", "value"), PROGRAM_KEYS)
+def test_program_keys_are_not_harmless(key: str, value: str) -> None:
+    assert not git_config.key_is_harmless(key.lower(), value)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from tiller.config import parse_config
 from tiller.errors import ConfigError
-from tiller.tool_env import EnvRules, tool_env
+from tiller.tool_env import EnvRules, tool_env, unasked_env
 
 BASE = {
     "ANTHROPIC_API_KEY": "sk-ant",
@@ -66,3 +69,61 @@ def test_settings_parse_sandbox_and_scrub_env() -> None:
 def test_bad_sandbox_settings_are_config_errors(options: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
         parse_config(options)
+
+
+# --- security issue, item 8: commands that run unasked get a git that runs no program -------
+
+
+def test_unasked_env_turns_off_what_a_repository_could_make_git_run() -> None:
+    env = unasked_env({"PATH": "/usr/bin", "GIT_EXTERNAL_DIFF": "x", "GIT_CONFIG_NOSYSTEM": "1"})
+    assert env["GIT_CONFIG_COUNT"] == "3"
+    overrides = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(3)}
+    assert overrides == {
+        "core.fsmonitor": "false",
+        "core.hooksPath": "/dev/null",
+        "core.pager": "cat",
+    }
+    assert env["GIT_PAGER"] == "cat" and env["PAGER"] == "cat"
+    assert "GIT_EXTERNAL_DIFF" not in env
+    assert env["GIT_CONFIG_NOSYSTEM"] == "1" and env["PATH"] == "/usr/bin"
+
+
+def test_unasked_env_keeps_the_users_command_line_config_and_its_input() -> None:
+    base = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"}
+    env = unasked_env(base)
+    assert env["GIT_CONFIG_COUNT"] == "4"
+    assert (env["GIT_CONFIG_KEY_0"], env["GIT_CONFIG_VALUE_0"]) == ("a.b", "c")
+    assert env["GIT_CONFIG_KEY_1"] == "core.fsmonitor"
+    assert base == {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"}
+    assert unasked_env({"GIT_CONFIG_COUNT": "bogus"})["GIT_CONFIG_COUNT"] == "3"
+
+
+def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+
+
+def test_unasked_git_runs_no_fsmonitor_and_no_hook(tmp_path: Path) -> None:
+    """Defense in depth: even a config that changed after the classifier's verdict."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a\n")
+    _git(repo, "add", "a.txt")
+    _git(repo, "config", "core.fsmonitor", f"touch {tmp_path / 'fsmonitor'}; false")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {tmp_path / 'hook'}\n")
+    hook.chmod(0o755)
+    env = unasked_env(tool_env(EnvRules()))
+    _git(repo, "status", env=env)
+    _git(repo, "commit", "-qm", "x", env=env)
+    assert not (tmp_path / "fsmonitor").exists() and not (tmp_path / "hook").exists()
+    approved = tool_env(EnvRules())  # the user's normal git: their hooks run
+    _git(repo, "status", env=approved)
+    _git(repo, "commit", "-qm", "y", "--allow-empty", env=approved)
+    assert (tmp_path / "fsmonitor").exists() and (tmp_path / "hook").exists()

@@ -16,6 +16,10 @@ bashlex leaves expansions in place that bash performs:
   bash would expand them: a glob in option position or one that expands to an option-like
   name is refused, and the expanded names are what the option checks and path checks see.
 
+git is read-only only where the repository it would use lies inside the workspace and its
+configuration names no program (``git_config.py``): fsmonitor, filters, textconv, an external
+diff or a pager would run code the repository chose.
+
 Paths given to programs that read files must resolve (``..``, absolute paths, ``~`` and
 symlinks followed) inside the workspace, never under ``/proc``; environment dumps (``env``,
 ``printenv``, ``set``, ``declare -p``, ``/proc/*/environ``) are never read-only. Anything
@@ -34,6 +38,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .git_config import repository_is_inert
 
 __all__ = ["MAX_COMMAND_BYTES", "is_read_only_command"]
 
@@ -324,6 +330,26 @@ _GIT_SUBCOMMANDS: dict[str, ArgsCheck] = {
 }
 
 
+def _git_directory(args: Sequence[str], root: str) -> str:
+    """Where git starts looking for its repository: the workspace root, moved by ``-C``."""
+    where = root
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        match rest:
+            case ["-C", directory, *tail]:
+                where = os.path.join(where, directory) if directory else where
+                rest = tail
+            case [_, *tail]:
+                rest = tail
+    return where
+
+
+def _git_repository_inert(args: Sequence[str], root: str) -> bool:
+    # The repository's config can name programs that even ``git status`` runs (fsmonitor,
+    # filters, textconv, an external diff, a pager): only harmless configs are read-only.
+    return repository_is_inert(_git_directory(args, root), root)
+
+
 def _git_ok(args: Sequence[str]) -> bool:
     rest = list(args)
     # Global options: only ones that cannot run anything (``-c`` could set a pager or hook).
@@ -341,14 +367,20 @@ def _git_ok(args: Sequence[str]) -> bool:
     return check is not None and check(rest[1:])
 
 
+def _anywhere(_args: Sequence[str], _root: str) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class Program:
     """A read-only program: its option check; ``paths``: its operands name files it reads;
-    ``prints``: it only prints its arguments, so parameters may appear in them."""
+    ``prints``: it only prints its arguments, so parameters may appear in them;
+    ``workspace_ok``: a last check of its arguments against the workspace's files."""
 
     args_ok: ArgsCheck = _any_args
     paths: bool = True
     prints: bool = False
+    workspace_ok: Callable[[Sequence[str], str], bool] = _anywhere
 
 
 _PRINTERS = ("echo", "printf", "true", "false")
@@ -369,7 +401,7 @@ _PROGRAMS: dict[str, Program] = {
     "du": Program(_no_options("L", ("--der",))),
     "diff": Program(_no_options("r", ("--r",))),
     "find": Program(_find_ok),
-    "git": Program(_git_ok),
+    "git": Program(_git_ok, workspace_ok=_git_repository_inert),
     "sort": Program(_no_options("oT", ("--o", "--c", "--t"))),
     "tree": Program(_no_options("olR", ("--o",))),
     "file": Program(_no_options("C", ("--c",))),
@@ -457,7 +489,11 @@ class _Checker:
         if program is None:
             return False
         args = self.arguments(words[1:], program)
-        return program.args_ok(args) and (not program.paths or self.paths_ok(args))
+        return (
+            program.args_ok(args)
+            and (not program.paths or self.paths_ok(args))
+            and program.workspace_ok(args, self.workspace.root)
+        )
 
     def arguments(self, words: Sequence[Word], program: Program) -> list[str]:
         """The argv bash will pass, globs expanded; refuse parameters where they could hurt."""
