@@ -13,6 +13,7 @@ import os
 import sys
 
 from . import preload
+from .hardening import make_undumpable
 
 
 def main() -> None:
@@ -21,6 +22,9 @@ def main() -> None:
         level=os.environ.get("TILLER_LOG_LEVEL", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Before anything holds a secret: commands running as the same user cannot read this
+    # process's environment or memory (hardening.py).
+    make_undumpable()
     if sys.argv[1:] == ["--acp"]:  # the Agent Client Protocol instead (docs/acp.md)
         with preload.full_collections_paused():
             from .acp import serve

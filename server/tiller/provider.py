@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import preload
 from .errors import TillerError
+from .hardening import forget_credentials
 from .history import Message
 from .models import (
     DEFAULT_CATALOG,
@@ -236,6 +237,9 @@ class AnthropicProvider:
             max_tool_input_bytes=self.max_tool_input_bytes,
             stream_idle_seconds=self.stream_idle_seconds,
         )
+        # The client holds its own copy of a key from the environment: commands that find
+        # this process must not find it there (hardening.py).
+        forget_credentials()
         # The SDK brings ~200k long-lived objects; keep them out of every later GC pass
         # (a full collection drops from ~150 ms to ~1 ms).
         gc.freeze()

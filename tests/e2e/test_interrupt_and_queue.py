@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,26 @@ def _alive(pid: int) -> bool:
     return not (status.exists() and status.read_text().split()[2] == "Z")
 
 
+def _marker() -> str:
+    """A ``sleep`` argument no other process has. Approved commands run in a PID namespace
+    of their own (bubblewrap): a pid they print means nothing to the host, so the host finds
+    them by their command line."""
+    return f"30.{secrets.randbelow(10**9):09d}"
+
+
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker`` (the command's shell, its sleep)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if marker.encode() in (proc / "cmdline").read_bytes() and _alive(int(proc.name)):
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
 async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_use(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
@@ -71,11 +92,12 @@ async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_u
         return {"decision": "allow"}
 
     tiller.on_confirm = allow
+    marker = _marker()
     api.enqueue(
         {
             "content": [
                 tool_use("read_file", "t0", path="."),
-                tool_use("bash", "t1", command="echo $$ > pid.txt; sleep 30 & wait"),
+                tool_use("bash", "t1", command=f"sleep {marker} & echo started > pid.txt; wait"),
             ]
         },
         {"content": [text("after")]},
@@ -85,16 +107,16 @@ async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_u
     pid_file = workspace / "pid.txt"
     await tiller.wait_for(lambda: tiller.events_of("toolStarted", turn) and pid_file.exists())
     await asyncio.sleep(0.2)
-    shell_pid = int(pid_file.read_text())
+    assert len(_running(marker)) >= 2  # its shell (and the supervisor's argv), its sleep
     await tiller.request("tiller/interrupt")
     ended = await tiller.turn_end(turn, timeout=5)
     assert ended["outcome"] == "interrupted"
     assert {"name": "bash", "status": "interrupted"} in ended["trail"]
     for _ in range(50):
-        if not _alive(shell_pid):
+        if not _running(marker):
             break
         await asyncio.sleep(0.05)
-    assert not _alive(shell_pid)
+    assert _running(marker) == []
     await tiller.run("continue")
     assert_valid_history(api)
     results = api.message_requests()[-1].body["messages"][2]["content"]
@@ -257,17 +279,20 @@ async def test_sigterm_to_the_server_kills_running_commands(
         return {"decision": "allow"}
 
     tiller.on_confirm = allow
-    api.enqueue({"content": [tool_use("bash", "t1", command="echo $$ > pid.txt; exec sleep 30")]})
+    marker = _marker()
+    command = f"echo started > pid.txt; exec sleep {marker}"
+    api.enqueue({"content": [tool_use("bash", "t1", command=command)]})
     await tiller.prompt("sleep")
-    pid_file = workspace / "pid.txt"
-    await tiller.wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
-    sleeper = int(pid_file.read_text())
+    await tiller.wait_for(lambda: any(
+        (Path(f"/proc/{pid}/cmdline").read_bytes() == f"sleep\0{marker}\0".encode())
+        for pid in _running(marker)
+    ))  # fmt: skip
     server = tiller.client._server
     assert server is not None
     server.terminate()
     await asyncio.wait_for(server.wait(), 10)
     for _ in range(50):
-        if not _alive(sleeper):
+        if not _running(marker):
             break
         await asyncio.sleep(0.05)
-    assert not _alive(sleeper)
+    assert _running(marker) == []

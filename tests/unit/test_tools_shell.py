@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from tiller.tool_env import tool_env
 from tiller.tools import shell
 from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext, ToolResult, read_only_call
-from tiller.tools.sandbox import ShellPolicy
+from tiller.tools.sandbox import Isolated, ShellPolicy, bwrap_works
 from tiller.tools.shell import Bash, LiveOutput, OutputBuffer
 
 
@@ -379,3 +381,136 @@ async def test_server_killed_takes_running_command_down(tmp_path: Path, ws: Path
     await asyncio.sleep(3)
     assert not (ws / "marker").exists()
     assert not (ws / "bg-marker").exists()
+
+
+# --- approved commands in a PID namespace of their own (bubblewrap) --------------------------
+
+needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
+
+
+@pytest.fixture
+def isolated(ctx: ToolContext) -> ToolContext:
+    """Approved commands where bubblewrap works and the setting is ``auto``."""
+    policy = ShellPolicy(setting="auto", backend="bwrap")
+    assert policy.confinement(asked=True) == Isolated()
+    return replace(ctx, shell=policy)
+
+
+def sleep_marker() -> str:
+    """A ``sleep`` argument no other process has: how the host finds our sleeper (pids
+    inside the command's PID namespace mean nothing out here)."""
+    return f"1000.{secrets.randbelow(10**9):09d}"
+
+
+def host_pids(*argv: str) -> list[int]:
+    """Pids of the live processes whose command line is exactly ``argv``, seen from the host."""
+    wanted = "\0".join(argv).encode() + b"\0"
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (proc / "cmdline").read_bytes() == wanted:
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+async def until(predicate: Callable[[], object], within: float = 20.0) -> None:
+    """Wait until ``predicate()`` is truthy (for something that must happen)."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        assert time.monotonic() < deadline, "it never happened"
+        await asyncio.sleep(0.01)
+
+
+@needs_bwrap
+async def test_approved_command_runs_under_its_supervisor_in_its_own_pid_namespace(
+    isolated: ToolContext,
+) -> None:
+    result = await bash(isolated, "echo $$ $PPID; ps -o args= -p $PPID; ps -e -o pid= | wc -l")
+    pids, parent, count = result.output.splitlines()
+    assert pids == "3 2"  # bwrap's init is 1, the supervisor 2
+    assert "supervisor.py" in parent
+    assert int(count) == 5  # init, supervisor, bash, ps, wc: nothing from outside
+
+
+@needs_bwrap
+async def test_approved_command_reports_and_stops_its_background_process(
+    isolated: ToolContext,
+) -> None:
+    marker = sleep_marker()
+    result = await bash(isolated, f"setsid sleep {marker} > /dev/null 2>&1 & echo launched")
+    assert result.output.startswith("launched\n")
+    assert "1 background process(es) the command left running were stopped" in result.output
+    assert host_pids("sleep", marker) == []
+
+
+@needs_bwrap
+async def test_approved_command_double_forked_daemon_does_not_survive(
+    isolated: ToolContext,
+) -> None:
+    marker = sleep_marker()
+    command = (
+        f"( setsid sh -c 'exec sleep {marker}' > /dev/null 2>&1 & ) ; "
+        f"until ps -e -o args= | grep -qx 'sleep {marker}'; do sleep 0.01; done; echo seen"
+    )
+    result = await bash(isolated, command)
+    assert result.output.startswith("seen\n") and "were stopped" in result.output
+    assert host_pids("sleep", marker) == []
+
+
+@needs_bwrap
+async def test_cancelling_an_approved_command_stops_all_its_processes(
+    isolated: ToolContext,
+) -> None:
+    marker = sleep_marker()
+    task = asyncio.create_task(
+        bash(isolated, f"trap '' TERM; setsid sleep {marker} > /dev/null 2>&1 & sleep {marker}")
+    )
+    await until(lambda: len(host_pids("sleep", marker)) == 2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await until(lambda: host_pids("sleep", marker) == [])
+
+
+@needs_bwrap
+async def test_approved_command_timeout_stops_all_its_processes(isolated: ToolContext) -> None:
+    marker = sleep_marker()
+    command = f"trap '' TERM; setsid sleep {marker} > /dev/null 2>&1 & echo started; sleep {marker}"
+    result = await bash(isolated, command, limit=0.5)
+    assert result.is_error and "timed out after 0.5 s" in result.output
+    assert "started" in result.output
+    await until(lambda: host_pids("sleep", marker) == [])
+
+
+@needs_bwrap
+async def test_approved_command_dies_with_the_server(tmp_path: Path, ws: Path) -> None:
+    marker = sleep_marker()
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import asyncio, pathlib, sys\n"
+        "from tiller.tools.sandbox import Isolated\n"
+        "from tiller.tools.shell import run_command\n"
+        "ws = pathlib.Path(sys.argv[1])\n"
+        f"asyncio.run(run_command('setsid sleep {marker} & sleep {marker}', ws, 60,"
+        " confinement=Isolated()))\n"
+    )
+    server = await asyncio.create_subprocess_exec(sys.executable, str(script), str(ws))
+    await until(lambda: len(host_pids("sleep", marker)) == 2)
+    server.kill()
+    await server.wait()
+    await until(lambda: host_pids("sleep", marker) == [])
+
+
+@needs_bwrap
+async def test_approved_command_gets_the_scrubbed_environment_and_changes_files(
+    isolated: ToolContext, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-4")
+    policy = replace(isolated.shell, env=tool_env())
+    result = await bash(replace(isolated, shell=policy), "env > env.txt; echo made > made.txt")
+    assert not result.is_error
+    assert "sk-ant-secret-4" not in (ws / "env.txt").read_text()
+    assert (ws / "made.txt").read_text() == "made\n"

@@ -4,10 +4,12 @@ The command runs as ``bash -c`` through an asyncio subprocess (the event loop ne
 with stdin from /dev/null and stderr merged into stdout, under a small supervisor process
 (``supervisor.py``) that ends every process the command started when the command ends, and
 all of them when the server dies. A command that runs without the user's confirmation runs
-inside the sandbox (``sandbox.py``) where there is one. The environment is the server's
-without its secrets (``tool_env.py``). Output is read as it comes and only its head and tail
-are kept, so a flood (``yes``) costs no memory. A timeout or a cancellation (how an interrupt
-arrives) stops everything: SIGTERM, a short grace, SIGKILL.
+inside the sandbox (``sandbox.py``) where there is one; an approved command runs, with its
+supervisor, in a PID namespace of its own where bubblewrap works. The environment is the
+server's without its secrets (``tool_env.py``). Output is read as it comes and only its head
+and tail are kept, so a flood (``yes``) costs no memory. A timeout or a cancellation (how an
+interrupt arrives) stops everything: SIGTERM, a short grace, SIGKILL (under bubblewrap the
+PID namespace dies at once).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolInputError
-from ..tool_env import tool_env
+from ..tool_env import tool_env, unasked_env
 from .base import (
     JSON,
     OUTPUT_CAP,
@@ -36,7 +38,7 @@ from .base import (
 )
 from .bash_readonly import is_read_only_command
 from .live_output import LiveOutput, OutputBuffer
-from .sandbox import Confined, Confinement, Unavailable, Unconfined, confine
+from .sandbox import Confined, Confinement, Isolated, Unavailable, Unconfined, confine, isolate
 
 __all__ = ["Bash", "CommandRun", "LiveOutput", "OutputBuffer", "SandboxUnavailable", "run_command"]
 
@@ -120,8 +122,8 @@ async def _settled(future: asyncio.Future[None], seconds: float) -> bool:
 
 
 async def _stop(pid: int, collector: _Collector, grace: float) -> None:
-    """Ask the supervisor (or bwrap, whose sandbox then dies whole) to stop the command's
-    processes; SIGKILL its session if it does not.
+    """Ask the supervisor (or bwrap, whose PID namespace then dies whole, the supervisor in it
+    too) to stop the command's processes; SIGKILL its session if it does not.
 
     The SIGKILL is sent even if this coroutine is cancelled while it waits.
     """
@@ -141,14 +143,28 @@ def _read_status(fd: int) -> tuple[int, int] | None:
         return None
 
 
-def command_argv(command: str, cwd: Path, confinement: Confinement) -> list[str]:
-    """``bash -c command``, confined by the sandbox when asked to."""
+def _supervised(argv: list[str], parent: int, status_fd: int) -> list[str]:
+    """``argv`` under the supervisor, which checks that its parent is ``parent`` and writes
+    what it saw to ``status_fd``."""
+    return [sys.executable, "-I", "-S", str(SUPERVISOR), str(parent), str(status_fd), *argv]
+
+
+def command_argv(command: str, cwd: Path, confinement: Confinement, status_fd: int) -> list[str]:
+    """What to start for ``command``: ``bash -c command``, confined as asked, under the
+    supervisor (reporting on ``status_fd``) unless the sandbox itself ends its processes."""
     argv = ["bash", "-c", command]
     match confinement:
         case Confined(writable=writable):
+            # bwrap's own PID namespace and --die-with-parent end every process of the command
+            # with it and with the server: no supervisor (it costs a Python start).
             return confine(argv, cwd, writable)
+        case Isolated():
+            # The supervisor runs inside the namespace, where its parent is bwrap's init (pid
+            # 1); there it counts and stops what the command leaves behind. bwrap ends it all
+            # with the server (--die-with-parent).
+            return isolate(_supervised(argv, 1, status_fd), cwd)
         case Unconfined() | Unavailable():
-            return argv
+            return _supervised(argv, os.getpid(), status_fd)
 
 
 async def run_command(
@@ -164,10 +180,11 @@ async def run_command(
 ) -> CommandRun:
     """Run ``command`` to its end, its time limit, or our cancellation (which is re-raised).
 
-    It runs under the supervisor (every process it starts ends with it, and with the server),
-    in its own session, with ``env`` (default: this environment, secrets removed), confined as
-    ``confinement`` says. ``stdin_data``, when given, is written to its stdin (then closed).
-    ``live`` gets the output as it arrives and keeps it for the caller if we are cancelled.
+    It runs under the supervisor (every process it starts ends with it, and with the server;
+    in the sandbox, bwrap's PID namespace does that), in its own session, with ``env``
+    (default: this environment, secrets removed), confined as ``confinement`` says.
+    ``stdin_data``, when given, is written to its stdin (then closed). ``live`` gets the output
+    as it arrives and keeps it for the caller if we are cancelled.
     """
     if isinstance(confinement, Unavailable):
         raise SandboxUnavailable(confinement.reason)
@@ -176,14 +193,8 @@ async def run_command(
     loop = asyncio.get_running_loop()
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
-    argv = command_argv(command, cwd, confinement)
-    # In the sandbox, bwrap's own PID namespace and --die-with-parent already end every process
-    # of the command with it and with the server: no supervisor (it costs a Python start).
-    # Elsewhere the supervisor does that, and reports what it stopped on the status pipe.
+    argv = command_argv(command, cwd, confinement, status_write)
     supervised = not isinstance(confinement, Confined)
-    if supervised:
-        argv = [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()),
-                str(status_write), *argv]  # fmt: skip
     try:
         transport, collector = await loop.subprocess_exec(
             lambda: _Collector(buffer, live, loop),
@@ -288,7 +299,8 @@ class Bash:
                 "with it (background jobs included); the command is stopped with all its "
                 f"processes after timeout_seconds (default {DEFAULT_TIMEOUT_SECONDS}, at most "
                 f"{MAX_TIMEOUT_SECONDS}). Commands that only read run without asking, in a "
-                "read-only sandbox without network. Secrets such as API keys are not in the "
+                "read-only sandbox without network. A command may not see or signal processes "
+                "it did not start (`ps`, `kill`). Secrets such as API keys are not in the "
                 "environment. Prefer read_file, list_files and grep for reading and "
                 "searching files, and edit_file/write_file for changing them."
             ),
@@ -339,9 +351,15 @@ class Bash:
         cwd = ctx.workspace.resolve()
         confinement = ctx.shell.confinement(asked=not ctx.sandboxed)
         run: CommandRun | None = None
-        if ctx.terminal is not None and not ctx.sandboxed and isinstance(confinement, Unconfined):
-            # Approved by the user, unconfined by the settings: the editor's terminal may run
-            # it. A command that runs unasked never gets here: it stays in the sandbox.
+        if (
+            ctx.terminal is not None
+            and not ctx.sandboxed
+            and isinstance(confinement, Unconfined | Isolated)
+        ):
+            # Approved by the user, and the settings do not ask for the sandbox: the editor's
+            # terminal may run it (as the editor's process: no PID namespace of ours, see
+            # docs/security.md). A command that runs unasked never gets here: it stays in the
+            # sandbox.
             run = await ctx.terminal.run(
                 command, cwd, ctx.shell.env, timeout, self.output_cap, ctx.live
             )
@@ -352,7 +370,7 @@ class Bash:
                     cwd,
                     timeout,
                     output_cap=self.output_cap,
-                    env=ctx.shell.env,
+                    env=unasked_env(ctx.shell.env) if ctx.sandboxed else ctx.shell.env,
                     confinement=confinement,
                     live=ctx.live,
                 )

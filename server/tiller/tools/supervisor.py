@@ -1,13 +1,15 @@
 """A tiny supervisor between the server and each command: every process the command starts
 ends with the command, and all of them die with the server, even after ``kill -9``.
 
-Run as ``python -I -S supervisor.py SERVER_PID STATUS_FD ARGV...`` (stdlib only, no tiller
-import, so it starts fast). It
+Run as ``python -I -S supervisor.py PARENT_PID STATUS_FD ARGV...`` (stdlib only, no tiller
+import, so it starts fast). PARENT_PID is the pid its parent must have: the server's, or 1
+when it runs inside a PID namespace of its own (an approved command under bubblewrap: bwrap's
+init is its parent there, and bwrap dies with the server). It
 
 - becomes a child subreaper: processes that leave their parent (``setsid cmd &``, double
   forks) are re-parented to it instead of to init, so it always sees all of them;
-- asks the kernel for SIGTERM when the server dies (``PR_SET_PDEATHSIG``), and exits at once if
-  the server is already gone;
+- asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``), and exits at once
+  if the parent is already gone;
 - runs ARGV; when ARGV ends, or on SIGTERM/SIGINT/SIGHUP, it stops every descendant
   (SIGTERM, a short grace, then SIGKILL until none is left) and reaps them;
 - writes ``EXIT STOPPED`` to STATUS_FD (EXIT: the exit code, or minus the signal; STOPPED:
@@ -94,12 +96,12 @@ def stop_all(me: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    server, status_fd, command = int(argv[0]), int(argv[1]), argv[2:]
+    parent, status_fd, command = int(argv[0]), int(argv[1]), argv[2:]
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    if os.getppid() != server:
-        return 1  # the server died before we asked to be told
+    if os.getppid() != parent:
+        return 1  # the parent died before we asked to be told
     me = os.getpid()
     stopping: list[int] = []
 

@@ -1,0 +1,376 @@
+"""Attacks on the sandbox and on the server's API key, end to end: the scripted model calls
+``bash``, the real server (spawned over stdio, with the key in its environment as an editor
+starts it) runs the command, and the kernel says no. Every test runs as root and as an
+unprivileged user (``users.py``).
+
+- A hostile program in the sandbox (a repository's program that a read-only command runs) as
+  root: bwrap started by uid 0 kept every capability, so ``mount``, remounting the read-only
+  binds writable, ``unshare -rm`` and the host's sysctls (``kernel.core_pattern``) worked. Here
+  the program is an approved command under ``sandbox: "always"``: the same sandbox (its
+  workspace writable), reached without depending on what the classifier lets through
+  (tests/unit/test_sandbox.py runs the read-only variant directly).
+- An approved command that walks up from ``$PPID`` to the server and reads
+  ``/proc/<server>/environ`` or ``/proc/<server>/mem``, or looks for it with ``ps``: with
+  bubblewrap it runs in a PID namespace of its own, where the server does not exist. With
+  ``sandbox: "off"`` the server is non-dumpable (a normal user cannot read its environment or
+  memory) and has blanked the key in its own environment (root can read that, and finds no
+  key; root reading the server's memory is not stopped: docs/security.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig
+
+from fakeapi import FakeMessagesAPI
+from harness import Tiller, make_client, server_env, stop_tiller
+from test_scheduling_and_permissions import results_of
+from test_turn_basics import text, tool_use
+from tiller.tools.sandbox import bwrap_works
+from users import USERS, User, as_user, make_dir, python_for, require, user_dir
+
+SECRET = "sk-ant-attack-5e6f7a8b9c0d1e2f"
+
+needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
+
+
+@dataclass(frozen=True)
+class Place:
+    user: User
+    ws: Path
+    data: Path
+    home: Path
+
+
+@pytest.fixture(params=USERS)
+def place(request: pytest.FixtureRequest) -> Iterator[Place]:
+    user: User = request.param
+    require(user)
+    with user_dir(user, "tiller-attack-") as base:
+        yield Place(
+            user,
+            make_dir(base / "ws", user),
+            make_dir(base / "data", user),
+            make_dir(base / "home", user),
+        )
+
+
+@pytest_asyncio.fixture
+async def api() -> AsyncIterator[FakeMessagesAPI]:
+    async with FakeMessagesAPI(api_key=SECRET) as fake:
+        yield fake
+
+
+@dataclass
+class Server:
+    tiller: Tiller
+    pid: int
+    python: str
+
+
+@pytest_asyncio.fixture
+async def launch(place: Place, api: FakeMessagesAPI) -> AsyncIterator[Any]:
+    """Start ``python -m tiller`` as ``place.user`` with the key in its environment."""
+    running: list[Tiller] = []
+
+    async def launcher(**options: Any) -> Server:
+        python, python_env = python_for(place.user)
+        env = {
+            **server_env(place.data),
+            **python_env,
+            "HOME": str(place.home),
+            "ANTHROPIC_API_KEY": SECRET,
+        }
+        config = ClientServerConfig(
+            server_command=as_user(place.user, [python, "-m", "tiller"]),
+            client_factory=make_client,
+            server_env=env,
+        )
+        client = await config.start()
+        tiller = Tiller(client, place.ws)
+        running.append(tiller)
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=place.ws.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(place.ws.as_uri(), "ws")],
+                initialization_options={
+                    "provider": {"kind": "anthropic", "baseUrl": api.base_url},
+                    "model": "claude-test-1",
+                    "dataDir": str(place.data),
+                    **options,
+                },
+            )
+        )
+        server = client._server
+        assert server is not None
+        return Server(tiller, server.pid, python)
+
+    yield launcher
+    for tiller in running:
+        await stop_tiller(tiller)
+
+
+def read(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+async def allow(params: dict[str, Any]) -> dict[str, Any]:
+    return {"decision": "allow"}
+
+
+async def approved(server: Server, api: FakeMessagesAPI, command: str) -> str:
+    """The model runs ``command``; the user approves it; its result as the model sees it."""
+    tiller = server.tiller
+    tiller.on_confirm = allow
+    api.enqueue({"content": [tool_use("bash", "b1", command=command)]}, {"content": [text("done")]})
+    ended = await tiller.run("run it", timeout=60)
+    assert ended["outcome"] == "completed", ended
+    assert [kind for kind, _ in tiller.asked] == ["tiller/confirmTool"]
+    assert api.message_requests(), "the server never talked to the API"
+    result = results_of(api, 1)[0]
+    return str(result["content"])
+
+
+async def sandbox_of(server: Server) -> str:
+    state = await server.tiller.request("tiller/getState")
+    return str(state["sandbox"])
+
+
+# --- a hostile program in the sandbox ---------------------------------------------------------
+
+
+@needs_bwrap
+async def test_sandbox_cannot_bind_mount_home_writable(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    """The issue's attack: ``mount --bind $HOME $HOME`` + ``remount,rw`` created $HOME/PWN."""
+    server = await launch(sandbox="always")
+    assert await sandbox_of(server) == "bwrap"
+    command = (
+        'test -d "$HOME" && echo home visible; '
+        'mount --bind "$HOME" "$HOME" && mount -o remount,rw,bind "$HOME" '
+        '&& echo pwn > "$HOME/PWN"; echo done'
+    )
+    out = await approved(server, api, command)
+    assert "home visible" in out and "done" in out
+    assert list(place.home.iterdir()) == []
+
+
+@needs_bwrap
+async def test_sandbox_cannot_unshare_a_user_namespace(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    """``unshare -rm`` worked: a namespace of one's own, with every capability in it."""
+    server = await launch(sandbox="always")
+    command = "command -v unshare; unshare -rm true && echo UNSHARED; unshare -U true && echo UNSHARED; echo done"  # noqa: E501
+    out = await approved(server, api, command)
+    assert "unshare" in out.splitlines()[0] and "done" in out
+    assert "UNSHARED" not in out
+
+
+@needs_bwrap
+async def test_sandbox_cannot_write_core_pattern(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    """/proc/sys/kernel/core_pattern was writable: a program the kernel runs as root. The
+    command writes back what it read: should the sandbox fail, nothing changes."""
+    before = read("/proc/sys/kernel/core_pattern")
+    server = await launch(sandbox="always")
+    command = (
+        "umount -l /proc/sys; mount -o remount,rw /proc/sys; "
+        "v=$(cat /proc/sys/kernel/core_pattern) && echo read; "
+        'printf "%s\\n" "$v" > /proc/sys/kernel/core_pattern && echo WROTE; echo done'
+    )
+    out = await approved(server, api, command)
+    assert "read" in out.splitlines() and "done" in out
+    assert "WROTE" not in out and "Read-only file system" in out
+    assert read("/proc/sys/kernel/core_pattern") == before
+
+
+@needs_bwrap
+async def test_sandbox_cannot_set_a_sysctl(place: Place, launch: Any, api: FakeMessagesAPI) -> None:
+    server = await launch(sandbox="always")
+    command = (
+        "command -v sysctl; "
+        'sysctl -w kernel.domainname="$(cat /proc/sys/kernel/domainname)" && echo WROTE; '
+        'sysctl -w vm.max_map_count="$(cat /proc/sys/vm/max_map_count)" && echo WROTE; '
+        "echo done"
+    )
+    out = await approved(server, api, command)
+    assert "sysctl" in out.splitlines()[0] and "done" in out
+    assert "WROTE" not in out
+
+
+# --- approved commands and the server's key ---------------------------------------------------
+
+FIELDS = "^(ANTHROPIC_|TILLER_DATA_DIR=)"
+
+
+def environ_walk(server_pid: int) -> str:
+    """Up from $PPID to pid 0 (or to the server), then the server's pid as the host knows it:
+    each process's command line and the variables of its environment that matter here."""
+    show = f'tr "\\0" "\\n" < /proc/$p/environ | grep -aE "{FIELDS}"'
+    return (
+        "p=$PPID; "
+        f'while [ "$p" -gt 0 ] && [ "$p" != {server_pid} ]; do '
+        'echo "== pid $p: $(tr "\\0" " " < /proc/$p/cmdline)"; '
+        f"{show}; "
+        'p=$(sed "s/.*) //" /proc/$p/stat | cut -d" " -f2); '
+        "done; "
+        f"p={server_pid}; "
+        'echo "== pid $p: $(tr "\\0" " " < /proc/$p/cmdline)"; '
+        f"{show}; echo walked"
+    )
+
+
+MEM_SCAN = """
+import os, sys
+key = sys.argv[1][::-1].encode()
+
+def parent(pid):
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        return int(stat.read().rsplit(b")", 1)[1].split()[1])
+
+def scan(pid, name):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read().replace(b"\\0", b" ").decode(errors="replace")
+    except OSError as err:
+        cmd = f"({err.strerror})"
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            maps = f.read().splitlines()
+        mem = open(f"/proc/{pid}/mem", "rb", 0)
+    except OSError as err:
+        return f"== {name}: {cmd}: {err.strerror}"
+    with mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            start, end = (int(x, 16) for x in span.split("-"))
+            if perms[0] != "r" or end - start > 1 << 30:
+                continue
+            try:
+                mem.seek(start)
+                if key in mem.read(end - start):
+                    return f"== {name}: {cmd}: KEY FOUND"
+            except (OSError, OverflowError, ValueError):
+                continue
+    return f"== {name}: {cmd}: no key"
+
+server = int(sys.argv[2])
+pid = os.getppid()
+while pid > 0 and pid != server:  # (beyond the server: the test itself, which knows the key)
+    print(scan(pid, f"pid {pid}"), flush=True)
+    pid = parent(pid)
+print(scan(server, "server pid"), flush=True)
+print(scan(os.getpid(), "self"), flush=True)  # the control: this process holds the key
+"""
+
+
+def mem_scan(server: Server) -> str:
+    """Every readable mapping of every ancestor (up to the server) and of the server's pid,
+    searched for the key (given reversed: the command line must not hold it)."""
+    return f"{server.python} -I - {SECRET[::-1]} {server.pid} <<'EOF'\n{MEM_SCAN}\nEOF"
+
+
+def sections(out: str) -> dict[str, str]:
+    """The walk's output by process: header line -> what followed it."""
+    found: dict[str, str] = {}
+    header = ""
+    for line in out.splitlines():
+        if line.startswith("== "):
+            header = line
+            found[header] = ""
+        elif header:
+            found[header] += line + "\n"
+    return found
+
+
+def server_sections(out: str) -> dict[str, str]:
+    return {h: body for h, body in sections(out).items() if "-m tiller" in h}
+
+
+@needs_bwrap
+async def test_approved_command_cannot_read_server_environ(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    server = await launch()
+    assert await sandbox_of(server) == "bwrap"
+    out = await approved(server, api, environ_walk(server.pid))
+    assert "walked" in out
+    assert any("supervisor.py" in header for header in sections(out)), out
+    assert "TILLER_DATA_DIR=" in out  # the walk reads environments: its own supervisor's
+    assert server_sections(out) == {}, out  # the server is not there to be read
+    assert SECRET not in out
+
+
+@needs_bwrap
+async def test_approved_command_cannot_read_server_mem(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    server = await launch()
+    out = await approved(server, api, mem_scan(server))
+    lines = [line for line in out.splitlines() if line.startswith("== ")]
+    assert lines[-1].startswith("== self:") and lines[-1].endswith("KEY FOUND"), out
+    assert not [line for line in lines[:-1] if "KEY FOUND" in line], out
+    assert server_sections(out) == {}, out
+    assert SECRET not in out
+
+
+@needs_bwrap
+async def test_approved_command_ps_shows_no_server(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    server = await launch()
+    out = await approved(server, api, "ps -ww -e -o pid=,args=")
+    listed = [line.split(None, 1)[1] for line in out.splitlines()]
+    assert "ps -ww -e -o pid=,args=" in listed and "-m tiller" not in out
+    # bwrap's init, the supervisor, (bash,) ps: nothing from outside
+    for args in listed:
+        program = Path(args.split()[0]).name
+        assert program in {"bwrap", "bash", "ps"} or "supervisor.py" in args, out
+
+
+# --- without the PID namespace (sandbox "off") ------------------------------------------------
+
+
+async def test_unsandboxed_approved_command_cannot_read_server_environ(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    """The walk reaches the server. A normal user may not read its environment (the server
+    is not dumpable); root may, and finds the key blanked there."""
+    server = await launch(sandbox="off")
+    assert await sandbox_of(server) == "none"
+    out = await approved(server, api, environ_walk(server.pid))
+    found = server_sections(out)
+    assert found, out  # the supervisor's parent, read by its pid
+    for body in found.values():
+        if place.user == "root":
+            assert "TILLER_DATA_DIR=" in body and "ANTHROPIC_API_KEY=\n" in body, out
+        else:
+            assert "Permission denied" in body and "TILLER_DATA_DIR=" not in body, out
+    assert SECRET not in out
+
+
+@pytest.mark.parametrize("place", [USERS[1]], indirect=True)
+async def test_unsandboxed_approved_command_cannot_read_server_mem_as_a_normal_user(
+    place: Place, launch: Any, api: FakeMessagesAPI
+) -> None:
+    """Only a normal user is stopped, by the server being non-dumpable: root reads every
+    process's memory (CAP_SYS_PTRACE), as docs/security.md says."""
+    server = await launch(sandbox="off")
+    out = await approved(server, api, mem_scan(server))
+    lines = [line for line in out.splitlines() if line.startswith("== ")]
+    assert lines[-1].startswith("== self:") and lines[-1].endswith("KEY FOUND"), out
+    found = [line for line in lines if "-m tiller" in line]
+    assert found and all(line.endswith("Permission denied") for line in found), out
+    assert not [line for line in lines[:-1] if "KEY FOUND" in line], out
+    assert SECRET not in out
