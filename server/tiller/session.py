@@ -719,7 +719,8 @@ class Session:
     async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome
         try:
-            outcome = await turn.run()
+            failed = await self._finish_cut_restore()
+            outcome = failed if failed is not None else await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()
             if task is not None:
@@ -730,6 +731,22 @@ class Session:
             self.messages = history.repair(self.messages)
             outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
         self._finish(turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
+
+    async def _finish_cut_restore(self) -> Failed | None:
+        """A restore cut short (the server killed mid-rewind) is finished before the turn
+        touches anything or ends, and reported; a turn cannot run while it cannot be."""
+        if self.checkpoints is None:
+            return None
+        try:
+            finished = await self.checkpoints.recover()
+        except (CheckpointError, OSError) as err:
+            why = f"A rewind cut short could not be finished, so this turn did not run: {err}"
+            return Failed("internal", why, True)
+        if finished:
+            self.emit(Notice("A rewind that was interrupted (the server stopped or the restore "
+                             "failed mid-way) has been finished: the workspace is as that "
+                             "rewind meant to leave it."))  # fmt: skip
+        return None
 
     def _checkpoint_before(self, turn_id: str, prompt: str) -> asyncio.Future[None] | None:
         """Start snapshotting the workspace so this turn can be rewound (a failure only warns).

@@ -355,11 +355,21 @@ class CheckpointTable:
         self.db.execute("DELETE FROM checkpoints WHERE created_at < ?", (older_than,))
         self.db.execute("DELETE FROM rewinds WHERE created_at < ?", (older_than,))
 
-    def live_commits(self) -> set[str]:
+    def live_commits(self, workspace: str) -> set[str]:
+        """The commits still in use by the sessions of ``workspace`` (each workspace has a
+        shadow repository of its own, which holds only its commits)."""
         found: set[str] = set()
-        for before, after in self.db.execute("SELECT before_commit, after_commit FROM checkpoints"):
+        for before, after in self.db.execute(
+            "SELECT c.before_commit, c.after_commit FROM checkpoints c "
+            "JOIN sessions s ON s.id = c.session_id WHERE s.workspace = ?",
+            (workspace,),
+        ):
             found.update(c for c in (before, after) if c)
-        for (commit,) in self.db.execute("SELECT files_commit FROM rewinds"):
+        for (commit,) in self.db.execute(
+            "SELECT r.files_commit FROM rewinds r "
+            "JOIN sessions s ON s.id = r.session_id WHERE s.workspace = ?",
+            (workspace,),
+        ):
             if commit:
                 found.add(commit)
         return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,127 @@ async def test_bad_rewind_params_answer_32602(tiller: Tiller) -> None:
     with pytest.raises(JsonRpcException) as caught:
         await tiller.request("tiller/undoRewind", {"undoId": "undo_nope"})
     assert caught.value.code == -32602
+
+
+async def test_rewind_never_writes_through_planted_restore_symlink(
+    start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """The repository plants entries at the names the restore once used for its temporary
+    files: a symlink and a hard link to files outside. The rewind writes neither victim."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim").write_text("the victim's own content\n")
+    (outside / "linked").write_text("hard-linked from the workspace\n")
+    (workspace / "a.txt").write_text("a before\n")
+    (workspace / "b.txt").write_text("b before\n")
+    os.symlink(outside / "victim", workspace / ".a.txt.tiller-restore")
+    os.link(outside / "linked", workspace / ".b.txt.tiller-restore")
+    before, victims = digest(workspace), digest(outside)
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    api.enqueue(
+        {
+            "content": [
+                tool_use("read_file", "r1", path="a.txt"),
+                tool_use("read_file", "r2", path="b.txt"),
+            ]
+        },
+        {
+            "content": [
+                tool_use("write_file", "w1", path="a.txt", content="a after\n"),
+                tool_use("write_file", "w2", path="b.txt", content="b after\n"),
+            ]
+        },
+        {"content": [text("rewrote a and b")]},
+    )
+    turn = (await tiller.run("rewrite a and b"))["turnId"]
+    assert (workspace / "a.txt").read_text() == "a after\n"
+
+    await tiller.request("tiller/rewind", {"turnId": turn, "files": True, "conversation": False})
+    assert digest(outside) == victims
+    assert digest(workspace) == before
+    assert not (workspace / "a.txt").is_symlink()
+
+
+async def test_data_dir_inside_workspace_is_never_snapshotted(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """The workspace is $HOME and the data dir the default one beneath it: the shadow
+    repository and the session database are no part of any checkpoint, and every turn can be
+    rewound and the rewind undone."""
+    data = workspace / ".local" / "share" / "tiller"
+    (workspace / "a.txt").write_text("a0\n")
+    (workspace / "b.txt").write_text("b0\n")
+    tiller: Tiller = await start(permissionMode="acceptEdits", dataDir=str(data))
+    initial = digest(workspace)
+    turns = []
+    for name, content in (("a.txt", "a1\n"), ("b.txt", "b1\n"), ("a.txt", "a2\n")):
+        api.enqueue(
+            {"content": [tool_use("read_file", "r", path=name)]},
+            {"content": [tool_use("write_file", "w", path=name, content=content)]},
+            {"content": [text(f"wrote {name}")]},
+        )
+        turns.append((await tiller.run(f"write {name}"))["turnId"])
+    listed = (await tiller.request("tiller/checkpoints"))["checkpoints"]
+    assert [c["changedFiles"] for c in listed] == [1, 1, 1]
+
+    preview = await tiller.request(
+        "tiller/rewind", {"turnId": turns[0], "files": True, "conversation": False, "dryRun": True}
+    )
+    assert preview["changed"] == ["a.txt", "b.txt"]
+    assert preview["added"] == preview["removed"] == []
+    for turn in reversed(turns):
+        done = await tiller.request(
+            "tiller/rewind", {"turnId": turn, "files": True, "conversation": False}
+        )
+        touched = [p for kind in ("changed", "added", "removed") for p in done[kind]]
+        assert not [p for p in touched if p.startswith(".local/")]
+    assert not_data(digest(workspace)) == not_data(initial)
+    await tiller.request("tiller/undoRewind", {"undoId": done["undoId"]})
+    assert (workspace / "a.txt").read_text() == "a1\n"  # as before the last rewind
+    assert (workspace / "b.txt").read_text() == "b0\n"
+
+
+def not_data(found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    return {k: v for k, v in found.items() if not k.startswith(".local")}
+
+
+async def test_interrupted_restore_finishes_before_next_turn(
+    start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """A server killed mid-rewind leaves a journal, part of the files restored and a temporary
+    file behind. The next server finishes that restore before its first turn ends, even a
+    turn that only talks, and says so."""
+    for n in range(1500):
+        (workspace / f"f{n:04}.txt").write_text(f"original {n}\n")
+    original = digest(workspace)
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    tiller.on_confirm = allow
+    api.enqueue(
+        {"content": [tool_use("bash", "b1", command="for f in f*.txt; do echo x > $f; done")]},
+        {"content": [text("changed them all")]},
+    )
+    turn = (await tiller.run("change every file", timeout=60))["turnId"]
+    await tiller.request("tiller/checkpoints")  # the closing snapshot is done
+    server = tiller.client._server
+    assert server is not None
+    server.kill()
+    await server.wait()
+
+    # What kill -9 leaves mid-restore: the journal names the target; a part is written.
+    with sqlite3.connect(tmp_path / "data" / "sessions.sqlite3") as db:
+        (target,) = db.execute(
+            "SELECT before_commit FROM checkpoints WHERE turn_id=?", (turn,)
+        ).fetchone()
+    (shadow,) = (tmp_path / "data" / "checkpoints").glob("*.git")
+    (shadow / "tiller-restore.journal").write_text(target)
+    for n in range(0, 1500, 3):
+        (workspace / f"f{n:04}.txt").write_text(f"original {n}\n")
+    (workspace / ".f0001.txt.0123456789ab.tiller-restore").write_text("origi")
+
+    again: Tiller = await start(permissionMode="acceptEdits")
+    api.enqueue({"content": [text("just talking")]})
+    ended = await again.run("hello", timeout=60)
+    assert digest(workspace) == original
+    assert not (shadow / "tiller-restore.journal").exists()
+    notices = [e["text"] for e in again.events_of("notice", ended["turnId"])]
+    assert any("interrupted" in n for n in notices), notices

@@ -3,15 +3,26 @@ journaled restore that a kill -9 cannot leave half-done, and the user's .git lef
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from tiller.checkpoints import ShadowRepo
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tiller.checkpoints import CheckpointError, ShadowRepo
+from tiller.protocol import Thinking
+from tiller.rewind import CheckpointKeeper
+from tiller.store import CheckpointTable, SessionRow, SessionStore
 
 
 def digest(root: Path) -> dict[str, tuple[str, str]]:
@@ -106,3 +117,197 @@ def test_a_restore_cut_by_kill_9_is_completed_by_the_next_call(tmp_path: Path) -
     assert repo.finish_interrupted_restore() in (target, None)
     assert digest(ws) == wanted
     assert not journal.exists()
+
+
+# --- confinement: a restore never writes outside the workspace ------------------------------
+
+TARGET_FILES = {"a.txt": b"a\n", "d/c.txt": b"c\n", "d/e/f.txt": b"f\n", "run.sh": b"#!/bin/sh\n"}
+PLANT_AT = (
+    "a.txt", "run.sh", "d", "d/c.txt", "d/e", "d/e/f.txt", "new.txt", "d/new.txt",
+    ".a.txt.tiller-restore", ".run.sh.tiller-restore", "d/.c.txt.tiller-restore",
+    "d/e/.f.txt.tiller-restore", ".d.tiller-restore",
+)  # fmt: skip
+OUTSIDE = ("victim.txt", "dir", "dir/inner.txt", "missing")
+
+plants = st.lists(
+    st.tuples(
+        st.sampled_from(("symlink", "hardlink", "write", "delete")),
+        st.sampled_from(PLANT_AT),
+        st.sampled_from(OUTSIDE),
+    ),
+    max_size=8,
+)
+
+
+def plant(ws: Path, outside: Path, kind: str, name: str, to: str) -> None:
+    """Put a trap at ``name`` (never touching anything outside the workspace to do it)."""
+    path = ws / name
+    parent = path.parent
+    while parent != ws:  # through a planted link or a file: not a place to plant
+        if parent.is_symlink() or (parent.exists() and not parent.is_dir()):
+            return
+        parent = parent.parent
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+    match kind:
+        case "symlink":
+            os.symlink(outside / to, path)
+        case "hardlink" if (outside / to).is_file():
+            os.link(outside / to, path)
+        case "write":
+            path.write_text("changed by the agent\n")
+        case _:
+            pass
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plants, plants)
+def test_a_restore_never_changes_anything_outside_the_workspace(
+    shipped: list[tuple[str, str, str]], later: list[tuple[str, str, str]]
+) -> None:
+    """Symbolic links and hard links to places outside, planted anywhere (at the names the
+    restore once used for its temporary files too), some shipped with the repository (in the
+    snapshot rewound to), some made later by the agent; then a rewind: the outside is
+    untouched and the workspace is exactly the snapshot again."""
+    with tempfile.TemporaryDirectory() as scratch:
+        base = Path(scratch)
+        outside = base / "outside"
+        (outside / "dir").mkdir(parents=True)
+        (outside / "victim.txt").write_text("victim\n")
+        (outside / "dir" / "inner.txt").write_text("inner\n")
+        repo, ws = make_repo(base)
+        for name, data in TARGET_FILES.items():
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
+            (ws / name).write_bytes(data)
+        os.chmod(ws / "run.sh", 0o755)
+        for kind, name, to in shipped:
+            plant(ws, outside, kind, name, to)
+        target = repo.snapshot("target").commit
+        wanted, untouched = digest(ws), digest(outside)
+        for kind, name, to in later:
+            plant(ws, outside, kind, name, to)
+        repo.restore(target)
+        assert digest(outside) == untouched
+        assert digest(ws) == wanted
+
+
+def test_a_restore_writes_through_no_planted_temp_name(tmp_path: Path) -> None:
+    """The attack of the report, exactly: ``.a.txt.tiller-restore`` links to a file outside."""
+    repo, ws = make_repo(tmp_path)
+    victim = tmp_path / "victim"
+    victim.write_text("victim\n")
+    (ws / "a.txt").write_text("old\n")
+    os.symlink(victim, ws / ".a.txt.tiller-restore")
+    target = repo.snapshot("target").commit
+    (ws / "a.txt").write_text("new\n")
+    repo.restore(target)
+    assert victim.read_text() == "victim\n"
+    assert (ws / "a.txt").read_text() == "old\n" and not (ws / "a.txt").is_symlink()
+    assert os.readlink(ws / ".a.txt.tiller-restore") == str(victim)
+
+
+# --- private places: the data dir and the shadow repository ---------------------------------
+
+
+def test_a_data_dir_inside_the_workspace_is_never_snapshotted_nor_restored(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "home"
+    data = ws / ".local" / "share" / "tiller"
+    repo = ShadowRepo(data / "checkpoints" / "home.git", ws, private=(data,))
+    ws.mkdir()
+    (ws / "notes.txt").write_text("v1\n")
+    first = repo.snapshot("first").commit
+    (data / "sessions.sqlite3").write_bytes(b"database")
+    (ws / "notes.txt").write_text("v2\n")
+    second = repo.snapshot("second").commit
+    assert set(repo.tree(second)) == {"notes.txt"}
+    assert repo.changes(second, first).changed == ("notes.txt",)
+    objects = {p for p in (repo.git_dir / "objects").rglob("*") if p.is_file()}
+    repo.restore(first)
+    assert (ws / "notes.txt").read_text() == "v1\n"
+    assert (data / "sessions.sqlite3").read_bytes() == b"database"
+    assert objects <= {p for p in (repo.git_dir / "objects").rglob("*") if p.is_file()}
+
+
+def test_a_snapshot_that_holds_the_data_dir_is_restored_without_touching_it(
+    tmp_path: Path,
+) -> None:
+    """Snapshots taken before the data dir was kept out hold it: restoring one leaves the
+    data dir (and the shadow repository in it) as it is."""
+    ws = tmp_path / "home"
+    data = ws / "data"
+    old = ShadowRepo(data / "home.git", ws)  # as before: nothing private but the repo
+    ws.mkdir()
+    (ws / "a.txt").write_text("a1\n")
+    data.mkdir()
+    (data / "sessions.sqlite3").write_bytes(b"old database")
+    target = old.snapshot("with the data dir").commit
+    assert "data/sessions.sqlite3" in old.tree(target)
+    (data / "sessions.sqlite3").write_bytes(b"new database")
+    (ws / "a.txt").write_text("a2\n")
+    now = ShadowRepo(data / "home.git", ws, private=(data,))
+    changes = now.restore(target)
+    assert changes.changed == ("a.txt",) and not changes.added and not changes.removed
+    assert (data / "sessions.sqlite3").read_bytes() == b"new database"
+
+
+def test_a_journal_whose_snapshot_is_gone_is_dropped_with_an_error(tmp_path: Path) -> None:
+    repo, ws = make_repo(tmp_path)
+    (ws / "a.txt").write_text("a\n")
+    repo.snapshot("one")
+    repo.journal_path.write_text("0123456789abcdef0123456789abcdef01234567")
+    with pytest.raises(CheckpointError, match="no longer in the shadow repository"):
+        repo.finish_interrupted_restore()
+    assert not repo.restore_pending()
+    assert repo.finish_interrupted_restore() is None
+
+
+# --- housekeeping ---------------------------------------------------------------------------
+
+
+async def test_housekeeping_keeps_only_this_workspaces_commits_when_several_exist(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 17: the live commits of every workspace were applied to one shadow repository,
+    so ``update-ref`` failed on commits it does not hold and gc never ran."""
+    store = SessionStore(tmp_path / "data" / "sessions.sqlite3")
+    keepers: list[CheckpointKeeper] = []
+    for name in ("one", "two"):
+        ws = tmp_path / name
+        ws.mkdir()
+        (ws / "f.txt").write_text(name)
+        keeper = CheckpointKeeper.open(tmp_path / "data", ws, store, retention_days=30)
+        assert keeper is not None
+        store.create(
+            SessionRow(f"ses_{name}", str(ws), name, None, time.time(), time.time(),
+                       "claude-test-1", "default", Thinking(), (), 0)
+        )  # fmt: skip
+        await keeper.before_turn(f"ses_{name}", f"turn_{name}", "hello")
+        keeper.after_turn(f"ses_{name}", f"turn_{name}")
+        await keeper.settled()
+        keepers.append(keeper)
+    one, _ = keepers
+    table = CheckpointTable(store)
+    mine = table.live_commits(str(tmp_path / "one"))
+    assert len(mine) == 2 and mine.isdisjoint(table.live_commits(str(tmp_path / "two")))
+    with caplog.at_level(logging.WARNING, logger="tiller.rewind"):
+        await one.housekeeping()
+    assert not [r for r in caplog.records if "housekeeping failed" in r.getMessage()]
+    kept = await asyncio.to_thread(keep_refs, one.repo.git_dir)
+    assert kept == mine
+    assert (one.repo.git_dir / "objects" / "pack").is_dir()
+    assert not list((one.repo.git_dir / "objects").glob("[0-9a-f][0-9a-f]"))  # packed by gc
+
+
+def keep_refs(git_dir: Path) -> set[str]:
+    """The commits the refs that keep commits alive through gc point at."""
+    listed = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "for-each-ref", "--format=%(objectname)",
+         "refs/tiller/keep/"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return set(listed.stdout.split())
