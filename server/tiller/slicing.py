@@ -82,6 +82,7 @@ class Inject:
 Piece = Keep | Summarize | Compact | Inject
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?%?")
+_LONGEST_NUMBER = 18  # digits: any turn index or percentage is far shorter
 _WORD = re.compile(r"[a-z]+")
 
 
@@ -119,18 +120,23 @@ class _Reader:
         return found.group()
 
     def bound(self) -> Bound | None:
+        self.skip_spaces()
         start = self.at
         token = self.match(_NUMBER)
         if token is None:
             return None
+        shown = f"{token[:8]}…{token[-1]}" if len(token) > 12 else token
+        whole = token.rstrip("%").partition(".")[0].lstrip("0") or "0"
+        if len(whole) > _LONGEST_NUMBER:  # int() would fail on more than 4,300 digits
+            raise SpecError(start, f"the number {shown} ({len(whole)} digits) is too large")
         if token.endswith("%"):
             value = float(token[:-1])
             if value > 100:
-                raise SpecError(start, f"{token} is more than 100%")
+                raise SpecError(start, f"{shown} is more than 100%")
             return Bound(value, percent=True)
         if "." in token:
-            raise SpecError(start, f"a turn index is a whole number, not {token}")
-        return Bound(int(token))
+            raise SpecError(start, f"a turn index is a whole number, not {shown}")
+        return Bound(int(whole))
 
     def range(self) -> Range:
         position = self.at

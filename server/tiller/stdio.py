@@ -3,9 +3,18 @@
 pygls's own stdio reader trusts every header: a wrong ``Content-Length`` desynchronises the
 stream for good and a huge one allocates it (``MemoryError``). Here a sans-IO
 `FrameDecoder` turns bytes into `Message` (a parsed JSON value) or `Garbled` (what was wrong)
-and, after a bad frame, resynchronises on the next ``Content-Length:`` header. `serve` reads
-stdin in a thread of its own (never the pool that file work or pygls use) and hands each frame
-to an `Endpoint`; `FrameWriter` writes framed bytes to stdout.
+and, after a bad frame, resynchronises on the next ``Content-Length:`` header, never one that
+is past the start of the next message: a broken frame costs that frame alone.
+
+Header lines may end in LF alone. The LSP base protocol says CRLF, but HTTP, whose header
+format it borrows, lets a recipient take a bare LF as a line end (RFC 9112, section 2.2), and
+Go's jsonrpc2 (gopls) reads header lines the same way; the header still ends at the first
+empty line, so such a frame is as unambiguous as a CRLF one and is read, not refused.
+(Refusing it would cost more than tolerating it: until the next CRLF CRLF nothing marks where
+it ends, and that is inside the following frame.)
+
+`serve` reads stdin in a thread of its own (never the pool that file work or pygls use) and
+hands each frame to an `Endpoint`; `FrameWriter` writes framed bytes to stdout.
 
 Nothing here knows pygls: the glue is in `pygls_adapter`.
 """
@@ -30,10 +39,15 @@ STALL_SECONDS = 5.0
 READ_CHUNK = 64 * 1024
 CHUNKS_IN_FLIGHT = 4
 
-_HEADER_END = b"\r\n\r\n"
+_HEADER_END = re.compile(rb"\r?\n\r?\n")  # the first empty line; a bare LF ends a line too
+_LONGEST_HEADER_END = len(b"\r\n\r\n")
+_LINE_END = re.compile(rb"\r?\n")
 _MARKER = re.compile(rb"content-length:", re.IGNORECASE)
 _MARKER_LEN = len(b"content-length:")
 _HEADER_NAMES = (b"content-length:", b"content-type:")
+_HEADER_START = re.compile(rb"content-(?:length|type):", re.IGNORECASE)
+# RFC 9110: a field name is a token; a value holds no CR, LF or other control character.
+_HEADER_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e\x80-\xff]*")
 _DIGITS = re.compile(rb"[0-9]{1,20}")
 # Best effort: the request id near the start of a body we could not parse, so the client's
 # request fails at once instead of waiting forever. Only looked for before any "params".
@@ -126,8 +140,8 @@ class FrameDecoder:
                 f"only {len(self._buffer)} of the {self._length} bytes announced by "
                 "Content-Length arrived, then nothing"
             )
-            garbled = Garbled(reason, self._guess_id(0))
-            self._skip_from(1)
+            garbled = Garbled(reason, self._guess_id(0, 0))
+            self._skip_from(0)
         else:
             garbled = Garbled("an incomplete header block, then nothing")
             self._buffer.clear()
@@ -137,7 +151,7 @@ class FrameDecoder:
         """End of stream: a frame cut short is reported."""
         if not self.mid_frame:
             return []
-        request_id = self._guess_id(0) if self._length is not None else None
+        request_id = self._guess_id(0, 0) if self._length is not None else None
         self._buffer.clear()
         self._length = None
         return [Garbled("the stream ended inside a message", request_id)]
@@ -163,15 +177,16 @@ class FrameDecoder:
         return True
 
     def _skip_from(self, offset: int) -> None:
-        """Drop ``offset`` bytes, then look for the next header."""
+        """Drop ``offset`` bytes, then look for the next header (one right there included)."""
         del self._buffer[:offset]
         self._length = None
         self._skipping = True
 
-    def _guess_id(self, start: int) -> int | str | None:
-        """The id of the broken message at ``start``: looked for up to the next header only,
-        so it is never the id of the message that follows."""
-        following = _MARKER.search(self._buffer, start + 1, start + 4096)
+    def _guess_id(self, start: int, resync: int) -> int | str | None:
+        """The id of the broken message at ``start``: looked for up to the header where
+        reading resumes (the first at or after ``resync``), so never the id of the message
+        that follows."""
+        following = _MARKER.search(self._buffer, resync, start + 4096)
         end = following.start() if following else start + 4096
         return guess_request_id(bytes(self._buffer[start:end]))
 
@@ -184,45 +199,31 @@ class FrameDecoder:
                 return None  # too short to tell yet (or empty)
             self._skip_from(0)
             return Garbled(f"bytes that are not a header: {start!r}...")
-        end = self._buffer.find(_HEADER_END, 0, MAX_HEADER_BYTES + len(_HEADER_END))
-        if end < 0:
+        end = _HEADER_END.search(self._buffer, 0, MAX_HEADER_BYTES + _LONGEST_HEADER_END)
+        if end is None:
             if len(self._buffer) <= MAX_HEADER_BYTES:
                 return None
             self._skip_from(1)
             return Garbled(f"a header block longer than {MAX_HEADER_BYTES} bytes")
-        body_at = end + len(_HEADER_END)
-        length = self._content_length(bytes(self._buffer[:end]))
+        length, lines_end = _content_length(bytes(self._buffer[: end.start()]))
         if isinstance(length, str):
-            request_id = self._guess_id(body_at)
-            self._skip_from(body_at)
+            # Read on from where the header lines end: this frame's body, or the first line
+            # that is no header line (a line end lost, the empty line missing: the next
+            # frame's header may be in there, and the empty line found may be its own).
+            resync = end.end() if lines_end is None else max(lines_end, 1)
+            request_id = self._guess_id(0, resync)
+            self._skip_from(resync)
             return Garbled(length, request_id)
-        del self._buffer[:body_at]
+        del self._buffer[: end.end()]
         self._length = length
         return self._body(length)
 
-    @staticmethod
-    def _content_length(block: bytes) -> int | str:
-        """The announced body length, or what is wrong with the header block."""
-        length: int | None = None
-        for line in block.split(b"\r\n"):
-            name, colon, value = line.partition(b":")
-            if not colon:
-                return f"a header line without a colon: {line[:80]!r}"
-            if name.strip().lower() != b"content-length":
-                continue  # Content-Type and unknown headers are allowed
-            digits = value.strip()
-            if _DIGITS.fullmatch(digits) is None:
-                return f"Content-Length is not a non-negative integer: {digits[:40]!r}"
-            length = int(digits)
-        if length is None:
-            return "a header block without Content-Length"
-        if length == 0:
-            return "Content-Length: 0 (a message cannot be empty)"
-        if length > MAX_BODY_BYTES:
-            return f"Content-Length {length} is larger than the limit of {MAX_BODY_BYTES} bytes"
-        return length
-
     def _body(self, length: int) -> Frame | None:
+        if _HEADER_START.match(self._buffer):
+            # A header where the body should be: this frame announced a body it did not send.
+            # Read that header now rather than take it (and its body) as this one's body.
+            self._skip_from(0)
+            return Garbled(f"a header where a body of {length} bytes should be")
         if len(self._buffer) < length:
             return None
         body = bytes(self._buffer[:length])
@@ -230,12 +231,39 @@ class FrameDecoder:
             payload = parse_body(body)
         except ValueError as err:
             # A Content-Length too small or too large: the next header may be inside.
-            request_id = self._guess_id(0)
-            self._skip_from(1)
+            request_id = self._guess_id(0, 0)
+            self._skip_from(0)
             return Garbled(f"a body that is not JSON ({err})", request_id)
         del self._buffer[:length]
         self._length = None
         return Message(payload)
+
+
+def _content_length(block: bytes) -> tuple[int | str, int | None]:
+    """The body length a header block announces, or what is wrong with it; and where its
+    header lines end: the offset of the first line that is none (None: every line is one)."""
+    lengths: set[int] = set()
+    starts = [0, *(end.end() for end in _LINE_END.finditer(block))]
+    for start, line in zip(starts, _LINE_END.split(block), strict=True):
+        if _HEADER_LINE.fullmatch(line) is None:
+            return f"a header line that is not 'Name: value': {line[:80]!r}", start
+        name, _, value = line.partition(b":")
+        if name.lower() != b"content-length":
+            continue  # Content-Type and unknown headers are allowed
+        digits = value.strip(b" \t")
+        if _DIGITS.fullmatch(digits) is None:
+            return f"Content-Length is not a non-negative integer: {digits[:40]!r}", None
+        lengths.add(int(digits))
+    if not lengths:
+        return "a header block without Content-Length", None
+    if len(lengths) > 1:
+        return f"Content-Length given twice, differently: {sorted(lengths)}", None
+    [length] = lengths
+    if length == 0:
+        return "Content-Length: 0 (a message cannot be empty)", None
+    if length > MAX_BODY_BYTES:
+        return f"Content-Length {length} is larger than the limit of {MAX_BODY_BYTES} bytes", None
+    return length, None
 
 
 class FrameWriter:
@@ -295,7 +323,11 @@ class _Reader:
             return
         if not data:
             self.done.set_result(None)
-        elif self.decoder.mid_frame:
+        else:
+            self._watch()
+
+    def _watch(self) -> None:
+        if self.decoder.mid_frame:
             self.stall = self.loop.call_later(self.stall_seconds, self._expire)
 
     def _expire(self) -> None:
@@ -304,6 +336,8 @@ class _Reader:
             self._dispatch(self.decoder.expire())
         except BrokenPipeError as err:
             self.done.set_exception(err)
+            return
+        self._watch()  # the frame read on from may be waiting too
 
     def _dispatch(self, frames: list[Frame]) -> None:
         for frame in frames:

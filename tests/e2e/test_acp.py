@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -925,6 +926,46 @@ async def test_bad_requests_get_acp_errors(start: Any, workspace: Path) -> None:
         # Nothing above disturbed the session.
         state = await conn.set_config_option(config_id="mode", session_id=session_id, value="plan")
         assert any(o.id == "mode" and o.current_value == "plan" for o in state.config_options)
+
+
+async def test_a_lone_surrogate_anywhere_answers_invalid_params_naming_the_field(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    # A lone surrogate reached the agent and failed where it was encoded (SQLite): -32603.
+    lone = "\ud800"
+    api.enqueue({"content": [text("still here")]})
+    editor = Editor()
+    async with start(editor) as agent:
+        conn = agent.conn
+        session_id = await agent.new()
+        cases: list[tuple[Awaitable[Any], str]] = [
+            (
+                conn.prompt(session_id=session_id, prompt=[text_block(f"hi {lone}")]),
+                "params.prompt[0].text",
+            ),
+            (conn.prompt(session_id=lone, prompt=[text_block("hi")]), "params.sessionId"),
+            (
+                conn.load_session(cwd=str(workspace), session_id=lone, mcp_servers=[]),
+                "params.sessionId",
+            ),
+            (
+                conn.set_config_option(config_id="model", session_id=session_id, value=lone),
+                "params.value",
+            ),
+            (conn.list_sessions(cwd=lone), "params.cwd"),
+            (conn.new_session(cwd=str(workspace / lone), mcp_servers=[]), "params.cwd"),
+        ]
+        for call, field in cases:
+            with pytest.raises(RequestError) as err:
+                await call
+            assert err.value.code == -32602, (str(err.value), err.value.data)
+            assert err.value.data["message"] == (
+                f"{field} contains a lone surrogate (\\ud800); send valid Unicode"
+            )
+        # The session was not touched: its next prompt runs, and the model is sent none.
+        assert await agent.say(session_id, "hi") == "end_turn"
+        [sent] = api.message_requests()
+        assert lone not in json.dumps(sent.body["messages"], ensure_ascii=False)
 
 
 # --- a second, independent client -------------------------------------------------------------

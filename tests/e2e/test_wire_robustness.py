@@ -275,6 +275,42 @@ async def test_bytes_before_a_header_are_skipped(raw: RawServer) -> None:
     assert [e["error"]["code"] for e in raw.errors_without_id()] == [-32700]
 
 
+async def test_a_negative_content_length_without_a_body_does_not_swallow_the_next_request(
+    raw: RawServer,
+) -> None:
+    # The error for the bad frame used to carry the id of the request after it (read from the
+    # following frame), so that request was answered with -32700 before its own answer.
+    raw.write(b"Content-Length: -5\r\n\r\n" + frame(request(1, "tiller/getState", {})))
+    raw.send(request(2, "tiller/getState", {}))
+    assert "result" in await raw.answer(2)
+    assert "result" in await raw.answer(1)  # its first answer: the -32700 used to come first
+    assert len(raw.answers(1)) == 1
+    assert [e["error"]["code"] for e in raw.errors_without_id()] == [-32700]
+
+
+async def test_headers_ending_in_lf_only_are_read_and_the_next_request_too(
+    raw: RawServer,
+) -> None:
+    # The header block used to end only at the next frame's CRLF CRLF, swallowing that frame.
+    body = json.dumps(request(1, "tiller/getState", {})).encode()
+    raw.write(b"Content-Type: application/vscode-jsonrpc\nContent-Length: %d\n\n" % len(body))
+    raw.write(body)
+    raw.send(request(2, "tiller/getState", {}))
+    assert "result" in await raw.answer(2)
+    assert "result" in await raw.answer(1)
+    assert not raw.errors_without_id()
+
+
+async def test_a_header_without_its_blank_line_fails_alone_and_the_next_request_is_read(
+    raw: RawServer,
+) -> None:
+    body = json.dumps(request(1, "tiller/getState", {})).encode()
+    raw.write(b"Content-Length: %d\r\n" % len(body) + body)  # no empty line before the body
+    raw.send(request(2, "tiller/getState", {}))
+    assert "result" in await raw.answer(2)
+    assert (await raw.answer(1))["error"]["code"] == -32700
+
+
 async def test_end_of_input_inside_a_message_exits_with_a_message_on_stderr(
     raw: RawServer,
 ) -> None:
@@ -331,3 +367,110 @@ async def test_a_checkpoint_answered_without_result_stops_the_turn(
     ended = await raw.wait_for(lambda: [e for e in raw.events("turnEnded") if e["turnId"] == turn])
     assert ended[0]["outcome"] == "stopped"
     assert any(m.get("method") == "tiller/checkpoint" for m in raw.received)
+
+
+# --- strings and numbers no handler can take ------------------------------------------------
+# A lone surrogate ("\ud800" in JSON) decodes to a Python str that cannot be encoded as UTF-8,
+# and an integer of more than 4,300 digits is more than int() takes: both used to reach the
+# handlers and fail there with -32603 (UnicodeEncodeError, ValueError).
+
+LONE = "\ud800"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "field"),
+    [
+        ("tiller/prompt", {"text": f"hi {LONE}"}, "params.text"),
+        ("tiller/session/list", {"workspace": LONE}, "params.workspace"),
+        ("tiller/session/resume", {"sessionId": LONE}, "params.sessionId"),
+        ("tiller/session/fork", {"sessionId": LONE}, "params.sessionId"),
+        ("tiller/session/transcript", {"sessionId": LONE}, "params.sessionId"),
+        ("tiller/session/slice", {"sessionId": LONE, "spec": "0:"}, "params.sessionId"),
+        ("tiller/checkpoints", {"sessionId": LONE}, "params.sessionId"),
+        ("tiller/undoRewind", {"undoId": LONE}, "params.undoId"),
+        ("tiller/setModel", {"model": LONE}, "params.model"),
+        ("tiller/interrupt", {"turnId": LONE}, "params.turnId"),
+        ("tiller/getState", {"extra": [1, {LONE: 2}]}, "params.extra[1]"),
+    ],
+)
+async def test_a_lone_surrogate_in_any_string_param_answers_invalid_params_naming_it(
+    raw: RawServer, method: str, params: JSON, field: str
+) -> None:
+    answer = await raw.call(1, method, params)
+    assert answer["error"]["code"] == -32602, answer
+    assert answer["error"]["message"].startswith(field), answer
+    assert "lone surrogate (\\ud800)" in answer["error"]["message"]
+    await raw.alive(2)
+
+
+async def test_a_prompt_with_a_lone_surrogate_leaves_the_session_usable(
+    raw: RawServer, api: FakeMessagesAPI
+) -> None:
+    assert (await raw.call(1, "tiller/prompt", {"text": LONE}))["error"]["code"] == -32602
+    api.enqueue({"content": [{"type": "text", "text": "hello"}]})
+    turn = (await raw.call(2, "tiller/prompt", {"text": "hi"}))["result"]["turnId"]
+    ended = await raw.wait_for(lambda: [e for e in raw.events("turnEnded") if e["turnId"] == turn])
+    assert ended[0]["outcome"] == "completed", ended
+    [sent] = api.message_requests()
+    assert LONE not in json.dumps(sent.body["messages"], ensure_ascii=False)
+    entries = (await raw.call(3, "tiller/session/transcript", {}))["result"]["entries"]
+    assert [e["prompt"] for e in entries if e["kind"] == "turnStarted"] == ["hi"]
+
+
+async def test_a_lone_surrogate_in_a_request_id_or_method_answers_invalid_request(
+    raw: RawServer,
+) -> None:
+    raw.send(request(LONE, "tiller/getState", {}))
+    raw.send(request(1, f"tiller/{LONE}", {}))
+    assert (await raw.answer(1))["error"]["code"] == -32600
+    await raw.alive(2)
+    assert [e["error"]["code"] for e in raw.errors_without_id()] == [-32600]
+
+
+async def test_a_slice_spec_with_a_5000_digit_number_answers_a_positioned_invalid_params(
+    raw: RawServer,
+) -> None:
+    answer = await raw.call(1, "tiller/session/slice", {"spec": "0:" + "9" * 5000})
+    assert answer["error"]["code"] == -32602, answer
+    assert answer["error"]["message"].startswith("slice spec, at position 2:"), answer
+    await raw.alive(2)
+
+
+@pytest.mark.parametrize(
+    ("method", "key"),
+    [
+        ("tiller/setThinking", "budgetTokens"),
+        ("tiller/session/transcript", "limit"),
+        ("tiller/rewind", "turnId"),
+        ("tiller/getState", "anything"),
+    ],
+)
+async def test_a_5000_digit_number_in_any_param_answers_invalid_params_naming_it(
+    raw: RawServer, method: str, key: str
+) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"%s","params":{"%s":-%s}}' % (
+        method.encode(),
+        key.encode(),
+        b"9" * 5000,
+    )
+    raw.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    answer = await raw.answer(1)
+    assert answer["error"]["code"] == -32602, answer
+    assert answer["error"]["message"].startswith(f"params.{key} is out of range"), answer
+    await raw.alive(2)
+
+
+async def test_a_confirmation_answered_with_a_lone_surrogate_denies_the_command(
+    raw: RawServer, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    raw.answer_requests = lambda m: frame(
+        {"jsonrpc": "2.0", "id": m["id"], "result": {"decision": "allow", "feedback": LONE}}
+    )
+    api.enqueue(
+        {"content": [tool_use("bash", "t1", command="touch made.txt")]},
+        {"content": [{"type": "text", "text": "ok"}]},
+    )
+    turn = (await raw.call(1, "tiller/prompt", {"text": "go"}))["result"]["turnId"]
+    ended = await raw.wait_for(lambda: [e for e in raw.events("turnEnded") if e["turnId"] == turn])
+    assert ended[0]["trail"] == [{"name": "bash", "status": "denied"}]
+    assert not (workspace / "made.txt").exists()

@@ -50,6 +50,9 @@ def test_the_issue_example_parses_into_its_pieces() -> None:
         ("0:4 1:2", 4, "expected ','"),
         ("summarize:1:2:nope", 14, "quoted"),
         ("inject:''", 0, "must not be empty"),
+        ("0:" + "9" * 5000, 2, "(5000 digits) is too large"),  # was ValueError: int() limit
+        ("9" * 5000 + "%:", 0, "(5000 digits) is too large"),
+        ("0: 1" + "0" * 18, 3, "(19 digits) is too large"),
     ],
 )
 def test_a_bad_spec_names_the_position_of_the_mistake(
@@ -59,6 +62,11 @@ def test_a_bad_spec_names_the_position_of_the_mistake(
         parse(spec)
     assert caught.value.position == position
     assert fragment in caught.value.message and f"position {position}" in caught.value.message
+
+
+def test_leading_zeros_do_not_make_a_number_too_large() -> None:
+    [piece] = parse("0:" + "0" * 5000 + "7")
+    assert piece == Keep(Range(Bound(0), Bound(7), 0))
 
 
 bounds = st.one_of(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -17,6 +20,7 @@ from tiller.stdio import (
     Message,
     encode,
     guess_request_id,
+    serve,
 )
 from tiller.wire import Deliver, Drop, Reject, plain_dict_converter, triage
 
@@ -99,6 +103,136 @@ def test_content_length_that_is_not_a_number_is_an_error_and_the_next_message_is
     frames = FrameDecoder().feed(b"Content-Length: ten\r\n\r\n{}" + encode(request(2)))
     assert len(garbled(frames)) == 1
     assert messages(frames) == [request(2)]
+
+
+def test_negative_content_length_with_no_body_never_answers_for_the_next_request() -> None:
+    # The error used to carry id 2, read from the next frame: request 2 was answered twice.
+    frames = FrameDecoder().feed(b"Content-Length: -5\r\n\r\n" + encode(request(2)))
+    assert [g.request_id for g in garbled(frames)] == [None]
+    assert messages(frames) == [request(2)]
+
+
+def test_headers_ending_in_lf_only_are_read() -> None:
+    body = body_of(request(1))
+    lf = b"Content-Type: application/vscode-jsonrpc\ncontent-length: %d\n\n" % len(body) + body
+    mixed = b"Content-Length: %d\n\r\n" % len(body) + body
+    frames = FrameDecoder().feed(lf + mixed + encode(request(2)))
+    assert not garbled(frames)
+    assert messages(frames) == [request(1), request(1), request(2)]
+
+
+@pytest.mark.parametrize(
+    ("broken", "reason"),
+    [
+        (b"Content-Length: %d\r\n", "not 'Name: value'"),  # the empty line is missing
+        (b"Content-Length: %d\r\r", "not 'Name: value'"),  # bare CR line ends
+        (b"Content-Length: %d\r\n\r", "not 'Name: value'"),
+    ],
+)
+def test_a_header_with_a_broken_end_fails_alone_and_the_next_request_is_read(
+    broken: bytes, reason: str
+) -> None:
+    # The header used to end at the next frame's empty line, so the next frame went with it.
+    body = body_of(request(1))
+    frames = FrameDecoder().feed(broken % len(body) + body + encode(request(2)))
+    assert [g.request_id for g in garbled(frames)] == [1]
+    assert reason in garbled(frames)[0].reason
+    assert messages(frames) == [request(2)]
+
+
+def test_a_header_where_the_body_should_be_is_read_at_once_as_the_next_message() -> None:
+    decoder = FrameDecoder()
+    frames = decoder.feed(b"Content-Length: 500\r\n\r\n" + encode(request(2)))
+    assert [(g.reason, g.request_id) for g in garbled(frames)] == [
+        ("a header where a body of 500 bytes should be", None)
+    ]
+    assert messages(frames) == [request(2)]
+    assert not decoder.mid_frame
+
+
+def test_two_different_content_lengths_are_an_error() -> None:
+    frames = FrameDecoder().feed(
+        b"Content-Length: 5\r\nContent-Length: 6\r\n\r\n{}" + encode(request(2))
+    )
+    assert [g.reason for g in garbled(frames)] == [
+        "Content-Length given twice, differently: [5, 6]"
+    ]
+    assert messages(frames) == [request(2)]
+
+
+broken_frames = st.sampled_from(
+    [
+        b"Content-Length: -5\r\n\r\n",
+        b"Content-Length: -5\r\n\r\n" + body_of(request(1)),
+        b"Content-Length: ten\r\n\r\n",
+        b"Content-Length: 0\r\n\r\n",
+        b"Content-Length: 99999999999\r\n\r\n",
+        b"Content-Type: x\r\n\r\n",
+        b"Content-Length: 10\r\n" + body_of(request(1)),
+        b"Content-Length: 10\r\r" + body_of(request(1)),
+        b"Content-Length: 10\r\n\r\n" + body_of(request(1)),  # too short
+        b"Content-Length: 900\r\n\r\n" + body_of(request(1)),  # too long
+        b"Content-Length: 900\r\n\r\n",
+        b'Content-Length: 5\r\n\r\n{"id"',
+        b"Content-Length: 5\nX\n\n",
+        b"Content-Length",
+        b"\x00garbage\r\n",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    broken=st.lists(broken_frames, min_size=1, max_size=3),
+    cuts=st.lists(st.integers(min_value=0), max_size=8),
+)
+def test_a_broken_frame_never_costs_the_next_request(broken: list[bytes], cuts: list[int]) -> None:
+    """Whatever broken frames come first, the good one after them is read, and no error is
+    ever sent in its name (a pause, as the server's stall timer makes, ends a waiting one)."""
+    decoder = FrameDecoder()
+    frames = feed_all(decoder, b"".join(broken) + encode(request(12)), cuts)
+    for _ in broken:  # one pause per frame that waits for bytes that never come
+        frames += decoder.expire()
+    assert request(12) in messages(frames)
+    assert 12 not in [g.request_id for g in garbled(frames)]
+
+
+class Recorder:
+    """An `Endpoint` that keeps what it is handed."""
+
+    def __init__(self) -> None:
+        self.frames: list[Any] = []
+        self.changed = asyncio.Event()
+
+    def message(self, payload: Any) -> None:
+        self.frames.append(Message(payload))
+        self.changed.set()
+
+    def garbled(self, frame: Garbled) -> None:
+        self.frames.append(frame)
+        self.changed.set()
+
+    async def wait_for_message(self, payload: Any) -> None:
+        while payload not in messages(self.frames):
+            self.changed.clear()
+            await self.changed.wait()
+
+
+async def test_each_frame_left_waiting_after_a_pause_gets_a_pause_of_its_own() -> None:
+    # The stall timer was armed only when bytes arrived: the second frame announcing more
+    # bytes than it sent held up the request after it until the client wrote again.
+    short = b"Content-Length: 900\r\n\r\n" + body_of(request(1))
+    read_fd, write_fd = os.pipe()
+    recorder = Recorder()
+    serving = asyncio.create_task(serve(recorder, read_fd, stall_seconds=0.01))
+    try:
+        os.write(write_fd, short + short + encode(request(12)))
+        await asyncio.wait_for(recorder.wait_for_message(request(12)), 30)
+        assert [g.request_id for g in garbled(recorder.frames)] == [1, 1]
+    finally:
+        os.close(write_fd)
+        await serving
+        os.close(read_fd)
 
 
 def test_huge_content_length_is_refused_without_buffering_it() -> None:
@@ -252,3 +386,101 @@ def test_the_converter_takes_messages_without_params_and_with_extra_members() ->
         {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}, JsonRPCResponseMessage
     )
     assert answer.result == {"a": 1}
+
+
+# --- values no handler can take: refused once, for every method ------------------------------
+
+
+def call(params: Any, msg_id: int | None = 1, method: str = "tiller/anything") -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    return message if msg_id is None else {**message, "id": msg_id}
+
+
+@pytest.mark.parametrize(
+    ("params", "reason"),
+    [
+        (
+            {"text": "a\ud800b"},
+            "params.text contains a lone surrogate (\\ud800); send valid Unicode",
+        ),
+        ({"todos": [{"content": "ok"}, {"content": "\udfff"}]}, "params.todos[1].content contains"),
+        (["x", "\udc00"], "params[1] contains a lone surrogate (\\udc00)"),
+        ({"a b": {"\ud800": 1}}, 'params["a b"] has a member name with a lone surrogate (\\ud800)'),
+        ({"before": 2**63}, "params.before is out of range: numbers must be from -2^63"),
+        ({"before": -(2**63) - 1}, "params.before is out of range"),
+        ({"n": [float("inf")]}, "params.n[0] is out of range"),
+        ({"n": float("nan")}, "params.n is out of range"),
+        ({"n": 1e300}, "params.n is out of range"),
+    ],
+)
+def test_a_lone_surrogate_or_a_huge_number_anywhere_in_params_is_invalid_params(
+    params: Any, reason: str
+) -> None:
+    match triage(call(params)):
+        case Reject(id=1, code=-32602, reason=said):
+            assert said.startswith(reason), said
+        case other:
+            raise AssertionError(other)
+    assert isinstance(triage(call(params, msg_id=None)), Drop)  # a notification: nothing to say
+
+
+def test_a_5000_digit_integer_in_params_is_invalid_params_not_a_crash() -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":[-' + b"9" * 5000 + b"]}}"
+    [frame] = FrameDecoder().feed(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    assert isinstance(frame, Message)
+    assert triage(frame.payload) == Reject(
+        1, -32602, "params.n[0] is out of range: numbers must be from -2^63 to 2^63 - 1"
+    )
+
+
+def test_params_within_range_and_valid_unicode_are_delivered() -> None:
+    params = {"text": "naïve 😀 \U0001f600", "n": [2**63 - 1, -(2**63), 1.5, True, None]}
+    assert triage(call(params)) == Deliver(call(params))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    params=st.dictionaries(
+        st.text(st.characters(blacklist_categories=()), max_size=4),  # surrogates too
+        json_values | st.text(st.characters(blacklist_categories=()), max_size=4),
+    )
+)
+def test_params_are_delivered_exactly_when_utf_8_and_int64_can_take_every_value(
+    params: dict[str, Any],
+) -> None:
+    def fits(leaf: Any) -> bool:
+        if isinstance(leaf, str):
+            try:
+                leaf.encode()
+            except UnicodeEncodeError:
+                return False
+        return not isinstance(leaf, int) or -(2**63) <= leaf < 2**63
+
+    expected = Deliver if all(fits(leaf) for leaf in _leaves(params)) else Reject
+    assert isinstance(triage(call(params)), expected)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for k, v in value.items() for x in [k, *_leaves(v)]]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value]
+
+
+def test_a_lone_surrogate_in_an_id_or_a_method_is_an_invalid_request() -> None:
+    assert triage(call({}, msg_id=None) | {"id": "\ud800"}) == Reject(
+        None, -32600, "'id' contains a lone surrogate (\\ud800); send valid Unicode"
+    )
+    assert triage(call({}, method="tiller/\udc80")) == Reject(
+        1, -32600, "'method' contains a lone surrogate (\\udc80); send valid Unicode"
+    )
+
+
+def test_an_answer_with_a_lone_surrogate_becomes_an_error_answer() -> None:
+    answer = {"jsonrpc": "2.0", "id": "tiller-1", "result": {"feedback": "\ud800"}}
+    match triage(answer):
+        case Deliver(message={"id": "tiller-1", "error": {"code": -32603, "message": said}}):
+            assert "result.feedback contains a lone surrogate" in said
+        case other:
+            raise AssertionError(other)
