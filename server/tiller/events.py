@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome, outcome_name
+from .permissions import Decision, decision_to_wire
 from .protocol import JSON, ToolStatus, TrailItem
 from .tools.base import DiffStat
 from .usage import Usage
@@ -33,6 +34,7 @@ class ToolStarted:
     input: dict[str, Any]
     batch: int
     concurrent: bool
+    permission: Decision | None = None  # None: the call never got that far (unknown, invalid)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,11 @@ def event_fields(event: Event) -> JSON:
                 "input": event.input,
                 "batch": event.batch,
                 "concurrent": event.concurrent,
+                **(
+                    {"permission": decision_to_wire(event.permission)}
+                    if event.permission is not None
+                    else {}
+                ),
             }
         case ToolFinished():
             return {

@@ -39,7 +39,7 @@ from .hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_
 from .live_events import CoalescedOutput
 from .models import ModelSpec, price
 from .outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
-from .permissions import Allow, Ask, Deny, Grants, decide
+from .permissions import Allow, Ask, Decision, Deny, Grants, decide
 from .protocol import JSON, Mode, Thinking, ToolStatus, TrailItem
 from .provider import ModelRequest, ModelResponse, Provider, ProviderError
 from .scheduler import Batch, ToolCall, partition, run_batch
@@ -631,22 +631,17 @@ class Turn:
         return go_on
 
     async def _permit(self, call: ToolCall, batch: Batch, step: _Step) -> bool:
-        """Start the call's log line and decide whether it runs; a refusal is its result."""
-        self._start(call, step, batch.index, batch.concurrent)
+        """Decide whether the call runs and start its log line with that decision (clients
+        render it; none judges again); a refusal is its result."""
         tool = self.setup.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.setup.tools)
-            self._finish(
-                call,
-                step,
-                ToolResult(f"Unknown tool {call.name!r}. Tools: {known}", True),
-                "error",
-                0,
-            )
-            return False
-        problem = validate_input(tool, call.input)
-        if problem is not None:
-            self._finish(call, step, ToolResult(problem, True), "error", 0)
+            problem: str | None = f"Unknown tool {call.name!r}. Tools: {known}"
+        else:
+            problem = validate_input(tool, call.input)
+        if tool is None or problem is not None:
+            self._start(call, step, batch.index, batch.concurrent)
+            self._finish(call, step, ToolResult(problem or "", True), "error", 0)
             return False
         command = call.input.get("command") if tool.kind == "bash" else None
         decision = decide(
@@ -656,6 +651,7 @@ class Turn:
             command=command if isinstance(command, str) else None,
             grants=self.host.grants,
         )
+        self._start(call, step, batch.index, batch.concurrent, decision)
         match decision:
             case Allow():
                 return True
@@ -731,9 +727,16 @@ class Turn:
     ) -> None:
         step.results[call.id] = self._record(call, result, status, ms)
 
-    def _start(self, call: ToolCall, step: _Step, batch: int, concurrent: bool) -> None:
+    def _start(
+        self,
+        call: ToolCall,
+        step: _Step,
+        batch: int,
+        concurrent: bool,
+        decision: Decision | None = None,
+    ) -> None:
         step.started[call.id] = call
-        self.host.emit(ToolStarted(call.id, call.name, call.input, batch, concurrent))
+        self.host.emit(ToolStarted(call.id, call.name, call.input, batch, concurrent, decision))
 
     def _skip(self, call: ToolCall, step: _Step, why: str, status: ToolStatus) -> None:
         self._start(call, step, 0, False)

@@ -16,17 +16,18 @@ PLAN_DENIAL = (
 
 @dataclass(frozen=True)
 class Allow:
-    pass
+    by: str  # what decided: "read-only", "mode acceptEdits", "session grant", ...
 
 
 @dataclass(frozen=True)
 class Ask:
-    pass
+    by: str
 
 
 @dataclass(frozen=True)
 class Deny:
     reason: str
+    by: str
 
 
 Decision = Allow | Ask | Deny
@@ -49,17 +50,31 @@ class Grants:
 def decide(
     mode: Mode, kind: ToolKind, *, read_only: bool, command: str | None, grants: Grants
 ) -> Decision:
-    """Whether a call may run, must be confirmed by the user, or is refused."""
-    if read_only or kind in ("read", "state", "plan_exit"):
-        return Allow()
+    """Whether a call may run, must be confirmed by the user, or is refused, and what
+    decided it (shown on the tool's row in every client)."""
+    if read_only:
+        return Allow("read-only")
+    if kind in ("read", "state", "plan_exit"):
+        return Allow("tool kind")
     match mode, kind:
         case "plan", _:
-            return Deny(PLAN_DENIAL)
+            return Deny(PLAN_DENIAL, "mode plan")
         case "acceptEdits", "edit":
-            return Allow()
+            return Allow("mode acceptEdits")
         case _, "edit":
-            return Allow() if grants.edits else Ask()
-        case _, "bash":
-            return Allow() if command is not None and command in grants.commands else Ask()
+            return Allow("session grant") if grants.edits else Ask(f"mode {mode}")
+        case _, "bash" if command is not None and command in grants.commands:
+            return Allow("session grant")
         case _:
-            return Ask()
+            return Ask(f"mode {mode}")
+
+
+def decision_to_wire(decision: Decision) -> dict[str, str]:
+    """``toolStarted.permission``: the decision and what made it."""
+    match decision:
+        case Allow(by=by):
+            return {"decision": "allow", "by": by}
+        case Ask(by=by):
+            return {"decision": "ask", "by": by}
+        case Deny(by=by):
+            return {"decision": "deny", "by": by}

@@ -66,14 +66,26 @@ def test_a_read_with_an_offset_points_at_the_line() -> None:
 
 
 def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
-    calls = ToolCalls(WS, lambda name, tool_input: name == "grep")
-    started = {"type": "toolStarted", "toolUseId": "t1", "name": "grep", "input": {"pattern": "x"}}
+    calls = ToolCalls(WS)
+    started = {
+        "type": "toolStarted",
+        "toolUseId": "t1",
+        "name": "grep",
+        "input": {"pattern": "x"},
+        "permission": {"decision": "allow", "by": "read-only"},
+    }
     updates = event_updates(started, calls)
     assert [(u.session_update, u.status) for u in updates] == [
         ("tool_call", "pending"),
         ("tool_call_update", "in_progress"),
     ]
-    asked = {"type": "toolStarted", "toolUseId": "t2", "name": "bash", "input": {"command": "rm x"}}
+    asked = {
+        "type": "toolStarted",
+        "toolUseId": "t2",
+        "name": "bash",
+        "input": {"command": "rm x"},
+        "permission": {"decision": "ask", "by": "mode default"},
+    }
     assert [u.status for u in event_updates(asked, calls)] == ["pending"]
     denied = {"type": "toolFinished", "toolUseId": "t2", "status": "denied", "output": "Denied"}
     (finished,) = event_updates(denied, calls)
@@ -82,7 +94,7 @@ def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
 
 
 def test_the_plan_call_stays_open_until_it_finishes() -> None:
-    calls = ToolCalls(WS, lambda name, tool_input: True)
+    calls = ToolCalls(WS)
     plan = {
         "type": "toolStarted",
         "toolUseId": "p",

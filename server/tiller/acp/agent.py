@@ -68,12 +68,10 @@ from .. import __version__
 from ..commands import HELP
 from ..config import parse_config
 from ..errors import ConfigError, InvalidParams
-from ..permissions import Allow, decide
 from ..protocol import JSON, MODES, Mode, State, Todo
 from ..provider import AnthropicProvider
 from ..session import Handled, Queued, Session, Started, SwitchTo, new_id
 from ..store import SessionStore
-from ..tools.base import read_only_call
 from ..tools.registry import default_tools, tools_by_name
 from .files import ClientFiles
 from .outbox import Outbox
@@ -182,7 +180,7 @@ class AcpSession:
         self.runtime = runtime
         self.workspace = workspace
         self.outbox = Outbox(client, session_id)
-        self.calls = ToolCalls(workspace, self._runs_now)
+        self.calls = ToolCalls(workspace)
         config = runtime.config
         self.approver = AcpApprover(
             client, session_id, self.outbox, self.calls, config.checkpoint_timeout_seconds
@@ -297,21 +295,6 @@ class AcpSession:
     async def _list_models(self) -> None:
         if await self.runtime.list_models():
             self._send_config_options()
-
-    def _runs_now(self, name: str, tool_input: JSON) -> bool:
-        """Whether a started call runs without a question (the core's own permission table)."""
-        tool = self.tools.get(name)
-        if tool is None:
-            return False
-        command = tool_input.get("command") if tool.kind == "bash" else None
-        decision = decide(
-            self.session.mode,
-            tool.kind,
-            read_only=read_only_call(tool, tool_input, self.session.tool_context()),
-            command=command if isinstance(command, str) else None,
-            grants=self.session.grants,
-        )
-        return isinstance(decision, Allow)
 
     # --- requests ---------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -152,12 +152,11 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
 class ToolCalls:
     """The tool calls of one session as the editor sees them (fed with events in order).
 
-    ``runs_now(name, input)`` says whether a call runs without asking anyone (then it goes
-    ``in_progress`` at once; otherwise it stays ``pending`` until the approval says yes).
+    A call the loop allowed (``toolStarted.permission``) goes ``in_progress`` at once; one it
+    asks about stays ``pending`` until the approval says yes. The loop decides; this renders.
     """
 
     workspace: Path
-    runs_now: Callable[[str, JSON], bool]
     views: dict[str, ToolView] = field(default_factory=dict)
     live: dict[str, str] = field(default_factory=dict)
     open_plans: list[str] = field(default_factory=list)  # exit_plan_mode calls not yet ended
@@ -179,7 +178,9 @@ class ToolCalls:
             locations=view.locations or None,
             raw_input=tool_input,
         )
-        if name != "exit_plan_mode" and self.runs_now(name, tool_input):
+        permission = fields.get("permission")
+        allowed = isinstance(permission, dict) and permission.get("decision") == "allow"
+        if name != "exit_plan_mode" and allowed:
             return [start, self.running(call_id)]
         return [start]
 
@@ -290,7 +291,7 @@ def turn_end(fields: JSON) -> TurnEnd:
 
 def replay(entries: Iterable[JSON], workspace: Path) -> list[Update]:
     """A stored transcript (``store.transcript`` entries, oldest first) as updates."""
-    calls = ToolCalls(workspace, lambda name, tool_input: False)
+    calls = ToolCalls(workspace)
     updates: list[Update] = []
     for entry in entries:
         match entry.get("kind"):
