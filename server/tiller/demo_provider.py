@@ -5,7 +5,7 @@ plan mode, a tour of what the chat renders, a todo board with commands). What a 
 is read from the request alone (the tool results of the current turn), so it survives restarts
 and resumes, and its words follow what the user approved or denied: a denied edit is never
 reported as made. When plan mode refuses a write, the scene presents the rest of its work as a
-plan instead; once the plan is approved it carries it out.
+plan (with ``exit_plan_mode``) instead; once the plan is approved it carries it out.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ JSON = dict[str, Any]
 
 PLAN_APPROVED = "Plan approved."
 PLAN_NOT_APPROVED = "Plan not approved:"
+PLAN_KEY = "plan"  # the key of a scene's exit_plan_mode calls (plan0, plan1, ...)
 PLAN_MODE_DENIAL = "in plan mode"
 ID_PREFIX = "toolu_demo_"
 
@@ -148,17 +149,31 @@ def read_turn(messages: Sequence[Message]) -> Turn:
                 results.clear()
             elif text.startswith(PLAN_NOT_APPROVED):
                 feedback = text.removeprefix(PLAN_NOT_APPROVED).strip()
-                revisions.append(feedback.removesuffix("Revise it.").strip().rstrip("."))
+                revisions.append(feedback.split(". Revise it", 1)[0].strip().rstrip("."))
         for block in message.content:
             if block.get("type") != "tool_result":
                 continue
             tool_id = str(block.get("tool_use_id", ""))
             own = f"{ID_PREFIX}{number}_{phase}_"
-            if tool_id.startswith(own):
-                results[tool_id.removeprefix(own)] = Result(
-                    bool(block.get("is_error")), _result_text(block)
-                )
+            if not tool_id.startswith(own):
+                continue
+            key = tool_id.removeprefix(own)
+            result = Result(bool(block.get("is_error")), _result_text(block))
+            if key.startswith(PLAN_KEY) and result.ok:  # the scene's plan was approved
+                phase += 1
+                revisions.clear()
+                results.clear()
+            elif key.startswith(PLAN_KEY):
+                revisions.append(_plan_feedback(result.text))
+            else:
+                results[key] = result
     return Turn(max(number, 1), prompt, phase, results, tuple(revisions))
+
+
+def _plan_feedback(text: str) -> str:
+    """The user's feedback in an exit_plan_mode result ("...not approve the plan: <it>. ...")."""
+    _, _, rest = text.partition(": ")
+    return rest.split(". Revise", 1)[0].strip().rstrip(".") or "no feedback"
 
 
 # --- scenes ---------------------------------------------------------------------------------
@@ -176,13 +191,16 @@ Scene = Callable[[Turn], Reply]
 
 
 def _plan_reply(turn: Turn, title: str, steps: Sequence[str]) -> Reply:
-    """The rest of a scene as a plan (final text: in plan mode the server asks to approve it)."""
+    """The rest of a scene as a plan, presented with exit_plan_mode (the server asks the user
+    to approve it; nothing else runs until then)."""
     lines = [f"## Plan: {title}", ""]
     lines += [f"{n}. {step}" for n, step in enumerate(steps, 1)]
     if turn.revisions:
         lines += ["", f"_Revised after your feedback: “{turn.revisions[-1]}”._"]
     lines += ["", "Nothing changes until you approve."]
-    return Reply("\n".join(lines))
+    intro = "Here is the revised plan.\n" if turn.revisions else "Here is my plan.\n"
+    key = f"{PLAN_KEY}{len(turn.revisions)}"
+    return Reply(intro, (turn.call(key, "exit_plan_mode", plan="\n".join(lines)),))
 
 
 def hello_scene(turn: Turn) -> Reply:

@@ -40,6 +40,21 @@ from .live_events import CoalescedOutput
 from .models import ModelSpec, price
 from .outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
 from .permissions import Allow, Ask, Decision, Deny, Grants, decide
+from .plan_gate import (
+    EXIT_APPROVED,
+    EXIT_DECLINED,
+    EXIT_GAVE_UP,
+    EXIT_REVISE,
+    GAVE_UP_NOTICE,
+    PLAN_APPROVED,
+    PLAN_REVISE,
+    Approved,
+    Declined,
+    GaveUp,
+    PlanGate,
+    PlanVerdict,
+    Revise,
+)
 from .protocol import JSON, Mode, Thinking, ToolStatus, TrailItem
 from .provider import ModelRequest, ModelResponse, Provider, ProviderError
 from .scheduler import Batch, ToolCall, partition, run_batch
@@ -59,7 +74,6 @@ NOT_RUN_OUTPUT_LIMIT = (
 NOT_RUN_UNKNOWN_STOP = "Not run: the turn ended after this response (stop reason {reason})."
 PROMPT_NOT_KEPT = "(The prompt was not added to the conversation: send it again.)"
 CONTINUE_PROMPT = "Your answer was cut off at the output limit. Continue exactly where you stopped."
-MAX_PLAN_REVISIONS = 5  # final-text plans rejected with feedback, per turn
 MAX_TEXT_CONTINUATIONS = 1  # automatic "continue" after an answer cut off at the output limit
 MAX_PAUSES = 8  # pause_turn continuations per turn
 STEP_RETRY_KINDS = frozenset({"overloaded", "server", "connection", "timeout"})
@@ -240,7 +254,7 @@ class Turn:
     tools_used: int = 0
     next_checkpoint: int = 0
     hook_continuations: int = 0
-    plan_revisions: int = 0
+    plan_gate: PlanGate = PlanGate()  # exit_plan_mode and final-text plans: one counter
     text_continuations: int = 0
     pauses: int = 0
     context_used: int = 0  # tokens in context after the last step (0: unknown / compacted)
@@ -530,22 +544,19 @@ class Turn:
     # --- the end of a turn ------------------------------------------------------------------
 
     async def _final(self, response: ModelResponse) -> TurnOutcome | None:
+        """A final text; in plan mode, one that reads as a plan goes through the plan gate
+        (approved or revised: the turn goes on). Any other ends the turn, mode unchanged."""
         final = _text(response.content)
-        if self.host.mode == "plan" and final:
-            answer = await self.setup.approver.approve_plan(self.setup.turn_id, final)
-            self.host.emit(PlanDecided(answer.approved, answer.feedback))
-            if answer.approved:
-                self.host.set_mode(answer.mode)
-                self.host.append("user", [text_block("Plan approved. Implement it now.")])
-                return None
-            if answer.feedback and self.plan_revisions < MAX_PLAN_REVISIONS:
-                self.plan_revisions += 1
-                revise = f"Plan not approved: {answer.feedback}. Revise it."
-                self.host.append("user", [text_block(revise)])
-                return None
-            # Rejected without a word (or nobody could answer), or too often: the turn ends.
-            if answer.feedback:
-                self.host.emit(Notice(f"Plan rejected {MAX_PLAN_REVISIONS + 1} times: turn ended"))
+        if self.host.mode == "plan" and self.plan_gate.offers(final):
+            match await self._ask_plan(final):
+                case Approved():
+                    self.host.append("user", [text_block(PLAN_APPROVED)])
+                    return None
+                case Revise(feedback=feedback):
+                    self.host.append("user", [text_block(PLAN_REVISE.format(feedback=feedback))])
+                    return None
+                case Declined() | GaveUp():
+                    pass  # the turn ends with the text as its final answer
         return await self._stop_hook(final or None)
 
     async def _stop_hook(self, final: str | None) -> TurnOutcome | None:
@@ -584,8 +595,7 @@ class Turn:
             for call in calls:
                 if call is not plan_exit:
                     self._skip(call, step, NOT_RUN_WITH_PLAN, "skipped")
-            await self._exit_plan(plan_exit, step)
-            return None
+            return await self._exit_plan(plan_exit, step)
         # Judged once per call, off the event loop (a long command line takes a while to
         # parse, and the answer depends on the files), before anything runs.
         step.read_only.update(await asyncio.to_thread(self._judge, calls))
@@ -742,29 +752,45 @@ class Turn:
         self._start(call, step, 0, False)
         self._finish(call, step, ToolResult(why, True), status, 0)
 
-    async def _exit_plan(self, call: ToolCall, step: _Step) -> None:
+    # --- the plan gate (exit_plan_mode, or a final text that reads as a plan) ---------------
+
+    async def _exit_plan(self, call: ToolCall, step: _Step) -> TurnOutcome | None:
+        """The approval of an exit_plan_mode call, answered as its result. Approved or revised:
+        the turn goes on; rejected without feedback, or too often: the turn ends."""
         self._start(call, step, 0, False)
         plan = call.input.get("plan")
         if not isinstance(plan, str) or not plan.strip():
-            self._finish(
-                call,
-                step,
-                ToolResult("exit_plan_mode needs a non-empty 'plan' (markdown).", True),
-                "error",
-                0,
-            )
-            return
+            why = "exit_plan_mode needs a non-empty 'plan' (markdown)."
+            self._finish(call, step, ToolResult(why, True), "error", 0)
+            return None
         if self.host.mode != "plan":
             self.host.emit(Notice("exit_plan_mode called outside plan mode; asking anyway"))
+        match await self._ask_plan(plan):
+            case Approved(mode=mode):
+                self._finish(call, step, ToolResult(EXIT_APPROVED.format(mode=mode)), "ok", 0)
+                return None
+            case Revise(feedback=feedback):
+                text = EXIT_REVISE.format(feedback=feedback)
+                self._finish(call, step, ToolResult(text, True), "error", 0)
+                return None
+            case Declined():
+                self._finish(call, step, ToolResult(EXIT_DECLINED, True), "error", 0)
+                return Completed(None)
+            case GaveUp(feedback=feedback, times=times):
+                text = EXIT_GAVE_UP.format(feedback=feedback, times=times)
+                self._finish(call, step, ToolResult(text, True), "error", 0)
+                return Completed(None)
+
+    async def _ask_plan(self, plan: str) -> PlanVerdict:
+        """Put a plan to the user; the one gate (and counter) for both ways a plan comes."""
         answer = await self.setup.approver.approve_plan(self.setup.turn_id, plan)
         self.host.emit(PlanDecided(answer.approved, answer.feedback))
-        if answer.approved:
-            self.host.set_mode(answer.mode)
-            text = f"The user approved the plan (mode is now {answer.mode}). Implement it now."
-            self._finish(call, step, ToolResult(text), "ok", 0)
-        else:
-            feedback = answer.feedback or "no feedback given"
-            text = (
-                f"The user did not approve the plan: {feedback}. Revise the plan; mode stays plan."
-            )
-            self._finish(call, step, ToolResult(text, True), "error", 0)
+        self.plan_gate, verdict = self.plan_gate.decide(answer)
+        match verdict:
+            case Approved(mode=mode):
+                self.host.set_mode(mode)
+            case GaveUp(times=times):
+                self.host.emit(Notice(GAVE_UP_NOTICE.format(times=times)))
+            case Revise() | Declined():
+                pass
+        return verdict

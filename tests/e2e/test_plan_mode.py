@@ -1,9 +1,12 @@
-"""Plan mode: the approval gate, the hard boundary, rejection feedback, final text as plan."""
+"""Plan mode: the approval gate, the hard boundary, rejection feedback, final text as plan,
+and the one revision cap both ways of presenting a plan share."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
@@ -11,6 +14,15 @@ from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
 
 PLAN = "1. Write hello.txt\n2. Done"
+
+
+def plans_asked(tiller: Tiller) -> list[str]:
+    return [p["plan"] for m, p in tiller.asked if m == "tiller/approvePlan"]
+
+
+def last_text(api: FakeMessagesAPI, request_index: int) -> str:
+    text_: str = api.message_requests()[request_index].body["messages"][-1]["content"][-1]["text"]
+    return text_
 
 
 async def test_exit_plan_mode_with_a_write_in_the_same_response_never_runs_the_write(
@@ -52,17 +64,15 @@ async def test_rejected_plan_feedback_reaches_the_model_and_mode_stays_plan(
 ) -> None:
     tiller: Tiller = await start(permissionMode="plan")
 
-    answers = iter([{"approved": False, "feedback": "also update the README"}])
-
     async def reject(params: dict[str, Any]) -> dict[str, Any]:
-        return next(answers, {"approved": False})  # then a silent "no" ends the turn
+        return {"approved": False, "feedback": "also update the README"}
 
     tiller.on_plan = reject
     api.enqueue(
         {"content": [tool_use("exit_plan_mode", "p1", plan=PLAN)]},
         {"content": [tool_use("write_file", "w1", path="x.txt", content="nope")]},
     )
-    await tiller.run("plan")
+    await tiller.run("plan")  # then "Done.": a reply after a rejection, not a plan
     first = results_of(api, 1)[0]
     assert first["is_error"] is True and "also update the README" in str(first["content"])
     assert results_of(api, 2)[0]["is_error"] is True  # the write after rejection is denied
@@ -79,6 +89,27 @@ async def test_final_text_in_plan_mode_goes_through_approval_and_continues(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     tiller: Tiller = await start(permissionMode="plan")
+
+    async def approve(params: dict[str, Any]) -> dict[str, Any]:
+        return {"approved": True, "mode": "default"}
+
+    tiller.on_plan = approve
+    api.enqueue(
+        {"content": [text("My plan: step one, then step two.")]},
+        {"content": [text("Implemented step one and two.")]},
+    )
+    ended = await tiller.run("plan it")
+    assert ended["outcome"] == "completed"
+    assert ended["final"] == "Implemented step one and two."
+    assert plans_asked(tiller) == ["My plan: step one, then step two."]
+    assert last_text(api, 1) == "Plan approved. Implement it now."
+    assert (await tiller.request("tiller/getState"))["mode"] == "default"
+
+
+async def test_a_rejected_final_text_plan_is_revised_through_exit_plan_mode(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    tiller: Tiller = await start(permissionMode="plan")
     answers = iter(
         [{"approved": False, "feedback": "smaller steps"}, {"approved": True, "mode": "default"}]
     )
@@ -89,18 +120,17 @@ async def test_final_text_in_plan_mode_goes_through_approval_and_continues(
     tiller.on_plan = decide
     api.enqueue(
         {"content": [text("My plan: do it all at once.")]},
-        {"content": [text("My plan: step one, then step two.")]},
+        {"content": [tool_use("exit_plan_mode", "p1", plan="Step one, then step two.")]},
         {"content": [text("Implemented step one and two.")]},
     )
     ended = await tiller.run("plan it")
     assert ended["outcome"] == "completed"
     assert ended["final"] == "Implemented step one and two."
-    plans = [p["plan"] for m, p in tiller.asked if m == "tiller/approvePlan"]
-    assert plans == ["My plan: do it all at once.", "My plan: step one, then step two."]
-    second = api.message_requests()[1].body["messages"][-1]["content"][-1]["text"]
-    assert second == "Plan not approved: smaller steps. Revise it."
-    third = api.message_requests()[2].body["messages"][-1]["content"][-1]["text"]
-    assert third == "Plan approved. Implement it now."
+    assert plans_asked(tiller) == ["My plan: do it all at once.", "Step one, then step two."]
+    revise = last_text(api, 1)
+    assert revise.startswith("Plan not approved: smaller steps. Revise it.")
+    assert "exit_plan_mode" in revise
+    assert "approved" in str(results_of(api, 2)[0]["content"])
     assert (await tiller.request("tiller/getState"))["mode"] == "default"
 
 
@@ -135,7 +165,38 @@ async def test_approving_a_plan_never_approves_a_later_command(
     assert not (workspace / "made.txt").exists()  # the harness denies by default
 
 
-async def test_plan_rejected_with_feedback_every_time_ends_after_five_revisions(
+async def test_exit_plan_mode_and_final_text_plans_share_one_revision_cap(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    """Issue: final-text plans stopped after 5 revisions, exit_plan_mode never."""
+    tiller: Tiller = await start(permissionMode="plan")
+
+    async def always_no(params: dict[str, Any]) -> dict[str, Any]:
+        return {"approved": False, "feedback": "no"}
+
+    tiller.on_plan = always_no
+    api.enqueue(
+        {"content": [text("My plan: rewrite everything.")]},
+        *[
+            {"content": [tool_use("exit_plan_mode", f"p{n}", plan=f"Plan, take {n}")]}
+            for n in range(1, 8)
+        ],
+    )
+    ended = await tiller.run("plan", timeout=30)
+    assert ended["outcome"] == "completed"
+    # One final-text plan and five exit_plan_mode plans: six rejections, five revisions.
+    assert plans_asked(tiller) == ["My plan: rewrite everything."] + [
+        f"Plan, take {n}" for n in range(1, 6)
+    ]
+    assert len(api.message_requests()) == 6  # "Plan, take 6" is never asked for
+    assert any("rejected 6 times" in e["text"] for e in tiller.events_of("notice"))
+    last = tiller.events_of("toolFinished", ended["turnId"])[-1]
+    assert last["toolUseId"] == "p5" and last["status"] == "error"
+    assert "rejected 6 times" in last["output"]
+    assert (await tiller.request("tiller/getState"))["mode"] == "plan"
+
+
+async def test_exit_plan_mode_rejected_every_time_ends_after_five_revisions(
     start: Any, api: FakeMessagesAPI
 ) -> None:
     tiller: Tiller = await start(permissionMode="plan")
@@ -144,7 +205,87 @@ async def test_plan_rejected_with_feedback_every_time_ends_after_five_revisions(
         return {"approved": False, "feedback": "no"}
 
     tiller.on_plan = always_no
-    ended = await tiller.run("plan", timeout=30)  # the fake answers "Done." every time
+    api.enqueue(
+        *[
+            {"content": [tool_use("exit_plan_mode", f"p{n}", plan=f"Plan, take {n}")]}
+            for n in range(1, 9)
+        ],
+    )
+    ended = await tiller.run("plan", timeout=30)
     assert ended["outcome"] == "completed"
-    assert len([m for m, _ in tiller.asked if m == "tiller/approvePlan"]) == 6
+    assert len(plans_asked(tiller)) == 6
+    assert len(api.message_requests()) == 6
     assert any("rejected 6 times" in e["text"] for e in tiller.events_of("notice"))
+
+
+async def test_exit_plan_mode_rejected_without_feedback_ends_the_turn_in_plan_mode(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    tiller: Tiller = await start(permissionMode="plan")  # the harness rejects plans silently
+    api.enqueue(
+        {"content": [tool_use("exit_plan_mode", "p1", plan=PLAN)]},
+        {"content": [tool_use("exit_plan_mode", "p2", plan=PLAN)]},
+    )
+    ended = await tiller.run("plan")
+    assert ended["outcome"] == "completed"
+    assert len(api.message_requests()) == 1
+    assert plans_asked(tiller) == [PLAN]
+    finished = tiller.events_of("toolFinished", ended["turnId"])
+    assert [(f["toolUseId"], f["status"]) for f in finished] == [("p1", "error")]
+    assert "no feedback" in finished[0]["output"]
+    assert (await tiller.request("tiller/getState"))["mode"] == "plan"
+    # The next prompt finds a valid history: the call was answered.
+    api.enqueue({"content": [text("ok")]})
+    await tiller.run("what now?")
+    assert results_of(api, 1)[0]["tool_use_id"] == "p1"
+
+
+@pytest.mark.parametrize("presented", ["exit_plan_mode", "final text"])
+async def test_acknowledging_a_rejected_plan_is_not_offered_as_a_plan(
+    start: Any, api: FakeMessagesAPI, presented: str
+) -> None:
+    """Issue: after the user rejected a plan, the model's "still planning" was put to the
+    user as a plan again in the same turn."""
+    tiller: Tiller = await start(permissionMode="plan")
+
+    async def reject(params: dict[str, Any]) -> dict[str, Any]:
+        return {"approved": False, "feedback": "keep the old API"}
+
+    tiller.on_plan = reject
+    plan = (
+        {"content": [tool_use("exit_plan_mode", "p1", plan=PLAN)]}
+        if presented == "exit_plan_mode"
+        else {"content": [text(PLAN)]}
+    )
+    ack = "Understood: still planning, I will keep the old API."
+    api.enqueue(plan, {"content": [text(ack)]})
+    ended = await tiller.run("plan it")
+    assert ended["outcome"] == "completed"
+    assert ended["final"] == ack
+    assert plans_asked(tiller) == [PLAN]
+    assert len(tiller.events_of("planDecided", ended["turnId"])) == 1
+    assert len(api.message_requests()) == 2
+    assert (await tiller.request("tiller/getState"))["mode"] == "plan"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Should the cache live in memory or on disk?",
+        "I found two config loaders.\n\nWhich one should the plan cover: `a.py` or `b.py`?",
+        "There are two ways to do this. Please confirm which one you want.",
+    ],
+)
+async def test_a_question_in_plan_mode_is_not_a_plan(
+    start: Any, api: FakeMessagesAPI, question: str
+) -> None:
+    """Issue: a question the model asked in plan mode became a plan to approve."""
+    tiller: Tiller = await start(permissionMode="plan")
+    api.enqueue({"content": [text(question)]})
+    ended = await tiller.run("plan the caching")
+    assert ended["outcome"] == "completed"
+    assert ended["final"] == question
+    assert plans_asked(tiller) == []
+    assert tiller.events_of("planDecided") == []
+    assert len(api.message_requests()) == 1
+    assert (await tiller.request("tiller/getState"))["mode"] == "plan"

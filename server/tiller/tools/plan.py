@@ -45,8 +45,9 @@ class ExitPlanMode:
         return {
             "name": self.name,
             "description": (
-                "Present your plan (markdown) for the user's approval. Nothing else in the same "
-                "response runs. Approved: implement it. Rejected: revise it with the feedback."
+                "Present your plan (markdown) for the user's approval: in plan mode this is how "
+                "a plan is presented. Nothing else in the same response runs. Approved: "
+                "implement it. Rejected: revise it with the feedback and call this again."
             ),
             "input_schema": {
                 "type": "object",
