@@ -7,7 +7,6 @@ Handlers are thin and async (never ``@server.thread()``): the turn runs as its o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import signal
@@ -20,24 +19,20 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from . import __version__
+from . import __version__, rewinding, session_commands
 from . import protocol as p
 from .approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
 from .config import Config, parse_config, parse_thinking
 from .errors import ConfigError, InvalidParams, TillerError
-from .events import Notice
 from .models import thinking_problem
 from .protocol import JSON, MODES, State, Todo, TrailItem
-from .provider import (
-    AnthropicProvider,
-)
 from .pygls_adapter import cancel_request, forget_request
+from .runtime import Runtime
 from .scheduler import ToolCall
-from .services import make_provider, open_checkpoints, open_shell, open_store
-from .session import Handled, Queued, Session, Started, SwitchTo
+from .session import Handled, Queued, Session, Started
+from .session_commands import SwitchTo
+from .sessions import Seat, Sessions, seat_of
 from .tools.base import Preview
-from .tools.bash_readonly import is_read_only_command
-from .tools.registry import default_tools
 from .wire import plain_dict_converter
 
 log = logging.getLogger(__name__)
@@ -47,25 +42,25 @@ T = TypeVar("T")
 class TillerServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("tiller", __version__, converter_factory=plain_dict_converter)
-        self.session: Session | None = None
+        self.sessions: Sessions | None = None
+        self.session: Session | None = None  # the one this client shows
         self.background: set[asyncio.Future[Any]] = set()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Log only: a stray late answer must never pop "Error in server" up at the user.
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
-    def switch_to(self, session: Session) -> None:
-        """Make ``session`` current (the old one is idle: callers check)."""
-        self.session = session
-        session.publish()
+    async def switch_to(self, session: Session) -> None:
+        """Make ``session`` current: the old one is closed at once (its turn interrupted, its
+        queue dropped) and waited for."""
+        old, self.session = self.live_session(), session
+        await self.live_sessions().switch(old, session)
         self.protocol.notify(p.TODOS, {"todos": [t.to_wire() for t in session.todos]})
 
     async def terminate(self) -> None:
         """SIGTERM: interrupt the turn (its commands' process groups die with it), then exit."""
-        if self.session is not None:
-            self.session.close()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.session.wait_idle(), 3)
+        if self.sessions is not None and self.session is not None:
+            await self.sessions.close(self.session, wait=3)
         logging.shutdown()
         os._exit(128 + signal.SIGTERM)
 
@@ -73,6 +68,11 @@ class TillerServer(LanguageServer):
         if self.session is None:
             raise JsonRpcException("The server is not initialized yet", code=-32002)
         return self.session
+
+    def live_sessions(self) -> Sessions:
+        if self.sessions is None:
+            raise JsonRpcException("The server is not initialized yet", code=-32002)
+        return self.sessions
 
 
 class RpcSink:
@@ -237,16 +237,6 @@ def _request(server: TillerServer, method: str) -> Callable[[Handler], Handler]:
     return register
 
 
-async def _warm_up(session: Session) -> None:
-    """Load what the first ``bash`` call and the first answer need, off the event loop: the
-    read-only classifier's parser (~0.1 s), then the SDK. One after the other (together they
-    only compete for the GIL), parser first: loaded after the SDK, it would compete with the
-    first model request instead (bench/compare.py measured both orders)."""
-    await asyncio.to_thread(is_read_only_command, "true", session.workspace)
-    if isinstance(session.provider, AnthropicProvider):
-        await session.provider.warm_up()
-
-
 def build_server() -> TillerServer:
     server = TillerServer()
 
@@ -254,53 +244,36 @@ def build_server() -> TillerServer:
     def on_initialize(ls: TillerServer, params: types.InitializeParams) -> None:
         try:
             config = parse_config(params.initialization_options)
-            provider = make_provider(config)
-            store = open_store(config)
+            runtime = Runtime(config)
         except ConfigError as err:
             raise JsonRpcInvalidParams(err.message) from err
         except TillerError as err:
             raise JsonRpcInvalidParams(err.message) from err
-        workspace = workspace_root(params)
-        ls.session = Session(
-            config=config,
-            workspace=workspace,
-            provider=provider,
-            approver=RpcApprover(ls, config),
-            sink=RpcSink(ls),
-            tools=default_tools(),
-            store=store,
-            checkpoints=open_checkpoints(config, workspace, store),
-            shell=open_shell(config),  # probes bwrap once
-            mode=config.permission_mode,
-            thinking=config.thinking,
-        )
+        ls.sessions = Sessions(runtime)
+        seat = Seat(RpcSink(ls), RpcApprover(ls, config))
+        ls.session = ls.sessions.create(workspace_root(params), seat)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: TillerServer, params: Any) -> None:
-        session = ls.live_session()
+        session, sessions = ls.live_session(), ls.live_sessions()
         session.publish()
-        if session.checkpoints is None:
-            session.emit(Notice("Checkpoints are off: git is not installed, so turns cannot be "
-                                "rewound. Install git and restart Tiller."))  # fmt: skip
-        else:
-            ls.background.add(asyncio.ensure_future(session.checkpoints.housekeeping()))
-        ls.background.add(asyncio.ensure_future(_warm_up(session)))
+        sessions.greet(session)
+        sessions.runtime.warm_up(session.workspace)
         asyncio.get_running_loop().add_signal_handler(
             signal.SIGTERM, lambda: ls.background.add(asyncio.ensure_future(ls.terminate()))
         )
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: TillerServer, params: Any) -> None:
-        if ls.session is not None:  # at once: the queue is dropped, not run
-            ls.session.close()
-            await ls.session.wait_idle()
+        if ls.sessions is not None and ls.session is not None:  # at once: the queue is dropped
+            await ls.sessions.close(ls.session)
 
     @_request(server, p.PROMPT)
     async def prompt(ls: TillerServer, params: Any) -> JSON:
         text = _field(params, "text", str, "a string")
         if not text.strip():
             raise InvalidParams("'text' must not be empty")
-        match await ls.live_session().prompt(text):
+        match await session_commands.prompt(ls.live_sessions(), ls.live_session(), text):
             case Started(turn_id=turn_id):
                 return {"status": "started", "turnId": turn_id}
             case Queued(position=position):
@@ -308,7 +281,7 @@ def build_server() -> TillerServer:
             case Handled(message=message):
                 return {"status": "handled", "message": message}
             case SwitchTo(session=session, message=message):
-                await switch(ls, lambda _: session)
+                await ls.switch_to(session)
                 return {"status": "handled", "message": message}
 
     @_request(server, p.INTERRUPT)
@@ -369,26 +342,23 @@ def build_server() -> TillerServer:
         _obj(params)
         return ls.live_session().state().to_wire()
 
-    async def switch(ls: TillerServer, make: Callable[[Session], Session]) -> JSON:
-        """Close the current session at once (its turn interrupted, its queue dropped), then
-        make the session ``make`` returns the current one."""
-        session = ls.live_session()
-        target = make(session)  # validates before anything is interrupted
-        if target is not session:
-            session.close()
-            await session.wait_idle()
-        ls.switch_to(target)
+    async def switch(ls: TillerServer, target: Session) -> JSON:
+        await ls.switch_to(target)
         return target.state().to_wire()
 
     @_request(server, p.SESSION_NEW)
     async def session_new(ls: TillerServer, params: Any) -> JSON:
         _obj(params)
-        return await switch(ls, lambda s: s.fresh())
+        return await switch(
+            ls, ls.live_sessions().fresh(ls.live_session(), seat_of(ls.live_session()))
+        )
 
     @_request(server, p.SESSION_RESUME)
     async def session_resume(ls: TillerServer, params: Any) -> JSON:
         session_id = _field(params, "sessionId", str, "a string")
-        return await switch(ls, lambda s: s.resumed(session_id))
+        current = ls.live_session()
+        resumed = ls.live_sessions().resume(session_id, current.workspace, seat_of(current))
+        return await switch(ls, resumed)
 
     @_request(server, p.SESSION_FORK)
     async def session_fork(ls: TillerServer, params: Any) -> JSON:
@@ -396,7 +366,7 @@ def build_server() -> TillerServer:
         for key, value in (("sessionId", source), ("turnId", turn)):
             if value is not None and not isinstance(value, str):
                 raise InvalidParams(f"'{key}' must be a string")
-        return await switch(ls, lambda s: s.forked(source, turn))
+        return await switch(ls, ls.live_sessions().fork(ls.live_session(), source, turn))
 
     @_request(server, p.SESSION_SLICE)
     async def session_slice(ls: TillerServer, params: Any) -> JSON:
@@ -404,8 +374,8 @@ def build_server() -> TillerServer:
         if source is not None and not isinstance(source, str):
             raise InvalidParams("'sessionId' must be a string")
         spec = _field(params, "spec", str, "a string")
-        child = await ls.live_session().sliced(source, spec)
-        return await switch(ls, lambda _: child)
+        child = await ls.live_sessions().slice(ls.live_session(), source, spec)
+        return await switch(ls, child)
 
     @_request(server, p.SESSION_LIST)
     async def session_list(ls: TillerServer, params: Any) -> JSON:
@@ -414,7 +384,7 @@ def build_server() -> TillerServer:
         if not isinstance(where, str) or not where:
             raise InvalidParams("'workspace' must be a folder path or \"all\"")
         workspace = None if where == "all" else (where.rstrip("/") or "/")
-        return {"sessions": [row.to_wire() for row in session.store.recent(workspace=workspace)]}
+        return {"sessions": [row.to_wire() for row in ls.live_sessions().list(workspace)]}
 
     @_request(server, p.SESSION_TRANSCRIPT)
     async def session_transcript(ls: TillerServer, params: Any) -> JSON:
@@ -436,7 +406,7 @@ def build_server() -> TillerServer:
         session_id = _obj(params).get("sessionId")
         if session_id is not None and not isinstance(session_id, str):
             raise InvalidParams("'sessionId' must be a string")
-        rows = await session.list_checkpoints(session_id)
+        rows = await rewinding.list_checkpoints(session, session_id)
         return {"checkpoints": [row.to_wire() for row in rows]}
 
     @_request(server, p.REWIND)
@@ -449,7 +419,8 @@ def build_server() -> TillerServer:
             if not isinstance(value, bool):
                 raise InvalidParams(f"'{key}' must be a boolean")
             flags[key] = value
-        return await ls.live_session().rewind(
+        return await rewinding.rewind(
+            ls.live_session(),
             turn_id, files=flags["files"], conversation=flags["conversation"],
             dry_run=flags["dryRun"],
         )  # fmt: skip
@@ -457,7 +428,7 @@ def build_server() -> TillerServer:
     @_request(server, p.UNDO_REWIND)
     async def undo_rewind(ls: TillerServer, params: Any) -> JSON:
         undo_id = _field(params, "undoId", str, "a string")
-        return await ls.live_session().undo_rewind(undo_id)
+        return await rewinding.undo_rewind(ls.live_session(), undo_id)
 
     @_request(server, p.GET_TODOS)
     async def get_todos(ls: TillerServer, params: Any) -> JSON:

@@ -12,30 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from . import compaction, history, models, slicing
+from . import compaction, history, models
 from .approvals import Approver, RecordingApprover
-from .checkpoints import Changes, CheckpointError
-from .commands import (
-    ChangeMode,
-    ChangeModel,
-    ChangeThinking,
-    ClearQueue,
-    CommandResult,
-    Compact,
-    ForkSession,
-    ListCheckpoints,
-    ListSessions,
-    NewSession,
-    Reply,
-    ResumeSession,
-    RewindTo,
-    SliceSession,
-    format_checkpoints,
-    format_sessions,
-    interpret,
-)
+from .checkpoints import CheckpointError
 from .config import Config
-from .errors import InvalidParams, TillerError
+from .errors import InvalidParams
 from .events import (
     Event,
     Notice,
@@ -48,7 +29,6 @@ from .events import (
 )
 from .history import Message
 from .loop import Turn, TurnSetup
-from .models import thinking_note
 from .outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
 from .permissions import Grants
 from .protocol import JSON, MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
@@ -61,7 +41,7 @@ from .provider import (
     lookup_model,
 )
 from .rewind import CheckpointKeeper
-from .store import CheckpointRow, RewindRow, SessionRow, SessionStore
+from .store import SessionRow, SessionStore
 from .system_prompt import system_prompt
 from .tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
 from .tools.registry import tools_by_name
@@ -98,15 +78,7 @@ class Handled:
     message: str
 
 
-@dataclass(frozen=True)
-class SwitchTo:
-    """The prompt (``/clear``, ``/resume``, ``/fork``) makes ``session`` the current one."""
-
-    session: Session
-    message: str
-
-
-PromptResult = Started | Queued | Handled | SwitchTo
+PromptResult = Started | Queued | Handled
 
 
 class SessionSink(Protocol):
@@ -312,18 +284,10 @@ class Session:
     # --- requests -----------------------------------------------------------------------------
 
     async def prompt(self, text: str) -> PromptResult:
+        """Start a turn, queue behind the running one, or (``stop``/``cancel`` while busy)
+        interrupt it. Slash commands are not prompts: see session_commands.py."""
         if self.closed:
             return Handled("This session was closed (switched away); send the prompt again.")
-        if text.lstrip().startswith("/"):
-            result = await self.apply_command(
-                interpret(text, self, max_tokens=self.config.max_tokens)
-            )
-            match result:  # in the transcript, so a redrawn chat shows it too
-                case Handled(message=message) | SwitchTo(message=message):
-                    self.record(self.turn_id, "command", {"text": text, "message": message})
-                case _:
-                    pass
-            return result
         if self.busy and text.strip().lower() in STOP_WORDS:
             self.interrupt(cause="keyword")
             return Handled("Interrupted the running turn.")
@@ -333,184 +297,6 @@ class Session:
             self.publish()
             return Queued(len(self.queue))
         return Started(self._start(text))
-
-    async def apply_command(self, result: CommandResult) -> PromptResult:
-        match result:
-            case Reply(message=message):
-                return Handled(message)
-            case ChangeMode(mode=mode):
-                self.set_mode(mode)
-                return Handled(f"Mode: {self.mode}")
-            case ChangeModel(model=model):
-                try:
-                    await self.choose_model(model)
-                except InvalidParams as err:
-                    return Handled(err.message)
-                return Handled(f"Model: {self.model} (from the next turn)")
-            case ChangeThinking(thinking=thinking):
-                self.set_thinking(thinking)
-                note = thinking_note(thinking, self.provider.spec(self.model))
-                return Handled(f"Thinking: {thinking.describe()}" + (f" ({note})" if note else ""))
-            case ClearQueue():
-                return Handled(f"Cleared {self.clear_queue()} queued prompt(s).")
-            case NewSession():
-                return SwitchTo(self.fresh(), "Started a new session.")
-            case ListSessions():
-                here = self.store.recent(20, workspace=str(self.workspace))
-                return Handled(format_sessions(here, self.id))
-            case ResumeSession(session_id=session_id):
-                try:
-                    resumed = self.resumed(session_id)
-                except InvalidParams as err:
-                    return Handled(err.message)
-                return SwitchTo(resumed, f"Resumed session {session_id}.")
-            case ForkSession(turn_id=turn_id):
-                try:
-                    child = self.forked(None, turn_id)
-                except InvalidParams as err:
-                    return Handled(err.message)
-                return SwitchTo(child, f"Forked into session {child.id}.")
-            case ListCheckpoints():
-                try:
-                    rows = await self.list_checkpoints()
-                except InvalidParams as err:
-                    return Handled(err.message)
-                return Handled(format_checkpoints(rows))
-            case SliceSession(spec=spec):
-                try:
-                    child = await self.sliced(None, spec)
-                except TillerError as err:
-                    return Handled(err.message)
-                return SwitchTo(child, f"Sliced into session {child.id}.")
-            case RewindTo(turn_id=turn_id):
-                return Handled(await self._rewind_command(turn_id))
-            case Compact():
-                if self.busy:
-                    return Handled("A turn is running: /compact once it has ended.")
-                shorter = await self.compact()
-                return Handled("Compacted the conversation." if shorter else "Nothing to compact.")
-
-    def fresh(self) -> Session:
-        """A new, empty session with the same settings, mode, model and thinking."""
-        return self._sibling(new_id("ses"), self.mode, self.model, self.thinking, (), ())
-
-    def resumed(self, session_id: str) -> Session:
-        """The stored session ``session_id``, its history repaired as after an interrupt."""
-        loaded = self.store.load(session_id)
-        if loaded is None:
-            raise InvalidParams(f"unknown sessionId {session_id!r}")
-        row = loaded.row
-        self._close_cut_turns(session_id)
-        repaired = history.repair(loaded.messages)
-        if repaired != loaded.messages:
-            self.store.replace_messages(row.id, repaired, [None] * len(repaired))
-        resumed = self._sibling(row.id, row.mode, row.model, row.thinking, row.todos, repaired)
-        resumed.ledger = Ledger(row.usage, row.context)
-        return resumed
-
-    def _close_cut_turns(self, session_id: str) -> None:
-        """A turn the store shows started but never ended was cut by a dead server: end it in
-        the transcript (before the resumed session answers anything) as interrupted."""
-        running = self.turn_id if session_id == self.id else None
-        for turn_id in self.store.open_turns(session_id):
-            if turn_id != running:
-                said = "The server stopped during this turn (it restarted); the turn was cut here."
-                self.store.add_entry(session_id, turn_id, "notice", {"text": said})
-                ended = event_fields(TurnEnded(Interrupted("server_stopped"), ()))
-                del ended["type"]
-                self.store.add_entry(session_id, turn_id, "turnEnded", ended)
-
-    def forked(self, source_id: str | None, turn_id: str | None) -> Session:
-        """A child of ``source_id`` (default: this session) holding its history up to the end
-        of ``turn_id`` (default: all of it)."""
-        source = source_id or self.id
-        loaded = self.store.load(source)
-        if loaded is None:
-            raise InvalidParams(f"nothing to fork: session {source!r} has no stored turns")
-        cut = len(loaded.messages)
-        if turn_id is not None:
-            ends = [i for i, t in enumerate(loaded.turn_ids) if t == turn_id]
-            if not ends:
-                raise InvalidParams(f"unknown turnId {turn_id!r} in session {source!r}")
-            cut = ends[-1] + 1
-        row = loaded.row
-        child = self._sibling(
-            new_id("ses"), row.mode, row.model, row.thinking, row.todos,
-            history.repair(loaded.messages[:cut]),
-        )  # fmt: skip
-        inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
-        self.store.create(
-            replace(row, id=child.id, title=f"Fork of {row.title}", parent_id=source,
-                    turns=inherited, created_at=time.time(), updated_at=time.time())
-        )  # fmt: skip
-        self.store.replace_messages(
-            child.id, child.messages, loaded.turn_ids[: len(child.messages)]
-        )
-        self.store.copy_entries(source, child.id, turn_id)
-        return child
-
-    async def sliced(self, source_id: str | None, spec: str) -> Session:
-        """A child of ``source_id`` (default: this session) built by a slice spec (see
-        slicing.py); summaries are asked of the model (and counted in this session's cost)."""
-        pieces = slicing.parse(spec)  # SpecError (-32602) names the position
-        source = source_id or self.id
-        loaded = self.store.load(source)
-        if loaded is None:
-            raise InvalidParams(f"nothing to slice: session {source!r} has no stored turns")
-        spec_of_model = self._spec()
-
-        async def summarize(messages: Sequence[Message], focus: str | None) -> str:
-            summary, usage = await compaction.summarize(
-                self.provider, self.model, messages, window=spec_of_model.context_window,
-                focus=focus,
-            )  # fmt: skip
-            self.record_usage(models.price(usage, spec_of_model), None)
-            return summary
-
-        try:
-            messages = await slicing.build(pieces, loaded.messages, summarize)
-        except ProviderError as err:
-            why = f"Summarizing for the slice failed ({err.kind}): {err.message}"
-            raise TillerError(why) from err
-        row = loaded.row
-        child = self._sibling(new_id("ses"), row.mode, row.model, row.thinking, row.todos, messages)
-        now = time.time()
-        self.store.create(
-            replace(row, id=child.id, title=f"Slice of {row.title}", parent_id=source,
-                    turns=0, created_at=now, updated_at=now)
-        )  # fmt: skip
-        self.store.replace_messages(child.id, messages, [None] * len(messages))
-        self.store.add_entry(child.id, None, "sliced", {"from": source, "spec": spec})
-        return child
-
-    def _sibling(
-        self,
-        session_id: str,
-        mode: Mode,
-        model: str,
-        thinking: Thinking,
-        todos: tuple[Todo, ...],
-        messages: tuple[Message, ...],
-    ) -> Session:
-        return Session(
-            config=self.config,
-            workspace=self.workspace,
-            provider=self.provider,
-            approver=self.approver,
-            sink=self.sink,
-            tools=self.tools,
-            store=self.store,
-            checkpoints=self.checkpoints,
-            shell=self.shell,
-            editor=self.editor,
-            terminal=self.terminal,
-            id=session_id,
-            mode=mode,
-            model=model,
-            thinking=thinking,
-            todos=todos,
-            messages=messages,
-        )
 
     @property
     def queued(self) -> tuple[str, ...]:
@@ -590,95 +376,6 @@ class Session:
             self.workspace, self.reads, self, shell=self.shell, editor=self.editor,
             terminal=self.terminal,
         )  # fmt: skip
-
-    # --- checkpoints and rewind ----------------------------------------------------------------
-
-    def _keeper(self) -> CheckpointKeeper:
-        if self.checkpoints is None:
-            raise InvalidParams("Checkpoints are off: git is not installed (install it, restart).")
-        return self.checkpoints
-
-    async def list_checkpoints(self, session_id: str | None = None) -> list[CheckpointRow]:
-        keeper = self._keeper()
-        await keeper.settled()  # the last turn's closing snapshot counts its changed files
-        return keeper.of_session(session_id or self.id)
-
-    async def rewind(
-        self, turn_id: str, *, files: bool, conversation: bool, dry_run: bool = False
-    ) -> JSON:
-        """Put the workspace and/or the conversation back to before ``turn_id``. Refused while
-        a turn runs (interrupt first). The answer's ``undoId`` undoes the rewind."""
-        keeper = self._keeper()
-        if self.busy:
-            raise InvalidParams("A turn is running: interrupt it first, then rewind.")
-        if not files and not conversation:
-            raise InvalidParams("nothing to rewind: set 'files' and/or 'conversation' to true")
-        await keeper.settled()
-        rows = keeper.of_session(self.id)
-        index = next((i for i, row in enumerate(rows) if row.turn_id == turn_id), None)
-        if index is None:
-            raise InvalidParams(f"no checkpoint for turnId {turn_id!r} in this session")
-        if dry_run:
-            if not files:
-                return {**Changes().to_wire(), "userChanged": []}
-            preview = await keeper.preview(rows, index)
-            return {**preview.changes.to_wire(), "userChanged": list(preview.user_changed)}
-        undo_commit = await keeper.snapshot_now(f"before rewinding to {turn_id}") if files else None
-        changes = await keeper.restore(rows[index].before) if files else Changes()
-        saved: tuple[Message, ...] | None = None
-        saved_ids: tuple[str | None, ...] = ()
-        if conversation:
-            loaded = self.store.load(self.id)
-            stored, ids = (loaded.messages, loaded.turn_ids) if loaded else (self.messages, ())
-            cut = next((i for i, t in enumerate(ids) if t == turn_id), len(stored))
-            saved, saved_ids = stored, ids
-            self.messages = history.repair(stored[:cut])
-            self.store.replace_messages(self.id, self.messages, ids[: len(self.messages)])
-        undo_id = new_id("undo")
-        keeper.table.add_rewind(
-            RewindRow(undo_id, self.id, undo_commit, saved, saved_ids), time.time()
-        )
-        self.record(
-            None,
-            "rewound",
-            {"turnId": turn_id, "files": files, "conversation": conversation, "undoId": undo_id,
-             **changes.to_wire()},
-        )  # fmt: skip
-        return {**changes.to_wire(), "undoId": undo_id}
-
-    async def _rewind_command(self, turn_id: str | None) -> str:
-        """``/rewind [turnId]``: files and conversation, to before the turn (default: last)."""
-        try:
-            rows = await self.list_checkpoints()
-            target = turn_id or (rows[-1].turn_id if rows else None)
-            if target is None:
-                return "Nothing to rewind yet: no turn has a checkpoint in this session."
-            done = await self.rewind(target, files=True, conversation=True)
-        except InvalidParams as err:
-            return err.message
-        counts = ", ".join(f"{len(done[k])} {k}" for k in ("changed", "added", "removed"))
-        return (
-            f"Rewound to before {target}: files {counts} (as seen from now); the conversation "
-            f"ends before that turn. Undo with tiller/undoRewind {done['undoId']}."
-        )
-
-    async def undo_rewind(self, undo_id: str) -> JSON:
-        keeper = self._keeper()
-        if self.busy:
-            raise InvalidParams("A turn is running: interrupt it first, then undo the rewind.")
-        row = keeper.table.rewind(undo_id)
-        if row is None:
-            raise InvalidParams(f"unknown undoId {undo_id!r} (already undone, or expired)")
-        if row.session_id != self.id:
-            raise InvalidParams(f"undoId {undo_id!r} belongs to session {row.session_id}")
-        await keeper.settled()
-        changes = await keeper.restore(row.files_commit) if row.files_commit else Changes()
-        if row.messages is not None:
-            self.messages = row.messages
-            self.store.replace_messages(self.id, row.messages, row.turn_ids)
-        keeper.table.drop_rewind(undo_id)
-        self.record(None, "rewindUndone", {"undoId": undo_id, **changes.to_wire()})
-        return changes.to_wire()
 
     # --- turns --------------------------------------------------------------------------------
 

@@ -167,6 +167,55 @@ async def test_resume_while_busy_interrupts_the_running_turn(
     await tiller.wait_for(lambda: tiller.events_of("textDelta", busy["turnId"]))
     state = await tiller.request("tiller/session/resume", {"sessionId": old})
     assert state["sessionId"] == old
-    ended = await tiller.turn_end(busy["turnId"], timeout=5)
+    ended = await tiller.turn_end(busy["turnId"])
     assert ended["outcome"] == "interrupted"
     await asyncio.sleep(0)
+
+
+async def test_turn_ids_survive_a_crash_repaired_resume_for_fork_and_rewind(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """A crash-repaired resume used to store every turn id as None: forking by an old turn
+    then failed with "unknown turnId", and a conversation rewind kept the whole conversation."""
+    first: Tiller = await start()
+    api.enqueue({"content": [text("One.")]})
+    turn_one = (await first.run("first"))["turnId"]
+    api.enqueue({"content": [text("Two.")]})
+    turn_two = (await first.run("second"))["turnId"]
+
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": "allow"}
+
+    first.on_confirm = allow
+    api.enqueue({"content": [tool_use("bash", "b1", command="touch started; sleep 30")]})
+    await first.prompt("third, cut by a crash")
+    await first.wait_for(lambda: (workspace / "started").exists())
+    session_id = (await first.request("tiller/getState"))["sessionId"]
+    kill_9(first)
+
+    second: Tiller = await start()
+    await second.request("tiller/session/resume", {"sessionId": session_id})
+    forked = await second.request(
+        "tiller/session/fork", {"sessionId": session_id, "turnId": turn_one}
+    )
+    assert forked["sessionId"] != session_id
+    api.enqueue({"content": [text("Forked.")]})
+    await second.run("after the fork")
+    sent = api.message_requests()[-1].body["messages"]
+    assert [m["content"][0].get("text") for m in sent if m["role"] == "user"] == [
+        "first",
+        "after the fork",
+    ]
+
+    await second.request("tiller/session/resume", {"sessionId": session_id})
+    await second.request(
+        "tiller/rewind", {"turnId": turn_two, "files": False, "conversation": True}
+    )
+    api.enqueue({"content": [text("Rewound.")]})
+    await second.run("after the rewind")
+    sent = api.message_requests()[-1].body["messages"]
+    assert [m["content"][0].get("text") for m in sent if m["role"] == "user"] == [
+        "first",
+        "after the rewind",
+    ]
+    assert_valid_history(api)

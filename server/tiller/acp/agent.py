@@ -64,19 +64,19 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from .. import __version__
+from .. import __version__, session_commands
 from ..commands import HELP
 from ..config import parse_config
 from ..errors import ConfigError, InvalidParams
 from ..protocol import JSON, MODES, Mode, State, Todo
-from ..provider import AnthropicProvider
-from ..session import Handled, Queued, Session, Started, SwitchTo, new_id
+from ..runtime import Runtime
+from ..session import Handled, Queued, Started, new_id
+from ..session_commands import SwitchTo
+from ..sessions import Seat, Sessions
 from ..store import SessionStore
-from ..tools.registry import default_tools, tools_by_name
 from .files import ClientFiles
 from .outbox import Outbox
 from .permissions import AcpApprover
-from .runtime import Runtime
 from .terminal import ClientTerminal
 from .updates import ToolCalls, event_updates, plan_update, replay, turn_end
 
@@ -170,14 +170,15 @@ class AcpSession:
     def __init__(
         self,
         client: Client,
-        runtime: Runtime,
+        sessions: Sessions,
         session_id: str,
         workspace: Path,
         restore: bool,
         capabilities: ClientCapabilities,
     ) -> None:
         self.id = session_id
-        self.runtime = runtime
+        self.sessions = sessions
+        self.runtime = runtime = sessions.runtime
         self.workspace = workspace
         self.outbox = Outbox(client, session_id)
         self.calls = ToolCalls(workspace)
@@ -185,31 +186,25 @@ class AcpSession:
         self.approver = AcpApprover(
             client, session_id, self.outbox, self.calls, config.checkpoint_timeout_seconds
         )
-        tools = default_tools()
-        self.tools = tools_by_name(tools)
         self.lock = asyncio.Lock()  # one prompt at a time; the next waits for its turn
         self.cancels = 0  # bumped by session/cancel: prompts older than that answer cancelled
         self._background: set[asyncio.Task[None]] = set()
-        session = Session(
-            config=config,
-            workspace=workspace,
-            provider=runtime.provider,
-            approver=self.approver,
+        seat = Seat(
             sink=self,
-            tools=tools,
-            store=runtime.store,
-            checkpoints=runtime.checkpoints(workspace),
-            shell=runtime.shell,
+            approver=self.approver,
             # The editor's buffers when the client offers fs/*: tools see unsaved changes.
             editor=ClientFiles.offered(client, session_id, capabilities),
             # Its terminals, when offered, for the commands the user approves.
             terminal=ClientTerminal.offered(client, session_id, capabilities),
-            id=session_id,
-            mode=config.permission_mode,
-            thinking=config.thinking,
         )
-        # resumed(): the stored mode, model, thinking, todos and (repaired) history.
-        self.session = session.resumed(session_id) if restore else session
+        # resume(): the stored mode, model, thinking, todos and (repaired) history.
+        self.session = (
+            sessions.resume(session_id, workspace, seat)
+            if restore
+            else sessions.create(workspace, seat, session_id=session_id)
+        )
+        if not restore:
+            sessions.greet(self.session)
         self._shown_mode = self.session.mode
         self._shown_model = self.session.model
 
@@ -310,7 +305,7 @@ class AcpSession:
                     f"/{command} is not available here: start a new thread, or load or "
                     "fork one, from the editor."
                 )
-            match await self.session.prompt(text):
+            match await session_commands.prompt(self.sessions, self.session, text):
                 case Started(turn_id=turn_id):
                     end = await self.outbox.ending(turn_id)
                 case Handled(message=message) | SwitchTo(message=message):
@@ -337,9 +332,7 @@ class AcpSession:
     async def close(self, wait: float = 3.0) -> None:
         """Interrupt a running turn (its history is repaired and saved), then stop sending."""
         self.cancels += 1
-        self.session.close()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.session.wait_idle(), wait)
+        await self.sessions.close(self.session, wait)
         await self.outbox.close()
 
 
@@ -348,21 +341,21 @@ class TillerAgent:
 
     def __init__(self) -> None:
         self.client: Client | None = None
-        self.runtime: Runtime | None = None
+        self.sessions: Sessions | None = None
         self.client_capabilities = ClientCapabilities()
-        self.sessions: dict[str, AcpSession] = {}
+        self.seats: dict[str, AcpSession] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
 
-    def _live(self) -> tuple[Client, Runtime]:
-        if self.client is None or self.runtime is None:
+    def _live(self) -> tuple[Client, Sessions]:
+        if self.client is None or self.sessions is None:
             raise RequestError(-32600, "Invalid request: call initialize first")
-        return self.client, self.runtime
+        return self.client, self.sessions
 
     def _session(self, session_id: str) -> AcpSession:
-        found = self.sessions.get(session_id)
+        found = self.seats.get(session_id)
         if found is None:
             raise invalid_params(
                 f"unknown sessionId {session_id!r} (session/new or session/load first)"
@@ -383,12 +376,9 @@ class TillerAgent:
             runtime = Runtime(config)
         except ConfigError as err:
             raise invalid_params(err.message) from err
-        if self.runtime is None:
-            self.runtime = runtime
-            if isinstance(runtime.provider, AnthropicProvider):
-                task = asyncio.get_running_loop().create_task(runtime.provider.warm_up())
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+        if self.sessions is None:
+            self.sessions = Sessions(runtime)
+            runtime.warm_up(Path.cwd())
         self.client_capabilities = client_capabilities or ClientCapabilities()
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
@@ -417,14 +407,14 @@ class TillerAgent:
         | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        client, runtime = self._live()
+        client, sessions = self._live()
         workspace = workspace_of(cwd)
         if mcp_servers:
             log.warning("MCP servers are not supported yet; ignoring %d", len(mcp_servers))
         seat = AcpSession(
-            client, runtime, new_id("ses"), workspace, False, self.client_capabilities
+            client, sessions, new_id("ses"), workspace, False, self.client_capabilities
         )
-        self.sessions[seat.id] = seat
+        self.seats[seat.id] = seat
         answer = NewSessionResponse(
             session_id=seat.id, modes=seat.modes(), config_options=seat.config_options()
         )
@@ -440,21 +430,21 @@ class TillerAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        client, runtime = self._live()
+        client, sessions = self._live()
         workspace = workspace_of(cwd)
-        if runtime.store.row(session_id) is None:
+        if sessions.store.row(session_id) is None:
             raise invalid_params(f"unknown sessionId {session_id!r}: nothing stored under it")
-        old = self.sessions.pop(session_id, None)
+        old = self.seats.pop(session_id, None)
         if old is not None:
             await old.close()
         try:
             seat = AcpSession(
-                client, runtime, session_id, workspace, True, self.client_capabilities
+                client, sessions, session_id, workspace, True, self.client_capabilities
             )
         except InvalidParams as err:
             raise invalid_params(err.message) from err
-        self.sessions[session_id] = seat
-        seat.outbox.send(*replay(self._transcript(runtime.store, session_id), workspace))
+        self.seats[session_id] = seat
+        seat.outbox.send(*replay(self._transcript(sessions.store, session_id), workspace))
         await seat.outbox.flush()  # the history is in the editor before the answer
         answer = LoadSessionResponse(modes=seat.modes(), config_options=seat.config_options())
         seat.announce()
@@ -475,12 +465,12 @@ class TillerAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        _, runtime = self._live()
+        _, sessions = self._live()
         if cursor is not None and not cursor.isdigit():
             raise invalid_params(f"bad cursor {cursor!r}")
         start = int(cursor or 0)
         wanted = str(PurePath(cwd)) if cwd else None  # as given; sessions store resolved paths
-        rows = runtime.store.recent(start + PAGE + 1, workspace=wanted)
+        rows = sessions.list(wanted, start + PAGE + 1)
         page = rows[start : start + PAGE]
         return ListSessionsResponse(
             sessions=[
@@ -530,7 +520,7 @@ class TillerAgent:
         return await seat.prompt(text)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
-        seat = self.sessions.get(session_id)
+        seat = self.seats.get(session_id)
         if seat is not None:
             seat.cancel()
 
@@ -567,7 +557,7 @@ class TillerAgent:
 
     async def shutdown(self) -> None:
         """End of input or SIGTERM: interrupt every running turn; their history is saved."""
-        await asyncio.gather(*(seat.close() for seat in self.sessions.values()))
+        await asyncio.gather(*(seat.close() for seat in self.seats.values()))
 
 
 def _mode(mode_id: str) -> Mode:

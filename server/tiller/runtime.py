@@ -1,0 +1,91 @@
+"""The one composition root: what a Tiller process builds once from its settings, whichever
+face it serves (the Tiller protocol in ``lsp``/``rpc.py``, ACP in ``acp/``).
+
+It owns the model provider, the session store, the shell policy (sandbox probe and tool
+environment), one checkpoint keeper per workspace with its housekeeping, the warm-up of what
+the first answer and the first command need, and the notices every face shows at start.
+Light to import: no pygls, no SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, Final
+
+from .config import Config
+from .errors import TillerError
+from .provider import AnthropicProvider
+from .rewind import CheckpointKeeper
+from .services import make_provider, open_checkpoints, open_shell, open_store
+from .tools.bash_readonly import is_read_only_command
+
+log = logging.getLogger(__name__)
+
+MODEL_LIST_SECONDS: Final = 15.0
+CHECKPOINTS_OFF = (
+    "Checkpoints are off: git is not installed, so turns cannot be rewound. Install git and "
+    "restart Tiller."
+)
+
+
+class Runtime:
+    """Settings, provider, store, shell policy and checkpoints, shared by every session."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.provider = make_provider(config)
+        self.store = open_store(config)
+        self.shell = open_shell(config)  # probes bwrap once
+        self._keepers: dict[Path, CheckpointKeeper | None] = {}
+        self._background: set[asyncio.Future[Any]] = set()
+        self._warming: asyncio.Future[None] | None = None
+        self.models: list[tuple[str, str]] = []  # (id, display name), once listed
+
+    def checkpoints(self, workspace: Path) -> CheckpointKeeper | None:
+        """One keeper per workspace, shared by its sessions (None: git is missing). The first
+        use starts its housekeeping: a restore cut by a crash is finished, old checkpoints are
+        pruned, the shadow repository is packed."""
+        if workspace not in self._keepers:
+            keeper = open_checkpoints(self.config, workspace, self.store)
+            self._keepers[workspace] = keeper
+            if keeper is not None:
+                self.background(keeper.housekeeping())
+        return self._keepers[workspace]
+
+    def notices(self, workspace: Path) -> tuple[str, ...]:
+        """What a face tells the user when a session of ``workspace`` opens."""
+        return () if self.checkpoints(workspace) is not None else (CHECKPOINTS_OFF,)
+
+    def warm_up(self, workspace: Path) -> None:
+        """Load, off the event loop, what the first command and the first answer need: the
+        read-only classifier's parser (~0.1 s), then the SDK. One after the other (together
+        they only compete for the GIL), parser first: loaded after the SDK, it would compete
+        with the first model request instead (bench/compare.py measured both orders)."""
+        if self._warming is None:
+            self._warming = self.background(self._warm(workspace))
+
+    async def _warm(self, workspace: Path) -> None:
+        await asyncio.to_thread(is_read_only_command, "true", workspace)
+        if isinstance(self.provider, AnthropicProvider):
+            await self.provider.warm_up()
+
+    def background(self, work: Coroutine[Any, Any, None]) -> asyncio.Future[None]:
+        """Run ``work`` in the background, kept alive until it ends."""
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def list_models(self) -> list[tuple[str, str]]:
+        """The provider's models (``GET /v1/models``), listed once; [] when that fails."""
+        if not self.models:
+            try:
+                found = await asyncio.wait_for(self.provider.list_models(), MODEL_LIST_SECONDS)
+            except (TillerError, TimeoutError) as err:
+                log.warning("listing models failed: %s", err)
+                return []
+            self.models = [(m.id, m.display_name or m.id) for m in found]
+        return self.models
