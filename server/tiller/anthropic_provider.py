@@ -22,6 +22,7 @@ from .models import ModelSpec, ThinkingForm, ThinkingOff
 from .protocol import ErrorKind
 from .provider import (
     JSON,
+    ModelClient,
     ModelInfo,
     ModelRequest,
     ModelResponse,
@@ -504,3 +505,6 @@ def model_info(m: anthropic.types.ModelInfo) -> ModelInfo:
         thinking=thinking,
         thinking_off=thinking_off,
     )
+
+
+_CONFORMS: type[ModelClient] = AnthropicClient  # what provider.AnthropicProvider loads by name

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from . import preload
 from .errors import TillerError
@@ -31,9 +31,6 @@ from .models import (
 )
 from .protocol import ErrorKind, Thinking
 from .usage import NO_USAGE, Usage
-
-if TYPE_CHECKING:
-    from .anthropic_provider import AnthropicClient
 
 JSON = dict[str, Any]
 log = logging.getLogger(__name__)
@@ -87,6 +84,15 @@ class Provider(Protocol):
     def spec(self, model_id: str) -> ModelSpec:
         """The catalog's entry for ``model_id``, with what ``list_models`` learnt from the API."""
         ...
+
+
+class ModelClient(Protocol):
+    """A loaded API client (anthropic_provider.AnthropicClient, imported by name, lazily)."""
+
+    async def stream(
+        self, request: ModelRequest, listener: StreamListener, spec: ModelSpec
+    ) -> ModelResponse: ...
+    async def list_models(self) -> list[ModelInfo]: ...
 
 
 RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset(
@@ -220,18 +226,18 @@ class AnthropicProvider:
     max_tool_input_bytes: int = 1_048_576
     stream_idle_seconds: float = 60.0
     catalog: Catalog = DEFAULT_CATALOG
-    _loading: asyncio.Future[AnthropicClient] | None = None
+    _loading: asyncio.Future[ModelClient] | None = None
     _listed: tuple[float, list[ModelInfo]] | None = None
 
-    async def warm_up(self) -> AnthropicClient:
+    async def warm_up(self) -> ModelClient:
         if self._loading is None:
             self._loading = asyncio.ensure_future(self._load())
         # shield: an interrupt cancels the waiting turn, never the shared load.
         return await asyncio.shield(self._loading)
 
-    async def _load(self) -> AnthropicClient:
+    async def _load(self) -> ModelClient:
         module = await _import_in_daemon_thread("tiller.anthropic_provider")
-        client: AnthropicClient = module.AnthropicClient(
+        client: ModelClient = module.AnthropicClient(
             self.base_url,
             self.api_key,
             max_tool_input_bytes=self.max_tool_input_bytes,

@@ -375,7 +375,7 @@ async def test_terminal_user_allows_a_command(
         {"content": [text("Made it.")]},
     )
     cli = await start_cli("make a file", api=api, stdin=slave)
-    await cli.wait_output("Allow? [y]es", "stderr")
+    await cli.wait_output("[y] yes", "stderr")
     assert "$ touch allowed.txt" in cli.stderr
     os.write(master, b"y\n")
     code = await cli.wait()
@@ -393,7 +393,7 @@ async def test_terminal_user_denies_an_edit_with_feedback(
         {"content": [text("Understood.")]},
     )
     cli = await start_cli("write notes", api=api, stdin=slave)
-    await cli.wait_output("Allow? [y]es", "stderr")
+    await cli.wait_output("[y] yes", "stderr")
     assert "+++ b/notes.md" in cli.stderr and "+hello" in cli.stderr
     os.write(master, b"n call it README.md instead\n")
     code = await cli.wait()
@@ -405,13 +405,33 @@ async def test_terminal_user_denies_an_edit_with_feedback(
     assert "call it README.md instead" in str(result["content"])
 
 
+async def test_terminal_checkpoint_takes_the_chats_keys_c_to_continue(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path, terminal: tuple[int, int]
+) -> None:
+    master, slave = terminal
+    (workspace / "a.txt").write_text("a\n")
+    api.enqueue(
+        {"content": [tool_use("read_file", "toolu_t4", path="a.txt")]},
+        {"content": [tool_use("read_file", "toolu_t5", path="a.txt")]},
+        {"content": [text("Read it twice.")]},
+    )
+    cli = await start_cli("--tool-budget", "1", "read twice", api=api, stdin=slave)
+    await cli.wait_output("[c] continue", "stderr")
+    os.write(master, b"y\n")  # the confirmation's key: not an answer here
+    await cli.wait_output("Please answer c or s.", "stderr")
+    os.write(master, b"c\n")
+    code = await cli.wait()
+    assert code == 0, cli.report()
+    assert "Read it twice." in cli.stdout
+
+
 async def test_interrupt_withdraws_a_pending_question(
     api: FakeMessagesAPI, start_cli: Any, terminal: tuple[int, int]
 ) -> None:
     _, slave = terminal
     api.enqueue({"content": [tool_use("bash", "toolu_t3", command="touch never.txt")]})
     cli = await start_cli("make a file", api=api, stdin=slave)
-    await cli.wait_output("Allow? [y]es", "stderr")
+    await cli.wait_output("[y] yes", "stderr")
     cli.process.send_signal(signal.SIGINT)
     code = await cli.wait(timeout=15)
     assert code == 130, cli.report()

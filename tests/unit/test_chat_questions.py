@@ -1,4 +1,4 @@
-"""The shell's questions: only a choice key answers; feedback rides on the answer."""
+"""The terminal questions (both clients): only a choice answers; feedback rides on the answer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiller.chat.questions import checkpoint_question, confirm_question, plan_question
+from tiller.client.questions import checkpoint_question, confirm_question, plan_question
 
 EDIT = {
     "name": "edit_file",
@@ -56,3 +56,24 @@ def test_a_key_that_is_not_a_choice_answers_nothing(key: str) -> None:
 def test_malformed_params_still_make_a_question() -> None:
     assert confirm_question(None).title == "Allow ??"
     assert checkpoint_question("x").choices
+
+
+def test_a_typed_line_names_a_choice_by_key_or_word_and_may_carry_feedback() -> None:
+    question = confirm_question(COMMAND)
+    deny = question.from_line("  No, use make check ")
+    assert deny is not None and deny.choice.key == "n" and deny.feedback == "use make check"
+    always = question.from_line("always")
+    assert always is not None and always.choice.answered() == {"decision": "allowSession"}
+    assert question.from_line("maybe") is None
+    assert question.from_line("") is None
+    assert question.keys_text() == "y, a or n"
+
+
+def test_the_checkpoint_takes_c_or_s_in_both_clients_never_y_or_n() -> None:
+    question = checkpoint_question({"toolsUsed": 3})
+    for answer in ("y", "n", "yes", "no"):
+        assert question.from_line(answer) is None
+        assert question.choice(answer) is None
+    go_on, stop = question.from_line("continue"), question.from_line("S")
+    assert go_on is not None and go_on.choice.answered() == {"continue": True}
+    assert stop is not None and stop.choice.answered() == {"continue": False}

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from ..cli import ChatOptions, TerminalInput, run_prompts
+from ..client.headless import run_prompts
+from ..client.options import ChatOptions
+from ..client.terminal import TerminalInput
 
 
 def run_chat(options: ChatOptions) -> int:

@@ -7,16 +7,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ToolInputError
 from ..protocol import Todo
 from .confined import Root
 from .live_output import LiveOutput
 from .sandbox import ShellPolicy
-
-if TYPE_CHECKING:
-    from .shell import CommandRun
 
 # How the permission table treats a tool (see permissions.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
@@ -120,6 +117,16 @@ class EditorFiles(Protocol):
     async def read_text(self, path: Path) -> str | None: ...
 
     async def write_text(self, path: Path, text: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """How a command ended: its kept output, exit code (negative: signal), what we stopped."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+    stopped: int = 0  # processes the command left running when it ended, stopped since
 
 
 class EditorTerminal(Protocol):

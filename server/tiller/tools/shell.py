@@ -29,6 +29,7 @@ from ..tool_env import tool_env, unasked_env
 from .base import (
     JSON,
     OUTPUT_CAP,
+    CommandRun,
     Preview,
     ToolContext,
     ToolKind,
@@ -58,16 +59,6 @@ class SandboxUnavailable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class CommandRun:
-    """How a command ended: its kept output, exit code (negative: signal), what we stopped."""
-
-    output: str
-    exit_code: int | None
-    timed_out: bool = False
-    stopped: int = 0  # processes the command left running when it ended, stopped since
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
