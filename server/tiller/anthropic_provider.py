@@ -18,10 +18,10 @@ from typing import Any, Final
 import anthropic
 import httpx2
 
+from .jsontypes import JSON
 from .models import ModelSpec, ThinkingForm, ThinkingOff
 from .protocol import ErrorKind
 from .provider import (
-    JSON,
     ModelClient,
     ModelInfo,
     ModelRequest,

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from .protocol import JSON, Mode, TrailItem
+from .jsontypes import JSON
+from .protocol import Mode, TrailItem
 from .scheduler import ToolCall
 from .tools.base import Preview
 

@@ -25,7 +25,8 @@ from typing import NoReturn
 from . import __version__
 from .client.headless import run_prompt
 from .client.options import EXIT_USAGE, ChatOptions, RunOptions
-from .protocol import JSON, MODES
+from .jsontypes import JSON
+from .protocol import MODES
 
 
 class UsageError(Exception):

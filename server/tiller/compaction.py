@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import history
-from .history import JSON, Message, text_block
+from .history import Message, text_block
+from .jsontypes import JSON
 from .protocol import Thinking
 from .provider import ModelRequest, ModelResponse, Provider
 from .usage import NO_USAGE, Usage

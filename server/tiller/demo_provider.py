@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import JOINED_PROMPT_HEADER, Message
+from .jsontypes import JSON
 from .models import DEFAULT_CATALOG, ModelSpec
 from .provider import ModelInfo, ModelRequest, ModelResponse, StreamListener
-
-JSON = dict[str, Any]
 
 PLAN_APPROVED = "Plan approved."
 PLAN_NOT_APPROVED = "Plan not approved:"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .jsontypes import JSON
 from .outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome, outcome_name
 from .permissions import Decision, decision_to_wire
-from .protocol import JSON, ToolStatus, TrailItem
+from .protocol import ToolStatus, TrailItem
 from .tools.base import DiffStat
 from .usage import Usage
 

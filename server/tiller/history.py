@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-JSON = dict[str, Any]
+from .jsontypes import JSON
+
 Role = Literal["user", "assistant"]
 
 INTERRUPTED_RESULT = "Interrupted by user"

@@ -36,6 +36,7 @@ from .events import (
 )
 from .history import Message, text_block, tool_result_block
 from .hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
+from .jsontypes import JSON
 from .live_events import CoalescedOutput
 from .models import ModelSpec, price
 from .outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
@@ -55,7 +56,7 @@ from .plan_gate import (
     PlanVerdict,
     Revise,
 )
-from .protocol import JSON, Mode, Thinking, ToolStatus, TrailItem
+from .protocol import Mode, Thinking, ToolStatus, TrailItem
 from .provider import ModelRequest, ModelResponse, Provider, ProviderError
 from .scheduler import Batch, ToolCall, partition, run_batch
 from .tools.base import Tool, ToolContext, ToolResult, read_only_call

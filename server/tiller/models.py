@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from .protocol import JSON, Effort, Thinking
+from .jsontypes import JSON
+from .protocol import Effort, Thinking
 from .usage import Usage
 
 ThinkingForm = Literal["adaptive", "budget", "none"]

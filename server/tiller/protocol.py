@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-JSON = dict[str, Any]
+from .jsontypes import JSON
 
 Mode = Literal["default", "acceptEdits", "plan"]
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)

@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -21,6 +20,7 @@ from . import preload
 from .errors import TillerError
 from .hardening import forget_credentials
 from .history import Message
+from .jsontypes import JSON
 from .models import (
     DEFAULT_CATALOG,
     ApiModel,
@@ -32,7 +32,6 @@ from .models import (
 from .protocol import ErrorKind, Thinking
 from .usage import NO_USAGE, Usage
 
-JSON = dict[str, Any]
 log = logging.getLogger(__name__)
 
 
@@ -285,7 +284,7 @@ async def _import_in_daemon_thread(name: str) -> Any:
 class ScriptedProvider:
     """Plays a JSON script ``{"responses": [{"content": [...], "stop_reason"?}, ...]}``.
 
-    ``script`` is a path, or ``"demo"`` for the bundled demo. Text streams in small chunks
+    ``script`` is a path (the bundled demo is ``DemoProvider``). Text streams in small chunks
     (``chunkDelay`` seconds apart, default 0.01) so a client sees it arrive.
     """
 
@@ -295,11 +294,7 @@ class ScriptedProvider:
 
     @staticmethod
     def load(script: str) -> ScriptedProvider:
-        if script == "demo":
-            text = resources.files("tiller.demo").joinpath("demo.json").read_text("utf-8")
-        else:
-            text = Path(script).read_text("utf-8")
-        data = json.loads(text)
+        data = json.loads(Path(script).read_text("utf-8"))
         responses = data["responses"] if isinstance(data, dict) else data
         if not isinstance(responses, list):
             raise TillerError(f"script {script!r}: expected a list of responses")

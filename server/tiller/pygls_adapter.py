@@ -22,11 +22,11 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 from pygls.server import JsonRPCServer
 
+from .jsontypes import JSON
 from .stdio import FrameWriter, Garbled, serve
 from .wire import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    JSON,
     PARSE_ERROR,
     Deliver,
     Drop,

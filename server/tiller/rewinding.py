@@ -9,7 +9,7 @@ from . import history
 from .checkpoints import Changes
 from .errors import InvalidParams
 from .history import Message
-from .protocol import JSON
+from .jsontypes import JSON
 from .rewind import CheckpointKeeper
 from .session import Session, new_id
 from .sessions import carried_turn_ids

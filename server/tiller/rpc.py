@@ -24,8 +24,9 @@ from . import protocol as p
 from .approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
 from .config import Config, parse_config, parse_thinking
 from .errors import ConfigError, InvalidParams, TillerError
+from .jsontypes import JSON
 from .models import thinking_problem
-from .protocol import JSON, MODES, State, Todo, TrailItem
+from .protocol import MODES, State, Todo, TrailItem
 from .pygls_adapter import cancel_request, forget_request
 from .runtime import Runtime
 from .scheduler import ToolCall

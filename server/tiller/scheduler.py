@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
-JSON = dict[str, Any]
+from .jsontypes import JSON
+
 R = TypeVar("R")
 
 

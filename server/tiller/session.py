@@ -28,10 +28,11 @@ from .events import (
     event_fields,
 )
 from .history import Message
+from .jsontypes import JSON
 from .loop import Turn, TurnSetup
 from .outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
 from .permissions import Grants
-from .protocol import JSON, MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
+from .protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
 from .provider import (
     KnownModel,
     Provider,

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from . import history
 from .errors import InvalidParams
-from .history import JSON, Message, text_block
+from .history import Message, text_block
+from .jsontypes import JSON
 
 COMPACT_RESULT_CHARS = 300  # what a compacted tool result keeps
 

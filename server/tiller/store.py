@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from .history import Message
-from .protocol import JSON, MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
+from .jsontypes import JSON
+from .protocol import MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
 from .usage import NO_USAGE, ContextUse, Usage
 
 SCHEMA = """

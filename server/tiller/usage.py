@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .protocol import JSON
+from .jsontypes import JSON
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .jsontypes import JSON
+
 if TYPE_CHECKING:
     from cattrs import Converter
 
-JSON = dict[str, Any]
 MsgId = int | str
 
 PARSE_ERROR = -32700

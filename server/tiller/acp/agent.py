@@ -68,7 +68,8 @@ from .. import __version__, session_commands
 from ..commands import HELP
 from ..config import parse_config
 from ..errors import ConfigError, InvalidParams
-from ..protocol import JSON, MODES, Mode, State, Todo
+from ..jsontypes import JSON
+from ..protocol import MODES, Mode, State, Todo
 from ..runtime import Runtime
 from ..session import Handled, Queued, Started, new_id
 from ..session_commands import SwitchTo

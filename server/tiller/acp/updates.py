@@ -46,7 +46,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from ..protocol import JSON, Todo
+from ..jsontypes import JSON
+from ..protocol import Todo
 
 Update = (
     AgentMessageChunk

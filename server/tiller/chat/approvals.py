@@ -23,7 +23,7 @@ from ..client.questions import (
     plan_question,
 )
 from ..client.render import BOLD, DIM, preview_text, terminal_safe
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .events import YELLOW, EventLog
 from .printer import Printer, markdown_ansi
 

@@ -12,7 +12,7 @@ from typing import Any
 from .. import protocol as p
 from ..client.jsonrpc import NotificationHandler
 from ..client.render import BOLD, DIM, GREEN, RED, finished_line, tool_summary
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .printer import Printer
 from .view import (
     outcome_lines,

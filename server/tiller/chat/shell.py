@@ -26,7 +26,7 @@ from ..client.jsonrpc import Handlers, RpcError
 from ..client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
 from ..client.render import BOLD, DIM, RED
 from ..client.server import ServerProcess
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .approvals import Approvals
 from .events import EventLog, Fragment
 from .printer import Printer, PrinterLog

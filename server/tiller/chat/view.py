@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..client.render import finished_line, shorten, tool_summary, trail_text
-from ..protocol import JSON
+from ..jsontypes import JSON
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TODO_MARKS = {"completed": "✓", "in_progress": "▸", "pending": "○"}

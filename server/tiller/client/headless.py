@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import protocol as p
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .jsonrpc import RpcError
 from .options import (
     EXIT_COMPLETED,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..protocol import JSON
+from ..jsontypes import JSON
 
 EXIT_COMPLETED = 0
 EXIT_FAILED = 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import protocol as p
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .jsonrpc import Handlers
 from .questions import Question, checkpoint_question, confirm_question, plan_question
 from .render import finished_line, preview_text, tool_summary, trail_text

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .render import tool_summary, trail_text
 
 QuestionKind = Literal["confirm", "plan", "checkpoint"]

@@ -6,7 +6,7 @@ import difflib
 import re
 from typing import Any
 
-from ..protocol import JSON
+from ..jsontypes import JSON
 
 SUMMARY_WIDTH = 60
 DIM, BOLD, RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"

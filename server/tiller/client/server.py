@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..protocol import JSON
+from ..jsontypes import JSON
 from .jsonrpc import Handlers, JsonRpcConnection, RpcError
 
 SHUTDOWN_SECONDS = 5.0

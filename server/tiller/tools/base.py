@@ -7,9 +7,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from ..errors import ToolInputError
+from ..jsontypes import JSON
 from ..protocol import Todo
 from .confined import Root
 from .live_output import LiveOutput
@@ -18,7 +19,6 @@ from .sandbox import ShellPolicy
 # How the permission table treats a tool (see permissions.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
 
-JSON = dict[str, Any]
 
 OUTPUT_CAP = 30_000  # characters of tool output handed back to the model
 

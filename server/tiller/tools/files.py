@@ -29,8 +29,8 @@ from typing import Any, BinaryIO
 import pathspec
 
 from ..errors import ToolInputError
+from ..jsontypes import JSON
 from .base import (
-    JSON,
     OUTPUT_CAP,
     DiffStat,
     EditorFiles,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import JSON, Preview, ToolContext, ToolKind, ToolResult
+from ..jsontypes import JSON
+from .base import Preview, ToolContext, ToolKind, ToolResult
 
 
 @dataclass(frozen=True)

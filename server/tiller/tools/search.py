@@ -9,7 +9,8 @@ import stat
 from dataclasses import dataclass, field
 
 from ..errors import ToolInputError
-from .base import JSON, Preview, ToolContext, ToolKind, ToolResult, cap_output
+from ..jsontypes import JSON
+from .base import Preview, ToolContext, ToolKind, ToolResult, cap_output
 from .confined import OPEN_READ, Spot, open_dir_at, open_regular, read_all, refuse_hard_links
 from .files import (
     SNIFF_BYTES,

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ToolInputError
+from ..jsontypes import JSON
 from ..tool_env import tool_env, unasked_env
 from .base import (
-    JSON,
     OUTPUT_CAP,
     CommandRun,
     Preview,

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..errors import ToolInputError
+from ..jsontypes import JSON
 from ..protocol import TODO_STATUSES, Todo, TodoStatus
-from .base import JSON, Preview, ToolContext, ToolKind, ToolResult
+from .base import Preview, ToolContext, ToolKind, ToolResult
 
 VERIFY_WORDS: Final = re.compile(
     r"\b(test|tests|testing|pytest|verify|verif\w*|lint\w*|check\w*|typecheck|mypy|ruff|build|"

@@ -15,7 +15,8 @@ from functools import lru_cache
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
-from .base import JSON, Tool
+from ..jsontypes import JSON
+from .base import Tool
 
 MAX_ERRORS = 5  # schema errors quoted in one result
 MAX_MESSAGE_CHARS = 300  # an error quoting a huge value is cut
