@@ -103,6 +103,30 @@ Event = (
     | TurnEnded
 )
 
+
+@dataclass(frozen=True)
+class Posted:
+    """An event as a session posts it: whose it is, in which turn, its place in the session's
+    sequence, and (for a child session) the parent's turn that started it."""
+
+    session_id: str
+    turn_id: str | None
+    seq: int
+    event: Event
+    parent_turn_id: str | None = None
+
+    def fields(self) -> JSON:
+        """The event's own fields (``type`` included), without the envelope."""
+        return event_fields(self.event)
+
+    def to_wire(self) -> JSON:
+        """The ``tiller/event`` notification's params."""
+        wire: JSON = {"sessionId": self.session_id, "turnId": self.turn_id, "seq": self.seq}
+        if self.parent_turn_id is not None:
+            wire["parentTurnId"] = self.parent_turn_id
+        return {**wire, **self.fields()}
+
+
 EVENT_OUTPUT_CAP = 4096
 PROMPT_EVENT_CAP = 64 * 1024
 

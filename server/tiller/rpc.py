@@ -24,6 +24,7 @@ from . import protocol as p
 from .approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
 from .config import Config, parse_config, parse_thinking
 from .errors import ConfigError, InvalidParams, TillerError
+from .events import Posted
 from .jsontypes import JSON
 from .models import thinking_problem
 from .protocol import MODES, State, Todo, TrailItem
@@ -80,8 +81,8 @@ class RpcSink:
     def __init__(self, server: TillerServer) -> None:
         self.server = server
 
-    def event(self, fields: JSON) -> None:
-        self.server.protocol.notify(p.EVENT, fields)
+    def event(self, posted: Posted) -> None:
+        self.server.protocol.notify(p.EVENT, posted.to_wire())
 
     def state(self, state: State) -> None:
         self.server.protocol.notify(p.STATE, state.to_wire())

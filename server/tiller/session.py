@@ -14,20 +14,18 @@ from typing import Protocol
 
 from . import compaction, history, models
 from .approvals import Approver, RecordingApprover
-from .checkpoints import CheckpointError
 from .config import Config
 from .errors import InvalidParams
 from .events import (
     Event,
     Notice,
+    Posted,
     QueueDropped,
-    TextDelta,
-    ThinkingDelta,
     TurnEnded,
     TurnStarted,
-    event_fields,
 )
 from .history import Message
+from .journal import Journal
 from .jsontypes import JSON
 from .loop import Turn, TurnSetup
 from .outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
@@ -47,6 +45,7 @@ from .system_prompt import system_prompt
 from .tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
 from .tools.registry import tools_by_name
 from .tools.sandbox import ShellPolicy
+from .turn_checkpoints import finish_cut_restore, snapshot_before
 from .usage import ContextUse, Ledger, Usage
 
 log = logging.getLogger(__name__)
@@ -85,7 +84,7 @@ PromptResult = Started | Queued | Handled
 class SessionSink(Protocol):
     """Where a session's notifications go (the rpc layer)."""
 
-    def event(self, fields: JSON) -> None: ...
+    def event(self, posted: Posted) -> None: ...
     def state(self, state: State) -> None: ...
     def todos(self, todos: tuple[Todo, ...]) -> None: ...
 
@@ -120,13 +119,12 @@ class Session:
     closed: bool = False  # one way: a switched-away session takes no more prompts
     _seq: int = 0
     _last_state: State | None = None
-    _streamed: list[str] = field(default_factory=list)  # assistant text not yet journaled
-    _thought: list[str] = field(default_factory=list)  # thinking text not yet journaled
     _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
     ledger: Ledger = Ledger()  # session usage and cost, context after the last step
 
     def __post_init__(self) -> None:
         self.model = self.model or self.config.model
+        self.journal = Journal(self.store, self.id)
 
     # --- TurnHost ---------------------------------------------------------------------------
 
@@ -158,37 +156,18 @@ class Session:
     def emit(self, event: Event) -> None:
         self._emit(event, self.turn_id)
 
+    def say(self, text: str) -> None:
+        self.emit(Notice(text))
+
     def _emit(self, event: Event, turn_id: str | None) -> None:
         self._seq += 1
-        fields = event_fields(event)
-        self._journal(turn_id, event, fields)
-        self.sink.event({"sessionId": self.id, "turnId": turn_id, "seq": self._seq, **fields})
-
-    def _journal(self, turn_id: str | None, event: Event, fields: JSON) -> None:
-        """Keep the transcript: everything a client showed, in order (live output excepted:
-        the tool's result carries it)."""
-        match event:
-            case TextDelta(text=text):
-                self._streamed.append(text)
-                return
-            case ThinkingDelta(text=text):
-                self._thought.append(text)
-                return
-            case _ if fields["type"] == "toolOutput":
-                return
-            case _:
-                pass
-        self.record(turn_id, str(fields["type"]), {k: v for k, v in fields.items() if k != "type"})
+        posted = Posted(self.id, turn_id, self._seq, event)
+        self.journal.on_event(posted)  # on disk before any client sees it
+        self.sink.event(posted)
 
     def record(self, turn_id: str | None, kind: str, data: JSON) -> None:
-        """Add a transcript entry, after the text and thinking streamed before it."""
-        if self._thought:
-            text, self._thought = "".join(self._thought), []
-            self.store.add_entry(self.id, turn_id, "assistantThinking", {"text": text})
-        if self._streamed:
-            text, self._streamed = "".join(self._streamed), []
-            self.store.add_entry(self.id, turn_id, "assistantText", {"text": text})
-        self.store.add_entry(self.id, turn_id, kind, data)
+        """A transcript entry that is not an event (approvals, commands, rewinds)."""
+        self.journal.record(turn_id, kind, data)
 
     def count_tools(self, used: int) -> None:
         if self.active is not None:
@@ -396,7 +375,12 @@ class Session:
             session_id=self.id,
             stop_hook=self.config.stop_hook,
         )
-        turn = Turn(self, replace(setup, snapshot=self._checkpoint_before(turn_id, text)))
+        turn = Turn(
+            self,
+            replace(
+                setup, snapshot=snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
+            ),
+        )
         now = time.time()
         self.store.create(
             SessionRow(
@@ -417,7 +401,7 @@ class Session:
     async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome
         try:
-            failed = await self._finish_cut_restore()
+            failed = await finish_cut_restore(self.checkpoints, self.say)
             outcome = failed if failed is not None else await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()
@@ -429,37 +413,6 @@ class Session:
             self.messages = history.repair(self.messages)
             outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
         self._finish(turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
-
-    async def _finish_cut_restore(self) -> Failed | None:
-        """A restore cut short (the server killed mid-rewind) is finished before the turn
-        touches anything or ends, and reported; a turn cannot run while it cannot be."""
-        if self.checkpoints is None:
-            return None
-        try:
-            finished = await self.checkpoints.recover()
-        except (CheckpointError, OSError) as err:
-            why = f"A rewind cut short could not be finished, so this turn did not run: {err}"
-            return Failed("internal", why, True)
-        if finished:
-            self.emit(Notice("A rewind that was interrupted (the server stopped or the restore "
-                             "failed mid-way) has been finished: the workspace is as that "
-                             "rewind meant to leave it."))  # fmt: skip
-        return None
-
-    def _checkpoint_before(self, turn_id: str, prompt: str) -> asyncio.Future[None] | None:
-        """Start snapshotting the workspace so this turn can be rewound (a failure only warns).
-        It runs while the model's first response streams; the loop's tools wait for it."""
-        keeper = self.checkpoints
-        if keeper is None:
-            return None
-
-        async def snapshot() -> None:
-            try:
-                await keeper.before_turn(self.id, turn_id, prompt)
-            except (CheckpointError, OSError) as err:
-                self.emit(Notice(f"No checkpoint for this turn (it cannot be rewound): {err}"))
-
-        return asyncio.ensure_future(snapshot())
 
     def _finish(
         self,

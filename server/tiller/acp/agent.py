@@ -68,6 +68,7 @@ from .. import __version__, session_commands
 from ..commands import HELP
 from ..config import parse_config
 from ..errors import ConfigError, InvalidParams
+from ..events import Posted
 from ..jsontypes import JSON
 from ..protocol import MODES, Mode, State, Todo
 from ..runtime import Runtime
@@ -211,7 +212,8 @@ class AcpSession:
 
     # --- SessionSink ------------------------------------------------------------------------
 
-    def event(self, fields: JSON) -> None:
+    def event(self, posted: Posted) -> None:
+        fields = posted.to_wire()
         if fields.get("type") == "turnEnded":
             self.outbox.turn_ended(str(fields.get("turnId")), turn_end(fields))
         else:
