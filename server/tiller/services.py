@@ -12,7 +12,7 @@ from .config import AnthropicSettings, Config, ScriptedSettings
 from .errors import ConfigError
 from .provider import AnthropicProvider, Provider, ScriptedProvider
 from .rewind import CheckpointKeeper
-from .store import SessionStore
+from .store import SessionStore, StoreTooNew
 from .tools.sandbox import ShellPolicy, shell_policy
 
 
@@ -37,7 +37,7 @@ def open_store(config: Config) -> SessionStore:
     path = config.resolved_data_dir / "sessions.sqlite3"
     try:
         return SessionStore(path)
-    except (OSError, sqlite3.Error) as err:
+    except (OSError, sqlite3.Error, StoreTooNew) as err:
         raise ConfigError("dataDir", f"cannot open the session store at {path}: {err}") from err
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     mode TEXT NOT NULL,
     thinking TEXT NOT NULL,
     todos TEXT NOT NULL DEFAULT '[]',
-    turns INTEGER NOT NULL DEFAULT 0,
-    usage TEXT NOT NULL DEFAULT '{}'
+    turns INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS messages (
     session_id TEXT NOT NULL,
@@ -66,6 +65,44 @@ CREATE TABLE IF NOT EXISTS entries (
     PRIMARY KEY (session_id, seq)
 );
 """
+
+
+def _add_usage(db: sqlite3.Connection) -> None:
+    """The usage ledger (a store written before it has no column for it)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    if "usage" not in columns:
+        db.execute("ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'")
+
+
+# The migration ladder: step N brings a store from ``user_version`` N to N + 1. Stores written
+# before the ladder existed are at 0 with some steps already done, so every step is
+# idempotent. Append steps; never edit one that has shipped.
+MIGRATIONS: tuple[Callable[[sqlite3.Connection], object], ...] = (
+    lambda db: db.executescript(SCHEMA),
+    _add_usage,
+)
+STORE_VERSION = len(MIGRATIONS)
+
+
+class StoreTooNew(Exception):
+    """The store was written by a newer Tiller (a higher schema version than this one knows)."""
+
+
+def migrate(db: sqlite3.Connection) -> int:
+    """Bring the store to ``STORE_VERSION``, one step at a time (each in a transaction);
+    the version it was at."""
+    found = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if found > STORE_VERSION:
+        raise StoreTooNew(
+            f"the session store has schema version {found}; this Tiller knows up to "
+            f"{STORE_VERSION}: upgrade Tiller, or point dataDir elsewhere"
+        )
+    for version in range(found, STORE_VERSION):
+        with db:
+            db.execute("BEGIN")
+            MIGRATIONS[version](db)
+            db.execute(f"PRAGMA user_version = {version + 1}")
+    return found
 
 
 @dataclass(frozen=True)
@@ -132,10 +169,7 @@ class SessionStore:
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(sessions)")}
-        if "usage" not in columns:  # a store written before the usage ledger
-            self.db.execute("ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'")
+        migrate(self.db)
 
     def create(self, row: SessionRow) -> None:
         self.db.execute(
