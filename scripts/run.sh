@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Set up and run the main job: the headless client on the bundled offline demo, in a
-# scratch workspace. Pass a prompt and flags to run it for real, e.g.
+# Set up and run the main job: the headless client, in the directory you run this from.
+# Without arguments it plays the bundled offline demo in a scratch workspace. Pass a prompt
+# and flags to work for real in the current directory, e.g.
 #   scripts/run.sh --mode plan "add a --verbose flag to cli.py"
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/setup-system.sh
-scripts/setup-python.sh
+here="$PWD"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+(cd "$root" && scripts/setup-system.sh && scripts/setup-python.sh)
 if [ "$#" -eq 0 ]; then
   set -- --demo --yes "Show me what you can do"
 fi
-exec uv run --frozen tiller run "$@"
+cd "$here"  # the workspace is where the user is, never this checkout
+exec uv run --frozen --project "$root" tiller run "$@"
