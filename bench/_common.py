@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # for ``tests.fakeapi`` (stdlib only, strictly typed)
+TESTS = str(ROOT / "tests")
+if TESTS not in sys.path:
+    sys.path.insert(0, TESTS)  # for ``fakeapi`` (stdlib only), as the tests import it
 
-from tests.fakeapi import FakeMessagesAPI as FakeMessagesAPI  # noqa: E402  (re-exported)
+from fakeapi import FakeMessagesAPI as FakeMessagesAPI  # noqa: E402  (re-exported)
 
 JSON = dict[str, Any]
 API_KEY = "bench-key"

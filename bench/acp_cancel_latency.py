@@ -16,10 +16,11 @@ import asyncio
 import os
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.core import ClientSideConnection
+from acp.interfaces import Client
 from acp.schema import (
     AllowedOutcome,
     PermissionOption,
@@ -119,10 +120,12 @@ async def measure() -> list[Figure]:
             TILLER_MODEL=MODEL,
         )
         editor = Editor()
+        # Only the requests this editor is sent; the SDK answers method-not-found for the rest.
+        client = cast(Client, editor)
         with s.stderr.open("ab") as stderr:
             try:
                 async with spawn_agent_process(
-                    editor, sys.executable, "-m", "tiller", "--acp", env=env, cwd=s.workspace,
+                    client, sys.executable, "-m", "tiller", "--acp", env=env, cwd=s.workspace,
                     transport_kwargs={"stderr": stderr.fileno()},
                 ) as (conn, _):  # fmt: skip
                     await conn.initialize(protocol_version=PROTOCOL_VERSION)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lsprotocol import types
 from pygls.io_ import run_async
@@ -25,6 +25,7 @@ from tiller.wire import plain_dict_converter
 
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[Any]]
+Handler = Callable[[LanguageClient, JSON], Awaitable[Any]]
 
 SERVER_COMMAND = [sys.executable, "-m", "tiller"]
 
@@ -33,6 +34,12 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=plain_dict_converter)
     register_lsp_features(client)
     return client
+
+
+def feature(client: LanguageClient, method: str) -> Callable[[Handler], Handler]:
+    """pygls's ``client.feature`` decorator (unannotated there), typed."""
+    register: Callable[[Handler], Handler] = client.feature(method)
+    return register
 
 
 async def _deny_all(params: JSON) -> Any:
@@ -65,30 +72,30 @@ class Tiller:
     def __post_init__(self) -> None:
         client = self.client
 
-        @client.feature("tiller/event")
-        async def on_event(ls: Any, params: JSON) -> None:
+        @feature(client, "tiller/event")
+        async def on_event(ls: LanguageClient, params: JSON) -> None:
             await self._add(self.events, params)
 
-        @client.feature("tiller/state")
-        async def on_state(ls: Any, params: JSON) -> None:
+        @feature(client, "tiller/state")
+        async def on_state(ls: LanguageClient, params: JSON) -> None:
             await self._add(self.states, params)
 
-        @client.feature("tiller/todos")
-        async def on_todos(ls: Any, params: JSON) -> None:
+        @feature(client, "tiller/todos")
+        async def on_todos(ls: LanguageClient, params: JSON) -> None:
             await self._add(self.todos, params)
 
-        @client.feature("tiller/confirmTool")
-        async def confirm(ls: Any, params: JSON) -> Any:
+        @feature(client, "tiller/confirmTool")
+        async def confirm(ls: LanguageClient, params: JSON) -> Any:
             await self._add(self.asked, ("tiller/confirmTool", params))
             return await self.on_confirm(params)
 
-        @client.feature("tiller/approvePlan")
-        async def plan(ls: Any, params: JSON) -> Any:
+        @feature(client, "tiller/approvePlan")
+        async def plan(ls: LanguageClient, params: JSON) -> Any:
             await self._add(self.asked, ("tiller/approvePlan", params))
             return await self.on_plan(params)
 
-        @client.feature("tiller/checkpoint")
-        async def checkpoint(ls: Any, params: JSON) -> Any:
+        @feature(client, "tiller/checkpoint")
+        async def checkpoint(ls: LanguageClient, params: JSON) -> Any:
             await self._add(self.asked, ("tiller/checkpoint", params))
             return await self.on_checkpoint(params)
 
@@ -98,7 +105,8 @@ class Tiller:
             self._changed.notify_all()
 
     async def request(self, method: str, params: JSON | None = None) -> Any:
-        return await self.client.protocol.send_request_async(method, params or {})
+        protocol = self.client.protocol
+        return await protocol.send_request_async(method, params or {})  # type: ignore[no-untyped-call]
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
         """Wait until ``predicate()`` is truthy (re-checked on every notification)."""
@@ -157,27 +165,36 @@ FORK = os.environ.get("TILLER_TEST_FORK", "1") != "0"
 ``TILLER_TEST_FORK=0``: spawn ``python -m tiller`` for each."""
 
 
+async def spawn_client(command: list[str], env: dict[str, str]) -> LanguageClient:
+    """A client connected over stdio to a server started as ``command``."""
+    config = ClientServerConfig(server_command=command, client_factory=make_client, server_env=env)
+    client = await config.start()
+    assert isinstance(client, LanguageClient)  # what make_client makes
+    return client
+
+
 async def start_client(env: dict[str, str]) -> LanguageClient:
     """A client connected to a new server over stdio (forked, or spawned)."""
     if not FORK:
-        config = ClientServerConfig(
-            server_command=SERVER_COMMAND, client_factory=make_client, server_env=env
-        )
-        return await config.start()
+        return await spawn_client(SERVER_COMMAND, env)
     client = make_client()
-    server = await fork_server(env)
+    forked = await fork_server(env)
+    # A look-alike of the process pygls and pytest-lsp expect: pid, std streams, returncode,
+    # wait, send_signal, terminate, kill.
+    server = cast(asyncio.subprocess.Process, forked)
     # What pygls's ``start_io`` and pytest-lsp's override do with a spawned process.
-    client.protocol.set_writer(server.stdin)
+    client.protocol.set_writer(forked.stdin)
     connection = asyncio.create_task(
         run_async(
             stop_event=client._stop_event,
-            reader=server.stdout,
+            reader=forked.stdout,
             protocol=client.protocol,
             error_handler=client.report_server_error,
         )
     )
     client._server = server
-    client._async_tasks.extend([connection, asyncio.create_task(client._server_exit())])
+    exited = client._server_exit()  # type: ignore[no-untyped-call]
+    client._async_tasks.extend([connection, asyncio.create_task(exited)])
     client._stderr_forwarder = asyncio.create_task(forward_stderr(server))
     return client
 
@@ -200,7 +217,7 @@ async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller
         if server is not None and server.returncode is None:
             server.kill()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.stop(), 5)
+            await asyncio.wait_for(client.stop(), 5)  # type: ignore[no-untyped-call]
         raise
     return tiller
 
@@ -216,4 +233,4 @@ async def stop_tiller(tiller: Tiller) -> None:
             await asyncio.wait_for(asyncio.shield(server.wait()), 10)
         except TimeoutError:
             server.kill()
-    await tiller.client.stop()
+    await tiller.client.stop()  # type: ignore[no-untyped-call]

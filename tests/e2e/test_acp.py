@@ -16,18 +16,21 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.core import ClientSideConnection
+from acp.interfaces import Client
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    ContentToolCallContent,
     CreateTerminalResponse,
     DeniedOutcome,
     EnvVariable,
+    FileEditToolCallContent,
     FileSystemCapabilities,
     ImageContentBlock,
     Implementation,
@@ -38,6 +41,7 @@ from acp.schema import (
     RequestPermissionResponse,
     TerminalExitStatus,
     TerminalOutputResponse,
+    TextContentBlock,
     ToolCallUpdate,
     WaitForTerminalExitResponse,
     WriteTextFileResponse,
@@ -57,6 +61,28 @@ async def reject(tool_call: ToolCallUpdate, options: list[PermissionOption]) -> 
 
 async def allow_once(tool_call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
     return next(o.option_id for o in options if o.kind == "allow_once")
+
+
+def as_client(editor: Editor) -> Client:
+    """The editor as the SDK's ``Client``: it implements the requests an editor with its
+    capabilities is sent; the SDK answers method-not-found for the rest."""
+    return cast(Client, editor)
+
+
+def shown_text(call: ToolCallUpdate) -> str:
+    """The text a tool call shows (its first content block)."""
+    assert call.content, call
+    shown = call.content[0]
+    assert isinstance(shown, ContentToolCallContent) and isinstance(shown.content, TextContentBlock)
+    return shown.content.text
+
+
+def shown_diff(call: ToolCallUpdate) -> tuple[str | None, str]:
+    """The diff a tool call shows (its first content block): old text, new text."""
+    assert call.content, call
+    shown = call.content[0]
+    assert isinstance(shown, FileEditToolCallContent)
+    return shown.old_text, shown.new_text
 
 
 @dataclass
@@ -167,7 +193,7 @@ async def start(
         """``options``: Tiller initializationOptions, sent as ``_meta.tiller``."""
         with (tmp_path / "agent-stderr.log").open("ab") as stderr:
             async with spawn_agent_process(
-                editor,
+                as_client(editor),
                 *SERVER,
                 env=agent_env(api, data_dir),
                 cwd=workspace,
@@ -246,7 +272,7 @@ async def test_tiller_acp_serves_the_agent_and_reads_settings_from_initialize_me
     editor = Editor()
     command = (sys.executable, "-m", "tiller.cli", "acp")
     async with spawn_agent_process(
-        editor, *command, env=agent_env(api, tmp_path / "data"), cwd=workspace
+        as_client(editor), *command, env=agent_env(api, tmp_path / "data"), cwd=workspace
     ) as (conn, _process):
         with pytest.raises(RequestError) as bad:
             await conn.initialize(protocol_version=PROTOCOL_VERSION, tiller={"toolBudget": -1})
@@ -312,8 +338,7 @@ async def test_prompt_reads_edits_with_permission_and_runs_a_command(
     # Two questions (the edit with its full diff, the command), none for the read.
     assert [call.tool_call_id for call, _ in editor.asked] == ["toolu_e", "toolu_b"]
     edit_call, edit_options = editor.asked[0]
-    assert edit_call.content[0].old_text == "hello\n"
-    assert edit_call.content[0].new_text == "hello world\n"
+    assert shown_diff(edit_call) == ("hello\n", "hello world\n")
     assert [o.kind for o in edit_options] == ["allow_once", "allow_always", "reject_once"]
 
 
@@ -449,7 +474,7 @@ async def test_files_are_read_and_edited_through_the_editors_unsaved_buffers(
     assert "     1\tonly on disk" in str(results["toolu_p"]["content"])
     # The confirmation diffed the buffer; the approved edit arrived as fs/write_text_file.
     edit_call, _ = editor.asked[0]
-    assert (edit_call.content[0].old_text, edit_call.content[0].new_text) == (
+    assert shown_diff(edit_call) == (
         "unsaved text\n",
         "edited text\n",
     )
@@ -634,7 +659,7 @@ async def test_plan_mode_blocks_writes_until_the_plan_is_approved(
     assert len(editor.asked) == 1
     plan_call, plan_options = editor.asked[0]
     assert plan_call.tool_call_id == "toolu_p"
-    assert plan_call.content[0].content.text == "1. Write new.txt"
+    assert shown_text(plan_call) == "1. Write new.txt"
     assert [o.option_id for o in plan_options] == ["acceptEdits", "default", "plan"]
     # Approved into acceptEdits: the planned write ran without a question.
     assert (workspace / "new.txt").read_text() == "planned"
@@ -659,7 +684,7 @@ async def test_a_rejected_plan_keeps_plan_mode_and_writes_nothing(
 
     plan_call, _ = editor.asked[0]
     assert plan_call.kind == "switch_mode"
-    assert plan_call.content[0].content.text == "Plan: write new.txt"
+    assert shown_text(plan_call) == "Plan: write new.txt"
     assert not (workspace / "new.txt").exists()
     assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["plan"]
 
@@ -960,6 +985,7 @@ async def test_a_lone_surrogate_anywhere_answers_invalid_params_naming_the_field
             with pytest.raises(RequestError) as err:
                 await call
             assert err.value.code == -32602, (str(err.value), err.value.data)
+            assert isinstance(err.value.data, dict), err.value
             assert err.value.data["message"] == (
                 f"{field} contains a lone surrogate (\\ud800); send valid Unicode"
             )
@@ -971,7 +997,8 @@ async def test_a_lone_surrogate_anywhere_answers_invalid_params_naming_the_field
 
 # --- a second, independent client -------------------------------------------------------------
 
-TS_CLIENT_DIR = Path(os.environ.get("TILLER_ACP_TS_DIR", "/tmp/acp-ts"))
+# The SDK is installed here by scripts/setup-node-tests.sh (pinned in acp-ts/package-lock.json).
+TS_CLIENT_DIR = Path(os.environ.get("TILLER_ACP_TS_DIR", Path(__file__).parent / "acp-ts"))
 
 
 @pytest.mark.skipif(

@@ -211,8 +211,9 @@ async def test_slash_commands_that_change_state(tiller: Tiller, api: FakeMessage
 async def test_clear_starts_a_new_session_and_queue_clear_empties_the_queue(
     tiller: Tiller, api: FakeMessagesAPI
 ) -> None:
-    api.enqueue({"content": [text("slow " * 40)], "chunkDelay": 0.05})
+    api.enqueue({"content": [text("slow " * 40)], "hangAfterEvents": 4})  # busy until /clear
     first = await tiller.prompt("one")
+    await api.wait_hanging()
     await tiller.prompt("two")
     assert "1 queued" in (await tiller.prompt("/queue clear"))["message"]
     old_id = (await tiller.request("tiller/getState"))["sessionId"]

@@ -287,10 +287,8 @@ async def test_sigint_interrupts_a_running_command(api: FakeMessagesAPI, start_c
         await asyncio.sleep(0.05)
 
     cli.process.send_signal(signal.SIGINT)
-    started = time.monotonic()
-    code = await cli.wait(timeout=15)
+    code = await cli.wait(timeout=15)  # the command sleeps 30 s: it was stopped, not awaited
     assert code == 130, cli.report()
-    assert time.monotonic() - started < 8
     assert "interrupted" in cli.stdout
     assert "✗ bash exec -a" in cli.stdout
     assert cli.stdout.rstrip().endswith("bash ✗")

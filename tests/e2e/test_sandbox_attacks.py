@@ -27,10 +27,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 
 from fakeapi import FakeMessagesAPI
-from harness import Tiller, make_client, server_env, stop_tiller
+from harness import Tiller, server_env, spawn_client, stop_tiller
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
 from tiller.tools.sandbox import bwrap_works
@@ -88,12 +87,7 @@ async def launch(place: Place, api: FakeMessagesAPI) -> AsyncIterator[Any]:
             "HOME": str(place.home),
             "ANTHROPIC_API_KEY": SECRET,
         }
-        config = ClientServerConfig(
-            server_command=as_user(place.user, [python, "-m", "tiller"]),
-            client_factory=make_client,
-            server_env=env,
-        )
-        client = await config.start()
+        client = await spawn_client(as_user(place.user, [python, "-m", "tiller"]), env)
         tiller = Tiller(client, place.ws)
         running.append(tiller)
         await client.initialize_session(

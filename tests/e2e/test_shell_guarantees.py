@@ -8,10 +8,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-import secrets
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,10 +18,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 
 from fakeapi import FakeMessagesAPI
-from harness import SERVER_COMMAND, Tiller, make_client, server_env, stop_tiller
+from harness import SERVER_COMMAND, Tiller, server_env, spawn_client, stop_tiller
+from processes import host_pids, processes_with, sleep_marker
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
 from tiller.tools.sandbox import bwrap_works
@@ -58,28 +56,6 @@ def snapshot(root: Path) -> dict[str, tuple[int, str]]:
 
 async def allow(params: dict[str, Any]) -> dict[str, Any]:
     return {"decision": "allow"}
-
-
-def sleepers(marker: str) -> list[int]:
-    """Live ``sleep MARKER`` processes, seen from the host."""
-    wanted = f"sleep\0{marker}\0".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if (proc / "cmdline").read_bytes() == wanted and alive(int(proc.name)):
-                    found.append(int(proc.name))
-            except OSError:
-                continue
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 # --- plan mode and default mode cannot be tricked into writing -------------------------------
@@ -145,10 +121,7 @@ async def start_with_key_in_env(
 ) -> Tiller:
     """Like the harness's start, but the key is in the server's environment, as in VS Code."""
     env = {**server_env(data_dir), "ANTHROPIC_API_KEY": SECRET, "MY_SERVICE_TOKEN": SECRET}
-    config = ClientServerConfig(
-        server_command=SERVER_COMMAND, client_factory=make_client, server_env=env
-    )
-    client = await config.start()
+    client = await spawn_client(SERVER_COMMAND, env)
     tiller = Tiller(client, workspace)
     await client.initialize_session(
         types.InitializeParams(
@@ -221,7 +194,7 @@ async def test_setsid_background_process_does_not_survive_the_turn(
     tiller.on_confirm = allow
     # A pid the command prints means nothing here (it runs in a PID namespace of its own under
     # bubblewrap): the host finds the sleeper by its command line.
-    marker = f"1000.{secrets.randbelow(10**9):09d}"
+    marker = sleep_marker()
     command = f"setsid sleep {marker} > /dev/null 2>&1 & echo started"
     api.enqueue(
         {"content": [tool_use("bash", "b1", command=command)]},
@@ -229,11 +202,7 @@ async def test_setsid_background_process_does_not_survive_the_turn(
     )
     await tiller.run("start a daemon")
     assert "1 background process(es)" in str(results_of(api, 1)[0]["content"])  # it ran
-    for _ in range(100):
-        if not sleepers(marker):
-            break
-        await asyncio.sleep(0.05)
-    assert sleepers(marker) == []
+    await tiller.wait_for(lambda: not host_pids("sleep", marker))
 
 
 async def test_kill_9_of_the_server_stops_a_running_command(
@@ -242,16 +211,19 @@ async def test_kill_9_of_the_server_stops_a_running_command(
     """Issue 7, bug 5: after kill -9 the command ran on and did its side effect."""
     tiller: Tiller = await start()
     tiller.on_confirm = allow
+    marker = sleep_marker()
     command = (
-        "setsid sh -c 'sleep 5; touch bg-marker' > /dev/null 2>&1 & "
-        "touch started; sleep 5; touch marker"
+        f"setsid sh -c 'sleep {marker}; touch bg-marker' > /dev/null 2>&1 & "
+        f"sleep {marker}; touch marker"
     )
     api.enqueue({"content": [tool_use("bash", "b1", command=command)]})
     await tiller.prompt("run the slow thing")
-    await tiller.wait_for(lambda: (workspace / "started").exists())
+    await tiller.wait_for(lambda: len(host_pids("sleep", marker)) == 2)
     server = tiller.client._server
     assert server is not None
     server.send_signal(signal.SIGKILL)
-    await asyncio.sleep(7)
+    # Every process of the command is gone (a shell that outlived its sleep would have done
+    # its side effect before it went): nothing is left to do one.
+    await tiller.wait_for(lambda: not processes_with(marker))
     assert not (workspace / "marker").exists()
     assert not (workspace / "bg-marker").exists()

@@ -10,6 +10,7 @@ from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import (
     ClientCapabilities,
+    ContentToolCallContent,
     EmbeddedResourceContentBlock,
     FileSystemCapabilities,
     ImageContentBlock,
@@ -17,13 +18,15 @@ from acp.schema import (
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
+    ToolCallProgress,
     WriteTextFileResponse,
 )
 
-from tiller.acp.agent import advertised_commands, prompt_text
+from tiller.acp.agent import PromptBlock, advertised_commands, prompt_text
 from tiller.acp.files import ClientFiles
 from tiller.acp.terminal import ClientTerminal, exit_code_of, terminal_env
 from tiller.acp.updates import ToolCalls, describe_tool, event_updates, replay, turn_end
+from tiller.jsontypes import JSON
 from tiller.tool_env import tool_env
 
 WS = Path("/work/ws")
@@ -90,7 +93,10 @@ def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
     denied = {"type": "toolFinished", "toolUseId": "t2", "status": "denied", "output": "Denied"}
     (finished,) = event_updates(denied, calls)
     assert finished.status == "failed"
-    assert "Denied" in finished.content[0].content.text
+    assert isinstance(finished, ToolCallProgress) and finished.content
+    (shown,) = finished.content
+    assert isinstance(shown, ContentToolCallContent)
+    assert isinstance(shown.content, TextContentBlock) and "Denied" in shown.content.text
 
 
 def test_the_plan_call_stays_open_until_it_finishes() -> None:
@@ -108,7 +114,7 @@ def test_the_plan_call_stays_open_until_it_finishes() -> None:
 
 
 def test_replay_redraws_prompts_text_tools_and_failures() -> None:
-    entries = [
+    entries: list[JSON] = [
         {"kind": "turnStarted", "prompt": "hi"},
         {"kind": "assistantThinking", "text": "hmm"},
         {"kind": "assistantText", "text": "Reading."},
@@ -137,7 +143,7 @@ def test_session_switching_commands_are_not_advertised() -> None:
 
 
 def test_prompt_blocks_become_one_text_with_mentions_and_context() -> None:
-    blocks = [
+    blocks: list[PromptBlock] = [
         TextContentBlock(type="text", text="look at "),
         ResourceContentBlock(type="resource_link", name="a.py", uri="file:///work/ws/src/a.py"),
         TextContentBlock(type="text", text=" and "),

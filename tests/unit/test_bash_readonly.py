@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tiller.tools import bash_readonly, git_config
+from tiller.tools import git_config
 from tiller.tools.bash_readonly import MAX_COMMAND_BYTES, is_read_only_command
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    """A workspace with files named like options, a symlink out, and a sibling outside it."""
-    root = tmp_path / "ws"
-    (root / "sub").mkdir(parents=True)
+def ws(ws: Path, tmp_path: Path) -> Path:
+    """The shared workspace with files named like options, a symlink out, and a sibling
+    outside it."""
+    (ws / "sub").mkdir()
     for name in ("a.txt", "b.txt", "sub/v.txt", "-o", "--pre=rm"):
-        (root / name).write_text("x\n")
-    (root / "sub" / "out-link").symlink_to("/etc/hostname")
-    (root / "inner-link").symlink_to(root / "a.txt")
+        (ws / name).write_text("x\n")
+    (ws / "sub" / "out-link").symlink_to("/etc/hostname")
+    (ws / "inner-link").symlink_to(ws / "a.txt")
     (tmp_path / "x").write_text("outside\n")
-    return root
+    return ws
 
 
 def ro(command: str, ws: Path) -> bool:
@@ -423,7 +424,7 @@ def test_126_kb_pipeline_is_refused_without_parsing(
     def no_parsing(name: str) -> None:
         raise AssertionError(f"imported {name}: the length alone decides")
 
-    monkeypatch.setattr(bash_readonly.importlib, "import_module", no_parsing)
+    monkeypatch.setattr(importlib, "import_module", no_parsing)  # what bash_readonly calls
     assert not ro(command, ws)
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_an_incremental_snapshot_only_hashes_changed_files(tmp_path: Path) -> No
     hashed: list[int] = []
     original = repo._hash_files
 
-    def counting(paths: list[str]) -> list[str]:
+    def counting(paths: Sequence[str]) -> list[str]:
         hashed.append(len(paths))
         return original(paths)
 

@@ -12,33 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from disk import SECRET
 from swap_race import Flipper
-from tiller.tools.base import FileStamp, ReadLedger, ToolContext, ToolResult
+from tiller.tools.base import FileStamp, ToolContext, ToolResult
 from tiller.tools.confined import Root
 from tiller.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from tiller.tools.search import Grep
-
-SECRET = "TOPSECRET-outside-the-workspace"
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "secret.txt").write_text(f"{SECRET}\n")
-    return out
-
-
-@pytest.fixture
-def ctx(ws: Path) -> ToolContext:
-    return ToolContext(workspace=ws, reads=ReadLedger())
 
 
 def files_under(path: Path) -> set[str]:

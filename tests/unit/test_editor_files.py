@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tiller.tools.base import DiffStat, ReadLedger, ToolContext, ToolResult
+from disk import SECRET
+from tiller.jsontypes import JSON
+from tiller.tools.base import DiffStat, ReadLedger, Tool, ToolContext, ToolResult
 from tiller.tools.files import EditFile, ReadFile, WriteFile
 from tiller.tools.live_output import LiveOutput
 from tiller.tools.sandbox import ShellPolicy
 from tiller.tools.shell import Bash, CommandRun
-
-SECRET = "TOPSECRET-outside-the-workspace"
 
 
 @dataclass
@@ -43,21 +43,6 @@ class FakeEditor:
         self.written.append((path, text))
         self.buffers[path] = text
         return True
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root.resolve()
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    out = tmp_path / "outside"
-    out.mkdir()
-    (out / "secret.txt").write_text(f"{SECRET}\n")
-    return out
 
 
 @pytest.fixture
@@ -313,12 +298,16 @@ CALLS = [
     ("edit_file", {"path": "link", "old_string": "TOP", "new_string": "x"}),
     ("edit_file", {"path": "hardlink.txt", "old_string": "TOP", "new_string": "x"}),
 ]
-TOOLS = {"read_file": ReadFile(), "write_file": WriteFile(), "edit_file": EditFile()}
+TOOLS: dict[str, Tool] = {
+    "read_file": ReadFile(),
+    "write_file": WriteFile(),
+    "edit_file": EditFile(),
+}
 
 
 @pytest.mark.parametrize(("tool", "tool_input"), CALLS, ids=[f"{t}:{i['path']}" for t, i in CALLS])
 async def test_refusals_are_the_same_as_without_an_editor_and_never_reach_it(
-    ws: Path, outside: Path, ctx: ToolContext, editor: FakeEditor, tool: str, tool_input: dict
+    ws: Path, outside: Path, ctx: ToolContext, editor: FakeEditor, tool: str, tool_input: JSON
 ) -> None:
     make_cases(ws, outside)
     for name in ("secret.txt", "new.txt"):

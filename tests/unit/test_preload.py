@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
 import sys
 import threading
 
@@ -16,13 +17,13 @@ async def test_every_waiter_gets_the_same_import_and_it_runs_once_off_the_loop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     threads: list[str] = []
-    real_import = preload.importlib.import_module
+    real_import = importlib.import_module
 
     def recording_import(name: str) -> object:
         threads.append(threading.current_thread().name)
         return real_import(name)
 
-    monkeypatch.setattr(preload.importlib, "import_module", recording_import)
+    monkeypatch.setattr(importlib, "import_module", recording_import)
     name = "tiller.tools.bash_readonly"
     monkeypatch.setattr(preload, "_started", {})
     first, second = await asyncio.gather(preload.imported(name), preload.imported(name))
@@ -41,16 +42,18 @@ async def test_a_waiter_that_gives_up_does_not_spoil_the_import_for_the_next(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(preload, "_started", {})
+    importing = threading.Event()
     release = threading.Event()
-    real_import = preload.importlib.import_module
+    real_import = importlib.import_module
 
     def slow_import(name: str) -> object:
+        importing.set()
         release.wait(5)
         return real_import(name)
 
-    monkeypatch.setattr(preload.importlib, "import_module", slow_import)
+    monkeypatch.setattr(importlib, "import_module", slow_import)
     waiting = asyncio.ensure_future(preload.imported("json"))
-    await asyncio.sleep(0.01)
+    assert await asyncio.to_thread(importing.wait, 10)  # the import runs: the waiter waits
     waiting.cancel()
     release.set()
     assert await preload.imported("json") is sys.modules["json"]

@@ -27,9 +27,10 @@ from recording_listener import RecordingListener
 from tiller import anthropic_provider, sdk_adapter
 from tiller.anthropic_provider import AnthropicClient, StreamAccumulator, model_info
 from tiller.history import Message, text_block
+from tiller.jsontypes import JSON
 from tiller.models import resolve
 from tiller.protocol import Thinking
-from tiller.provider import JSON, ModelRequest, ModelResponse, ProviderError
+from tiller.provider import ModelInfo, ModelRequest, ModelResponse, ProviderError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sdk_streams"
 
@@ -197,7 +198,7 @@ def test_a_10_mb_tool_input_in_small_deltas_is_parsed_once(monkeypatch: pytest.M
         parses.append(len(text))
         return real_loads(text)
 
-    monkeypatch.setattr(anthropic_provider.json, "loads", counting_loads)
+    monkeypatch.setattr(json, "loads", counting_loads)  # what the accumulator calls
     acc = StreamAccumulator(Listener(), max_tool_input_bytes=64 * 1024 * 1024)
     for event in tool_events(0, "toolu_big", pieces):
         acc.feed(event)
@@ -359,28 +360,27 @@ async def test_a_stream_that_ends_without_message_stop_is_a_connection_error() -
 def test_models_endpoint_capabilities_become_catalog_fields() -> None:
     supported = {"supported": True}
     unsupported = {"supported": False}
-    info = anthropic.types.ModelInfo.construct(
-        **{
-            "id": "claude-x-9",
-            "type": "model",
-            "display_name": "Claude X 9",
-            "created_at": "2026-10-01T00:00:00Z",
-            "lifecycle": "active",
-            "max_input_tokens": 2_000_000,
-            "max_tokens": 256_000,
-            "capabilities": {
-                "thinking": {
-                    "supported": True,
-                    "types": {
-                        "adaptive": supported,
-                        "enabled": unsupported,
-                        "disabled": unsupported,
-                        "between_tools": supported,
-                    },
+    fields: JSON = {
+        "id": "claude-x-9",
+        "type": "model",
+        "display_name": "Claude X 9",
+        "created_at": "2026-10-01T00:00:00Z",
+        "lifecycle": "active",
+        "max_input_tokens": 2_000_000,
+        "max_tokens": 256_000,
+        "capabilities": {
+            "thinking": {
+                "supported": True,
+                "types": {
+                    "adaptive": supported,
+                    "enabled": unsupported,
+                    "disabled": unsupported,
+                    "between_tools": supported,
                 },
             },
-        }
-    )
-    assert model_info(info) == anthropic_provider.ModelInfo(
+        },
+    }
+    info = anthropic.types.ModelInfo.construct(**fields)
+    assert model_info(info) == ModelInfo(
         "claude-x-9", "Claude X 9", 2_000_000, 256_000, "adaptive", "between_tools"
     )

@@ -13,6 +13,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from processes import until
 from tiller.pygls_adapter import PyglsEndpoint, cancel_request, forget_request, shutting_down
 from tiller.stdio import FrameWriter, Garbled
 from tiller.wire import plain_dict_converter
@@ -32,6 +33,12 @@ def sent(stream: io.BytesIO) -> list[dict[str, Any]]:
         out.append(json.loads(rest[:length]))
         data = rest[length:]
     return out
+
+
+async def answer_to(stream: io.BytesIO, msg_id: int) -> dict[str, Any]:
+    """The answer to request ``msg_id`` once it has been written (it must be)."""
+    answers = await until(lambda: [m for m in sent(stream) if m.get("id") == msg_id])
+    return answers[0]
 
 
 @pytest.fixture
@@ -96,12 +103,10 @@ async def test_requests_after_shutdown_are_answered_with_an_error(wired: Any) ->
     server, endpoint, stream = wired
     assert shutting_down(server.protocol) is False
     endpoint.message({"jsonrpc": "2.0", "id": 1, "method": "shutdown"})
-    await asyncio.sleep(0.05)
+    assert (await answer_to(stream, 1))["result"] is None
     assert shutting_down(server.protocol) is True
     endpoint.message({"jsonrpc": "2.0", "id": 2, "method": "tiller/getState"})
-    answers = {m.get("id"): m for m in sent(stream)}
-    assert answers[1]["result"] is None
-    assert answers[2]["error"]["code"] == -32600
+    assert (await answer_to(stream, 2))["error"]["code"] == -32600
 
 
 async def test_a_request_pygls_cannot_structure_is_answered(wired: Any) -> None:

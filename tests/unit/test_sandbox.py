@@ -10,17 +10,15 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import secrets
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from processes import host_pids, sleep_marker, until
 from tiller.tool_env import tool_env
 from tiller.tools import sandbox
 from tiller.tools.sandbox import (
@@ -45,11 +43,10 @@ needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not 
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "a.txt").write_text("hello\n")
-    return root
+def ws(ws: Path) -> Path:
+    """The shared workspace, holding ``a.txt``."""
+    (ws / "a.txt").write_text("hello\n")
+    return ws
 
 
 async def confined(command: str, ws: Path, *, writable: bool = False) -> CommandRun:
@@ -66,35 +63,6 @@ def exists(path: Path) -> bool:
 
 def read(path: str) -> bytes:
     return Path(path).read_bytes()
-
-
-def sleep_marker() -> str:
-    """A ``sleep`` argument no other process has: how the host finds our sleeper."""
-    return f"1000.{secrets.randbelow(10**9):09d}"
-
-
-def host_pids(*argv: str) -> list[int]:
-    """Pids of the live processes whose command line is exactly ``argv``, seen from the host."""
-    wanted = "\0".join(argv).encode() + b"\0"
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if (proc / "cmdline").read_bytes() == wanted:
-                    found.append(int(proc.name))
-            except OSError:
-                continue
-    return found
-
-
-async def until(predicate: Callable[[], Any], within: float = 20.0) -> Any:
-    """Wait until ``predicate()`` is truthy (for something that must happen)."""
-    deadline = time.monotonic() + within
-    while not (value := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError("it never happened")
-        await asyncio.sleep(0.01)
-    return value
 
 
 def test_sandbox_off_never_uses_bwrap() -> None:
@@ -200,18 +168,10 @@ async def test_sandboxed_command_dies_with_the_server(ws: Path, tmp_path: Path) 
         "asyncio.run(run_command('sleep 1000', ws, 60, confinement=Confined(True)))\n"
     )
     server = await asyncio.create_subprocess_exec(sys.executable, str(script), str(ws))
-    for _ in range(200):
-        if _sleepers(ws):
-            break
-        await asyncio.sleep(0.05)
-    assert _sleepers(ws), "the sandboxed sleep never started"
+    await until(lambda: _sleepers(ws))  # the sandboxed sleep runs
     server.kill()
     await server.wait()
-    for _ in range(100):
-        if not _sleepers(ws):
-            break
-        await asyncio.sleep(0.05)
-    assert not _sleepers(ws)
+    await until(lambda: not _sleepers(ws))
 
 
 def _sleepers(ws: Path) -> list[int]:

@@ -27,11 +27,20 @@ def test_consecutive_reads_share_a_batch_and_writes_split_them() -> None:
 
 
 async def test_concurrent_batch_keeps_call_order_whatever_finishes_first() -> None:
-    delays = {"t0": 0.05, "t1": 0.0, "t2": 0.02}
+    """t1 finishes first, then t2, then t0: each waits for the one before it to finish (run
+    one at a time, t0 would wait for ever)."""
+    ids = ("t0", "t1", "t2")
+    finished = {t: asyncio.Event() for t in ids}
+    waits_for = {"t0": "t2", "t2": "t1"}
+    order: list[str] = []
 
     async def run_one(call: ToolCall) -> str:
-        await asyncio.sleep(delays[call.id])
+        if call.id in waits_for:
+            await finished[waits_for[call.id]].wait()
+        order.append(call.id)
+        finished[call.id].set()
         return call.id
 
-    batch = Batch(0, tuple(ToolCall(t, "read", {}) for t in delays), concurrent=True)
-    assert await run_batch(batch, run_one) == ["t0", "t1", "t2"]
+    batch = Batch(0, tuple(ToolCall(t, "read", {}) for t in ids), concurrent=True)
+    assert await asyncio.wait_for(run_batch(batch, run_one), 10) == ["t0", "t1", "t2"]
+    assert order == ["t1", "t2", "t0"]

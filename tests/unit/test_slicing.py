@@ -75,7 +75,7 @@ bounds = st.one_of(
     st.integers(0, 100).map(lambda n: f"{n}%"),
 )
 ranges = st.tuples(bounds, bounds).map(lambda b: f"{b[0] or ''}:{b[1] or ''}")
-texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20).filter(
+texts = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20).filter(
     lambda t: t.strip()
 )
 

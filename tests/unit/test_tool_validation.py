@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 import pytest
 from jsonschema import SchemaError
 
+from tiller.jsontypes import JSON
 from tiller.tools import validation
-from tiller.tools.base import JSON, Tool
+from tiller.tools.base import Tool
 from tiller.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from tiller.tools.plan import EnterPlanMode, ExitPlanMode
 from tiller.tools.registry import default_tools

@@ -7,31 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from disk import write
 from tiller.tools import files
-from tiller.tools.base import OUTPUT_CAP, DiffStat, FileStamp, ReadLedger, ToolContext
+from tiller.tools.base import OUTPUT_CAP, DiffStat, FileStamp, ToolContext
 from tiller.tools.files import EditFile, GlobFilter, ListFiles, ReadFile, WriteFile, expand_braces
 from tiller.tools.registry import default_tools, tools_by_name
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def ctx(ws: Path) -> ToolContext:
-    return ToolContext(workspace=ws, reads=ReadLedger())
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
 
 
 def touch_later(path: Path) -> None:

@@ -5,32 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
-from tiller.tools.base import OUTPUT_CAP, ReadLedger, ToolContext, ToolResult
+from disk import write
+from tiller.tools.base import OUTPUT_CAP, ToolContext, ToolResult
 from tiller.tools.search import Grep
 from tiller.tools.validation import validate_input
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def ctx(ws: Path) -> ToolContext:
-    return ToolContext(workspace=ws, reads=ReadLedger())
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
 
 
 async def grep(ctx: ToolContext, **tool_input: object) -> ToolResult:

@@ -16,10 +16,11 @@ from tiller import compaction, history, models
 from tiller.approvals import PlanAnswer, ToolAnswer
 from tiller.events import Event
 from tiller.history import Message, text_block
+from tiller.jsontypes import JSON
 from tiller.loop import Turn, TurnSetup
 from tiller.outcomes import TurnOutcome
 from tiller.permissions import Grants
-from tiller.protocol import JSON, Mode, Thinking, TrailItem
+from tiller.protocol import Mode, Thinking, TrailItem
 from tiller.provider import ModelRequest, ModelResponse, ProviderError, StreamListener, api_params
 from tiller.scheduler import ToolCall
 from tiller.tools.base import Preview, ReadLedger, ToolContext, ToolResult
@@ -208,8 +209,9 @@ class Provider:
                 details = {"type": "refusal", "category": "cyber", "explanation": "no"}
                 return ModelResponse((text_block("I won't"),), "refusal", small, details)
             case "pause":
-                blocks = (self._thought(listener), text_block("searching"))
-                return ModelResponse(blocks, "pause_turn", small)
+                return ModelResponse(
+                    (self._thought(listener), text_block("searching")), "pause_turn", small
+                )
             case "unknown":
                 return ModelResponse((text_block("hm"),), "brand_new_reason", small)
             case "cancel_stream":
