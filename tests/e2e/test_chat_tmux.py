@@ -318,8 +318,8 @@ async def test_a_plan_is_approved_in_plan_mode_and_the_file_appears(
     term.keys("Enter")
     screen = await term.wait("Approve the plan?")
     assert "Write plan.txt with a greeting." in screen  # rendered markdown: no backticks
-    term.type("xyz q")  # not choices: nothing happens
-    await asyncio.sleep(0.3)
+    term.type("xyz q")  # not choices: only a reminder of the keys
+    await term.wait("q is not a choice: press")
     assert "Approve the plan?" in term.screen()
     assert not (workspace / "plan.txt").exists()
 
@@ -348,7 +348,7 @@ async def test_a_denied_edit_leaves_the_file_alone(
     screen = await term.wait("Allow edit_file notes.md?")
     assert "-keep me" in screen and "+changed" in screen
     term.type("hello")  # typing is not an answer
-    await asyncio.sleep(0.3)
+    await term.wait("o is not a choice: press")
     assert "Allow edit_file notes.md?" in term.screen()
 
     term.keys("n")
@@ -376,7 +376,7 @@ async def test_a_checkpoint_asks_continue_or_stop_and_continue_goes_on(
     term.keys("Enter")
     await term.wait("1 tool calls so far (read_file ✓). Continue?")
     term.type("yn")  # not choices here
-    await asyncio.sleep(0.3)
+    await term.wait("n is not a choice: press c or s")
     assert "[c] continue" in term.screen()
     term.keys("c")
     screen = await term.wait(lambda s: "Read it twice." in s and idle(s))

@@ -37,6 +37,7 @@ class Asking:
     question: Question
     answer: asyncio.Future[JSON]
     feedback_for: Choice | None = None
+    missed: str | None = None  # the last key that was not a choice, shown with a reminder
 
 
 class Approvals:
@@ -128,7 +129,9 @@ class Approvals:
             return
         asking = self.asking[0]
         choice = asking.question.choice(key.lower())
-        if choice is None:
+        if choice is None:  # not an answer: say which keys are
+            asking.missed = key if key.isprintable() else repr(key)
+            self.changed()
             return
         if choice.asks_feedback:
             asking.feedback_for = choice
@@ -157,6 +160,9 @@ class Approvals:
             return []
         asking = self.asking[0]
         choices = asking.question.prompt_line() if asking.feedback_for is None else FEEDBACK_HINT
+        if asking.feedback_for is None and asking.missed is not None:
+            reminder = f"{asking.missed} is not a choice: press {asking.question.keys_text()}"
+            choices += f"\n{reminder}"
         return [
             ("class:question", asking.question.title + "\n"),
             ("class:choices", choices),
