@@ -9,8 +9,8 @@ import asyncio
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from loop_harness import KINDS, MODEL, Host, Provider, check_request, run_turn
 
+from loop_harness import KINDS, MODEL, Host, Provider, check_request, run_turn
 from tiller import compaction, history
 from tiller.outcomes import Failed
 

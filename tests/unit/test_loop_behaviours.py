@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from loop_harness import MODEL, SPEC, Host, Provider, run_turn
-
 from tiller import compaction, history
 from tiller.events import Notice, StepRestarted, ToolFinished
 from tiller.history import Message, text_block
