@@ -57,6 +57,7 @@ class Config:
     sandbox: SandboxSetting = "auto"
     scrub_env: tuple[str, ...] = ()  # names/``*`` patterns to hide from tools; ``!NAME`` allows
     checkpoint_retention_days: int = 30
+    step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
 
     @property
     def resolved_data_dir(self) -> Path:

@@ -372,6 +372,7 @@ class Session:
             provider=self.provider,
             approver=RecordingApprover(self.approver, self, turn_id),
             tool_budget=self.config.tool_budget,
+            retry_delays=self.config.step_retry_delays,
             session_id=self.id,
             stop_hook=self.config.stop_hook,
         )

@@ -1,42 +1,87 @@
 """Property: whatever happens in and between turns — steps, tool calls, faults, cut-offs,
-refusals, interrupts, compactions — every request the loop sends is one the API accepts
-(the validating fake, with text-after-tool_result refused too) and the stored history has
-no problems."""
+refusals, interrupts, compactions — every request a real ``Session`` sends is one the API
+accepts (the validating fake, with text-after-tool_result refused too), and the history it
+keeps, in memory and in its (in-memory) store, has no problems."""
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loop_harness import KINDS, MODEL, Host, Provider, check_request, run_turn
-from tiller import compaction, history
-from tiller.outcomes import Failed
+from loop_harness import KINDS, MODEL, AllowAll, Probe, Provider, check_request
+from tiller import history
+from tiller.config import Config
+from tiller.events import Posted
+from tiller.protocol import State, Thinking, Todo
+from tiller.session import Session, Started
+from tiller.store import SessionStore
 
 turns = st.lists(
     st.tuples(st.booleans(), st.lists(st.sampled_from(KINDS), max_size=6)),
     min_size=1,
     max_size=5,
 )
+WORKSPACE = Path(tempfile.mkdtemp(prefix="tiller-property-"))
+
+
+class Quiet:
+    """A face that shows nothing."""
+
+    def event(self, posted: Posted) -> None:
+        return None
+
+    def state(self, state: State) -> None:
+        return None
+
+    def todos(self, todos: tuple[Todo, ...]) -> None:
+        return None
+
+
+def session_in_memory() -> Session:
+    config = Config(
+        model=MODEL,
+        thinking=Thinking(True, 2048),
+        max_tokens=4096,
+        tool_budget=0,
+        sandbox="off",
+        step_retry_delays=(0.0, 0.0),
+    )
+    return Session(
+        config=config,
+        workspace=WORKSPACE,
+        provider=Provider([]),
+        approver=AllowAll(),
+        sink=Quiet(),
+        tools=[Probe()],
+        store=SessionStore(Path(":memory:")),
+        thinking=config.thinking,
+    )
+
+
+async def prompt(session: Session, text: str) -> None:
+    assert isinstance(await session.prompt(text), Started)
+    await session.wait_idle()
 
 
 async def play(plan: list[tuple[bool, list[str]]]) -> None:
-    host = Host()
+    session = session_in_memory()
     for n, (compact_first, script) in enumerate(plan):
-        provider = Provider(list(script))  # type: ignore[arg-type]
+        session.provider = Provider(list(script))  # type: ignore[arg-type]
         if compact_first:
-            done = await compaction.compact(provider, MODEL, host.messages)
-            if done is not None:
-                host.rewrite_history(done.messages)
-        _, outcome = await run_turn(host, provider, f"prompt {n}", turn_id=f"turn_{n}")
-        assert not (isinstance(outcome, Failed) and outcome.kind == "internal"), outcome
-        assert history.problems(host.messages) == []
-        sent = history.for_request(host.messages)
-        assert history.problems(sent) == []
+            await session.compact()
+        await prompt(session, f"prompt {n}")
+        assert history.problems(session.messages) == []
+        stored = session.store.load(session.id)
+        assert stored is not None and stored.messages == session.messages
+        assert history.problems(history.for_request(session.messages)) == []
     # The next prompt after whatever happened is a valid request too.
     provider = Provider(["text"])
-    await run_turn(host, provider, "one more")
+    session.provider = provider
+    await prompt(session, "one more")
     assert provider.requests
     for request in provider.requests:
         check_request(request)
