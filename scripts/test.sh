@@ -9,6 +9,7 @@ uv run --frozen ruff check
 uv run --frozen ruff format --check
 echo "== mypy (strict)"
 uv run --frozen mypy
+uv run --frozen python -m tiller.protocol_ts --check vscode-extension/src/protocol.ts  # generated from protocol.py: no drift
 echo "== pytest"
 uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last
 echo "== VS Code extension: unit + end-to-end in code-server"

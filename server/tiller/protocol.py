@@ -1,11 +1,23 @@
-"""The contract in code: method names, enumerations and the wire shapes of PROTOCOL.md."""
+"""The contract in code: method names, enumerations, every request's params and the wire
+shapes of PROTOCOL.md.
+
+What a client sends is a frozen dataclass per request (``PromptParams``), made from the wire's
+camelCase object by `tiller.params`; what the server sends is described by a ``TypedDict`` in
+wire form (camelCase keys; ``NotRequired`` members may be absent). ``vscode-extension/src/
+protocol.ts`` is generated from this module (`tiller.protocol_ts`): a ``TypedDict`` named
+``FooWire`` is ``Foo`` there.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal, get_args
+from enum import Enum
+from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict, TypeVar, cast, get_args
 
 from .jsontypes import JSON
+from .wire import INT64_MAX
+
+T = TypeVar("T")
 
 Mode = Literal["default", "acceptEdits", "plan"]
 MODES: Final[tuple[Mode, ...]] = get_args(Mode)
@@ -13,6 +25,12 @@ ToolStatus = Literal["ok", "error", "denied", "interrupted", "skipped"]
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: Final[tuple[TodoStatus, ...]] = get_args(TodoStatus)
 OutcomeName = Literal["completed", "interrupted", "stopped", "failed", "refused"]
+InterruptCause = Literal["user", "keyword", "server_stopped"]
+ToolDecision = Literal["allow", "allowSession", "deny"]
+PermissionDecision = Literal["allow", "ask", "deny"]
+ModelThinking = Literal["adaptive", "budget", "none"]
+Sandbox = Literal["bwrap", "none"]
+PromptStatus = Literal["started", "queued", "handled"]
 ErrorKind = Literal[
     "auth",
     "rate_limit",
@@ -85,6 +103,12 @@ Effort = Literal["low", "medium", "high", "max"]
 EFFORTS: Final[tuple[Effort, ...]] = get_args(Effort)
 
 
+def wire_name(field: str) -> str:
+    """A Python field's name on the wire: ``dry_run`` -> ``dryRun``."""
+    first, *rest = field.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
 @dataclass(frozen=True)
 class Thinking:
     """What the user asked for; how it is said to the API depends on the model (models.py).
@@ -97,7 +121,7 @@ class Thinking:
     budget_tokens: int | None = None
     effort: Effort | None = None
 
-    def to_wire(self) -> JSON:
+    def to_wire(self) -> ThinkingWire:
         return {"enabled": self.enabled, "effort": self.effort, "budgetTokens": self.budget_tokens}
 
     @staticmethod
@@ -129,7 +153,7 @@ class Todo:
     status: TodoStatus
     active_form: str
 
-    def to_wire(self) -> JSON:
+    def to_wire(self) -> TodoWire:
         return {"content": self.content, "status": self.status, "activeForm": self.active_form}
 
 
@@ -138,7 +162,7 @@ class TrailItem:
     name: str
     status: ToolStatus
 
-    def to_wire(self) -> JSON:
+    def to_wire(self) -> TrailItemWire:
         return {"name": self.name, "status": self.status}
 
 
@@ -155,11 +179,12 @@ class State:
     todo_completed: int
     todo_total: int
     tools_used: int
-    sandbox: Literal["bwrap", "none"] = "none"
-    context: JSON | None = None  # {usedTokens, windowTokens} after the last step
+    sandbox: Sandbox = "none"
+    context: JSON | None = None  # ContextUseWire after the last step
     session_cost_usd: float | None = None
 
-    def to_wire(self) -> JSON:
+    def to_wire(self) -> StateWire:
+        context = cast("ContextUseWire | None", self.context)  # usage.ContextUse.to_wire()
         return {
             "sessionId": self.session_id,
             "mode": self.mode,
@@ -172,8 +197,494 @@ class State:
             "todoCounts": {"completed": self.todo_completed, "total": self.todo_total},
             "toolsUsed": self.tools_used,
             "sandbox": self.sandbox,
-            "context": self.context,
+            "context": context,
             "sessionCostUsd": (
                 None if self.session_cost_usd is None else round(self.session_cost_usd, 6)
             ),
         }
+
+
+# --- What the server sends ---------------------------------------------------------------------
+
+
+class ThinkingWire(TypedDict):
+    enabled: bool
+    effort: NotRequired[Effort | None]  # v2: absent from v1 servers
+    budgetTokens: int | None
+
+
+class ContextUseWire(TypedDict):
+    """Tokens in the context after the last step, and the model's window."""
+
+    usedTokens: int
+    windowTokens: int
+
+
+class UsageWire(TypedDict):
+    inputTokens: int
+    outputTokens: int
+    cacheReadTokens: int
+    cacheWriteTokens: int
+    costUsd: float | None
+
+
+class TodoCounts(TypedDict):
+    completed: int
+    total: int
+
+
+class StateWire(TypedDict):
+    """Sent as ``tiller/state`` whenever a field changes; ``context``, ``sessionCostUsd`` and
+    ``sandbox`` are absent from v1 servers."""
+
+    sessionId: str
+    mode: Mode
+    model: str
+    thinking: ThinkingWire
+    busy: bool
+    turnId: str | None
+    queue: list[str]
+    activeTodo: str | None
+    todoCounts: TodoCounts
+    toolsUsed: int
+    context: NotRequired[ContextUseWire | None]
+    sessionCostUsd: NotRequired[float | None]
+    sandbox: NotRequired[Sandbox]
+
+
+class TodoWire(TypedDict):
+    content: str
+    status: TodoStatus
+    activeForm: str
+
+
+class TodoBoard(TypedDict):
+    """``tiller/todos`` and the answer to ``tiller/getTodos``."""
+
+    todos: list[TodoWire]
+
+
+class TrailItemWire(TypedDict):
+    name: str
+    status: ToolStatus
+
+
+class DiffStatWire(TypedDict):
+    added: int
+    removed: int
+
+
+class TurnError(TypedDict):
+    kind: ErrorKind
+    message: str
+    retryable: bool
+
+
+class Refusal(TypedDict, total=False):
+    category: str
+    explanation: str
+
+
+class Permission(TypedDict):
+    """The server's decision on a tool call and what made it (``by``)."""
+
+    decision: PermissionDecision
+    by: str
+
+
+class EventEnvelope(TypedDict):
+    """What every ``tiller/event`` carries; ``turnId`` is null for what happens outside a turn
+    (a notice, a rewind), ``parentTurnId`` only in a child session. The event's own fields
+    follow (events.event_fields)."""
+
+    sessionId: str
+    turnId: str | None
+    seq: int
+    parentTurnId: NotRequired[str]
+
+
+class TurnStartedEvent(EventEnvelope):
+    type: Literal["turnStarted"]
+    prompt: str
+
+
+class TextDeltaEvent(EventEnvelope):
+    type: Literal["textDelta"]
+    text: str
+
+
+class ThinkingDeltaEvent(EventEnvelope):
+    type: Literal["thinkingDelta"]
+    text: str
+
+
+class ToolStartedEvent(EventEnvelope):
+    type: Literal["toolStarted"]
+    toolUseId: str
+    name: str
+    input: Any
+    batch: int
+    concurrent: bool
+    permission: NotRequired[Permission]
+
+
+class ToolFinishedEvent(EventEnvelope):
+    type: Literal["toolFinished"]
+    toolUseId: str
+    name: str
+    status: ToolStatus
+    output: str
+    durationMs: int
+    diff: NotRequired[DiffStatWire]
+
+
+class ToolOutputEvent(EventEnvelope):
+    type: Literal["toolOutput"]
+    toolUseId: str
+    text: str
+
+
+class NoticeEvent(EventEnvelope):
+    type: Literal["notice"]
+    text: str
+
+
+class PlanDecidedEvent(EventEnvelope):
+    type: Literal["planDecided"]
+    approved: bool
+    feedback: NotRequired[str]
+
+
+class QueueDroppedEvent(EventEnvelope):
+    type: Literal["queueDropped"]
+    prompts: list[str]
+
+
+class StepRestartedEvent(EventEnvelope):
+    type: Literal["stepRestarted"]
+    reason: str
+
+
+class TurnEndedEvent(EventEnvelope):
+    type: Literal["turnEnded"]
+    outcome: OutcomeName
+    final: NotRequired[str]
+    error: NotRequired[TurnError]
+    trail: list[TrailItemWire]
+    cause: NotRequired[InterruptCause]
+    usage: NotRequired[UsageWire]
+    refusal: NotRequired[Refusal]
+
+
+TillerEvent = (
+    TurnStartedEvent
+    | TextDeltaEvent
+    | ThinkingDeltaEvent
+    | ToolStartedEvent
+    | ToolFinishedEvent
+    | ToolOutputEvent
+    | NoticeEvent
+    | PlanDecidedEvent
+    | QueueDroppedEvent
+    | StepRestartedEvent
+    | TurnEndedEvent
+)
+
+
+# Answers to the client's requests
+
+
+class PromptResult(TypedDict):
+    status: PromptStatus
+    turnId: NotRequired[str]
+    queuePosition: NotRequired[int]
+    message: NotRequired[str]
+
+
+class InterruptResult(TypedDict):
+    interrupted: bool
+    turnId: NotRequired[str]
+
+
+class ModeResult(TypedDict):
+    mode: Mode
+
+
+class ModelResult(TypedDict):
+    model: str
+
+
+class ModelInfo(TypedDict):
+    id: str
+    displayName: NotRequired[str]
+    contextWindow: int
+    maxOutput: int
+    thinking: ModelThinking
+
+
+class ModelList(TypedDict):
+    models: list[ModelInfo]
+    current: str
+
+
+class SessionInfo(TypedDict):
+    sessionId: str
+    title: str
+    createdAt: str
+    updatedAt: str
+    turns: int
+    parentId: NotRequired[str]
+    workspace: NotRequired[str]  # v2: absent from v1 servers
+
+
+class SessionList(TypedDict):
+    sessions: list[SessionInfo]
+
+
+class Transcript(TypedDict):
+    entries: list[Any]
+    more: bool
+
+
+class CheckpointInfo(TypedDict):
+    turnId: str
+    prompt: str
+    createdAt: str
+    changedFiles: int
+    skipped: NotRequired[list[str]]
+
+
+class CheckpointList(TypedDict):
+    checkpoints: list[CheckpointInfo]
+
+
+class RewindResult(TypedDict):
+    changed: list[str]
+    added: list[str]
+    removed: list[str]
+    undoId: NotRequired[str]
+    userChanged: NotRequired[list[str]]
+
+
+class ClearQueueResult(TypedDict):
+    cleared: int
+
+
+# Server -> client requests: what the user decides
+
+
+class DiffPreview(TypedDict):
+    kind: Literal["diff"]
+    path: str
+    before: str
+    after: str
+
+
+class CommandPreview(TypedDict):
+    kind: Literal["command"]
+    command: str
+    cwd: str
+
+
+class TextPreview(TypedDict):
+    kind: Literal["text"]
+    text: str
+
+
+PreviewWire = DiffPreview | CommandPreview | TextPreview
+
+
+class ApprovePlanParams(TypedDict):
+    turnId: str
+    plan: str
+
+
+class ApprovePlanResult(TypedDict):
+    approved: bool
+    feedback: NotRequired[str]
+    mode: NotRequired[Literal["acceptEdits", "default"]]
+
+
+class ConfirmToolParams(TypedDict):
+    turnId: str
+    toolUseId: str
+    name: str
+    input: Any
+    preview: PreviewWire
+
+
+class ConfirmToolResult(TypedDict):
+    decision: ToolDecision
+    feedback: NotRequired[str]
+
+
+class CheckpointParams(TypedDict):
+    turnId: str
+    toolsUsed: int
+    trail: list[TrailItemWire]
+
+
+CheckpointResult = TypedDict("CheckpointResult", {"continue": bool})
+
+
+# --- What the client sends: params -------------------------------------------------------------
+# Fields are snake_case here and camelCase on the wire; a field with a default may be left out,
+# ``X | None`` takes null for "left out". Members the server does not know are ignored.
+
+
+@dataclass(frozen=True)
+class Between:
+    """Marks an integer param: it must lie within ``low`` … ``high``."""
+
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class NonBlank:
+    """Marks a string param: it must have more than whitespace."""
+
+
+class Unset(Enum):
+    """A param left out, where that differs from null: the current value stays."""
+
+    UNSET = "unset"
+
+
+UNSET: Final = Unset.UNSET
+
+
+def kept(value: T | Unset, current: T) -> T:
+    """``value``, or ``current`` when it was left out."""
+    return current if isinstance(value, Unset) else value
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """``{}`` (or no params at all)."""
+
+
+@dataclass(frozen=True)
+class PromptParams:
+    text: Annotated[str, NonBlank()]
+
+
+@dataclass(frozen=True)
+class InterruptParams:
+    """``turnId``: interrupt only that turn (another id changes nothing)."""
+
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SetModeParams:
+    mode: Mode
+
+
+@dataclass(frozen=True)
+class SetModelParams:
+    model: Annotated[str, NonBlank()]
+
+
+@dataclass(frozen=True)
+class SetThinkingParams:
+    """Fields left out keep their current values; null means the model's default."""
+
+    enabled: bool
+    effort: Effort | Unset | None = UNSET
+    budget_tokens: int | Unset | None = UNSET
+
+
+@dataclass(frozen=True)
+class SessionListParams:
+    """``workspace``: a folder, or ``"all"``; left out, the current workspace."""
+
+    workspace: Annotated[str, NonBlank()] | None = None
+
+
+@dataclass(frozen=True)
+class SessionResumeParams:
+    session_id: str
+
+
+@dataclass(frozen=True)
+class SessionForkParams:
+    """History up to the end of ``turnId`` (default: all) of ``sessionId`` (default: this)."""
+
+    session_id: str | None = None
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionSliceParams:
+    spec: str
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionTranscriptParams:
+    """Entries before the entry ``before`` (its ``seq``), at most ``limit``."""
+
+    session_id: str | None = None
+    before: Annotated[int, Between(0, INT64_MAX)] | None = None
+    limit: Annotated[int, Between(1, 1000)] = 200
+
+
+@dataclass(frozen=True)
+class CheckpointsParams:
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RewindParams:
+    """At least one of ``files`` and ``conversation``; ``dryRun`` lists and changes nothing."""
+
+    turn_id: str
+    files: bool = False
+    conversation: bool = False
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class UndoRewindParams:
+    undo_id: str
+
+
+# --- Methods: what each one takes and answers ----------------------------------------------------
+
+CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
+    PROMPT: (PromptParams, PromptResult),
+    INTERRUPT: (InterruptParams, InterruptResult),
+    CYCLE_MODE: (NoParams, ModeResult),
+    SET_MODE: (SetModeParams, ModeResult),
+    SET_MODEL: (SetModelParams, ModelResult),
+    LIST_MODELS: (NoParams, ModelList),
+    SET_THINKING: (SetThinkingParams, ThinkingWire),
+    GET_STATE: (NoParams, StateWire),
+    GET_TODOS: (NoParams, TodoBoard),
+    CLEAR_QUEUE: (NoParams, ClearQueueResult),
+    SESSION_LIST: (SessionListParams, SessionList),
+    SESSION_NEW: (NoParams, StateWire),
+    SESSION_RESUME: (SessionResumeParams, StateWire),
+    SESSION_FORK: (SessionForkParams, StateWire),
+    SESSION_SLICE: (SessionSliceParams, StateWire),
+    SESSION_TRANSCRIPT: (SessionTranscriptParams, Transcript),
+    CHECKPOINTS: (CheckpointsParams, CheckpointList),
+    REWIND: (RewindParams, RewindResult),
+    UNDO_REWIND: (UndoRewindParams, RewindResult),
+}
+"""Client -> server requests: method -> (params, result)."""
+
+SERVER_NOTIFICATIONS: Final[dict[str, object]] = {
+    STATE: StateWire,
+    TODOS: TodoBoard,
+    EVENT: TillerEvent,
+}
+"""Server -> client notifications: method -> params."""
+
+SERVER_REQUESTS: Final[dict[str, tuple[object, object]]] = {
+    APPROVE_PLAN: (ApprovePlanParams, ApprovePlanResult),
+    CONFIRM_TOOL: (ConfirmToolParams, ConfirmToolResult),
+    CHECKPOINT: (CheckpointParams, CheckpointResult),
+}
+"""Server -> client requests: method -> (params, result)."""

@@ -1,16 +1,71 @@
-// The Tiller JSON-RPC contract (PROTOCOL.md) as TypeScript types. Pure: no vscode import.
+// GENERATED from server/tiller/protocol.py: do not edit. Regenerate with
+//   uv run --frozen python -m tiller.protocol_ts > vscode-extension/src/protocol.ts
+// The Tiller JSON-RPC contract (docs/protocol.md) as TypeScript types. Pure: no vscode import.
+
+export { errorMessage, hasErrorCode, INVALID_PARAMS, METHOD_NOT_FOUND } from "./rpcErrors";
 
 export type Mode = "default" | "acceptEdits" | "plan";
 export const MODES: readonly Mode[] = ["default", "acceptEdits", "plan"];
+export type ToolStatus = "ok" | "error" | "denied" | "interrupted" | "skipped";
+export type TodoStatus = "pending" | "in_progress" | "completed";
+export const TODO_STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
+export type OutcomeName = "completed" | "interrupted" | "stopped" | "failed" | "refused";
+export type InterruptCause = "user" | "keyword" | "server_stopped";
+export type ToolDecision = "allow" | "allowSession" | "deny";
+export type PermissionDecision = "allow" | "ask" | "deny";
+export type ModelThinking = "adaptive" | "budget" | "none";
+export type Sandbox = "bwrap" | "none";
+export type PromptStatus = "started" | "queued" | "handled";
+export type ErrorKind =
+  | "auth"
+  | "rate_limit"
+  | "overloaded"
+  | "server"
+  | "connection"
+  | "timeout"
+  | "context_too_long"
+  | "invalid_request"
+  | "output_limit"
+  | "internal";
+export type Effort = "low" | "medium" | "high" | "max";
+export const EFFORTS: readonly Effort[] = ["low", "medium", "high", "max"];
+
+// Method names
+export const PROMPT = "tiller/prompt";
+export const INTERRUPT = "tiller/interrupt";
+export const CYCLE_MODE = "tiller/cycleMode";
+export const SET_MODE = "tiller/setMode";
+export const SET_MODEL = "tiller/setModel";
+export const LIST_MODELS = "tiller/listModels";
+export const SET_THINKING = "tiller/setThinking";
+export const GET_STATE = "tiller/getState";
+export const GET_TODOS = "tiller/getTodos";
+export const CLEAR_QUEUE = "tiller/clearQueue";
+export const SESSION_LIST = "tiller/session/list";
+export const SESSION_NEW = "tiller/session/new";
+export const SESSION_RESUME = "tiller/session/resume";
+export const SESSION_FORK = "tiller/session/fork";
+export const SESSION_SLICE = "tiller/session/slice";
+export const SESSION_TRANSCRIPT = "tiller/session/transcript";
+export const CHECKPOINTS = "tiller/checkpoints";
+export const REWIND = "tiller/rewind";
+export const UNDO_REWIND = "tiller/undoRewind";
+export const STATE = "tiller/state";
+export const TODOS = "tiller/todos";
+export const EVENT = "tiller/event";
+export const APPROVE_PLAN = "tiller/approvePlan";
+export const CONFIRM_TOOL = "tiller/confirmTool";
+export const CHECKPOINT = "tiller/checkpoint";
+
+// What the server sends
 
 export interface Thinking {
   enabled: boolean;
-  /** v2: "low" | "medium" | "high" | "max" on models with adaptive thinking. */
-  effort?: string | null;
+  effort?: Effort | null;
   budgetTokens: number | null;
 }
 
-/** v2: tokens in the context after the last step, and the model's window. */
+/** Tokens in the context after the last step, and the model's window. */
 export interface ContextUse {
   usedTokens: number;
   windowTokens: number;
@@ -24,6 +79,15 @@ export interface Usage {
   costUsd: number | null;
 }
 
+export interface TodoCounts {
+  completed: number;
+  total: number;
+}
+
+/**
+ * Sent as `tiller/state` whenever a field changes; `context`, `sessionCostUsd` and
+ * `sandbox` are absent from v1 servers.
+ */
 export interface State {
   sessionId: string;
   mode: Mode;
@@ -33,51 +97,27 @@ export interface State {
   turnId: string | null;
   queue: string[];
   activeTodo: string | null;
-  todoCounts: { completed: number; total: number };
+  todoCounts: TodoCounts;
   toolsUsed: number;
-  /** v2 (absent from older servers). */
   context?: ContextUse | null;
   sessionCostUsd?: number | null;
-  sandbox?: "bwrap" | "none";
+  sandbox?: Sandbox;
 }
 
-export type TodoStatus = "pending" | "in_progress" | "completed";
 export interface Todo {
   content: string;
   status: TodoStatus;
   activeForm: string;
 }
 
-export type ToolStatus = "ok" | "error" | "denied" | "interrupted" | "skipped";
+/** `tiller/todos` and the answer to `tiller/getTodos`. */
+export interface TodoBoard {
+  todos: Todo[];
+}
+
 export interface TrailItem {
   name: string;
   status: ToolStatus;
-}
-
-export type ErrorKind =
-  | "auth"
-  | "rate_limit"
-  | "overloaded"
-  | "server"
-  | "connection"
-  | "timeout"
-  | "context_too_long"
-  | "invalid_request"
-  | "output_limit"
-  | "internal";
-
-export interface TurnError {
-  kind: ErrorKind;
-  message: string;
-  retryable: boolean;
-}
-
-export type Outcome = "completed" | "interrupted" | "stopped" | "failed" | "refused";
-export type InterruptCause = "user" | "keyword" | "server_stopped";
-
-export interface Refusal {
-  category?: string;
-  explanation?: string;
 }
 
 export interface DiffStat {
@@ -85,62 +125,196 @@ export interface DiffStat {
   removed: number;
 }
 
-interface EventBase {
-  sessionId: string;
-  /** null for what happens outside a turn (a notice, a rewind). */
-  turnId: string | null;
-  seq: number;
+export interface TurnError {
+  kind: ErrorKind;
+  message: string;
+  retryable: boolean;
 }
 
-export type TillerEvent = EventBase &
-  (
-    | { type: "turnStarted"; prompt: string }
-    | { type: "textDelta"; text: string }
-    | { type: "thinkingDelta"; text: string }
-    | {
-        type: "toolStarted";
-        toolUseId: string;
-        name: string;
-        input: unknown;
-        batch: number;
-        concurrent: boolean;
-      }
-    | {
-        type: "toolFinished";
-        toolUseId: string;
-        name: string;
-        status: ToolStatus;
-        output: string;
-        durationMs: number;
-        diff?: DiffStat;
-      }
-    | { type: "toolOutput"; toolUseId: string; text: string }
-    | { type: "notice"; text: string }
-    | { type: "planDecided"; approved: boolean; feedback?: string }
-    | { type: "queueDropped"; prompts: string[] }
-    | { type: "stepRestarted"; reason: string }
-    | {
-        type: "turnEnded";
-        outcome: Outcome;
-        final?: string;
-        error?: TurnError;
-        trail: TrailItem[];
-        cause?: InterruptCause;
-        usage?: Usage;
-        refusal?: Refusal;
-      }
-  );
+export interface Refusal {
+  category?: string;
+  explanation?: string;
+}
+
+/** The server's decision on a tool call and what made it (`by`). */
+export interface Permission {
+  decision: PermissionDecision;
+  by: string;
+}
+
+/**
+ * What every `tiller/event` carries; `turnId` is null for what happens outside a turn
+ * (a notice, a rewind), `parentTurnId` only in a child session. The event's own fields
+ * follow (events.event_fields).
+ */
+export interface EventEnvelope {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+}
+
+export interface TurnStartedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "turnStarted";
+  prompt: string;
+}
+
+export interface TextDeltaEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "textDelta";
+  text: string;
+}
+
+export interface ThinkingDeltaEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "thinkingDelta";
+  text: string;
+}
+
+export interface ToolStartedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "toolStarted";
+  toolUseId: string;
+  name: string;
+  input: unknown;
+  batch: number;
+  concurrent: boolean;
+  permission?: Permission;
+}
+
+export interface ToolFinishedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "toolFinished";
+  toolUseId: string;
+  name: string;
+  status: ToolStatus;
+  output: string;
+  durationMs: number;
+  diff?: DiffStat;
+}
+
+export interface ToolOutputEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "toolOutput";
+  toolUseId: string;
+  text: string;
+}
+
+export interface NoticeEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "notice";
+  text: string;
+}
+
+export interface PlanDecidedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "planDecided";
+  approved: boolean;
+  feedback?: string;
+}
+
+export interface QueueDroppedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "queueDropped";
+  prompts: string[];
+}
+
+export interface StepRestartedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "stepRestarted";
+  reason: string;
+}
+
+export interface TurnEndedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "turnEnded";
+  outcome: OutcomeName;
+  final?: string;
+  error?: TurnError;
+  trail: TrailItem[];
+  cause?: InterruptCause;
+  usage?: Usage;
+  refusal?: Refusal;
+}
+
+export type TillerEvent =
+  | TurnStartedEvent
+  | TextDeltaEvent
+  | ThinkingDeltaEvent
+  | ToolStartedEvent
+  | ToolFinishedEvent
+  | ToolOutputEvent
+  | NoticeEvent
+  | PlanDecidedEvent
+  | QueueDroppedEvent
+  | StepRestartedEvent
+  | TurnEndedEvent;
 
 export interface PromptResult {
-  status: "started" | "queued" | "handled";
+  status: PromptStatus;
   turnId?: string;
   queuePosition?: number;
   message?: string;
 }
 
+export interface InterruptResult {
+  interrupted: boolean;
+  turnId?: string;
+}
+
+export interface ModeResult {
+  mode: Mode;
+}
+
+export interface ModelResult {
+  model: string;
+}
+
 export interface ModelInfo {
   id: string;
   displayName?: string;
+  contextWindow: number;
+  maxOutput: number;
+  thinking: ModelThinking;
+}
+
+export interface ModelList {
+  models: ModelInfo[];
+  current: string;
 }
 
 export interface SessionInfo {
@@ -150,8 +324,16 @@ export interface SessionInfo {
   updatedAt: string;
   turns: number;
   parentId?: string;
-  /** v2: the workspace folder the session belongs to. */
   workspace?: string;
+}
+
+export interface SessionList {
+  sessions: SessionInfo[];
+}
+
+export interface Transcript {
+  entries: unknown[];
+  more: boolean;
 }
 
 export interface CheckpointInfo {
@@ -159,6 +341,11 @@ export interface CheckpointInfo {
   prompt: string;
   createdAt: string;
   changedFiles: number;
+  skipped?: string[];
+}
+
+export interface CheckpointList {
+  checkpoints: CheckpointInfo[];
 }
 
 export interface RewindResult {
@@ -169,51 +356,35 @@ export interface RewindResult {
   userChanged?: string[];
 }
 
-type Empty = Record<string, never>;
-
-/** Client → server requests: method → [params, result]. */
-export interface ClientRequests {
-  "tiller/prompt": [{ text: string }, PromptResult];
-  "tiller/interrupt": [{ turnId?: string }, { interrupted: boolean; turnId?: string }];
-  "tiller/cycleMode": [Empty, { mode: Mode }];
-  "tiller/setMode": [{ mode: Mode }, { mode: Mode }];
-  "tiller/setModel": [{ model: string }, { model: string }];
-  "tiller/listModels": [Empty, { models: ModelInfo[]; current: string }];
-  "tiller/setThinking": [{ enabled: boolean; effort?: string; budgetTokens?: number }, Thinking];
-  "tiller/getState": [Empty, State];
-  "tiller/getTodos": [Empty, { todos: Todo[] }];
-  "tiller/clearQueue": [Empty, { cleared: number }];
-  "tiller/session/list": [{ workspace?: string }, { sessions: SessionInfo[] }];
-  "tiller/session/new": [Empty, State];
-  "tiller/session/resume": [{ sessionId: string }, State];
-  "tiller/session/fork": [{ sessionId?: string; turnId?: string }, State];
-  "tiller/session/transcript": [
-    { sessionId?: string; before?: number; limit?: number },
-    { entries: unknown[]; more?: boolean },
-  ];
-  "tiller/checkpoints": [{ sessionId?: string }, { checkpoints: CheckpointInfo[] }];
-  "tiller/rewind": [{ turnId: string; files: boolean; conversation: boolean; dryRun?: boolean }, RewindResult];
-  "tiller/undoRewind": [{ undoId: string }, RewindResult];
+export interface ClearQueueResult {
+  cleared: number;
 }
-export type ClientRequestMethod = keyof ClientRequests;
 
-/** Server → client notifications: method → params. */
-export interface ServerNotifications {
-  "tiller/state": State;
-  "tiller/todos": { todos: Todo[] };
-  "tiller/event": TillerEvent;
+export interface DiffPreview {
+  kind: "diff";
+  path: string;
+  before: string;
+  after: string;
 }
-export type ServerNotificationMethod = keyof ServerNotifications;
 
-export type Preview =
-  | { kind: "diff"; path: string; before: string; after: string }
-  | { kind: "command"; command: string; cwd: string }
-  | { kind: "text"; text: string };
+export interface CommandPreview {
+  kind: "command";
+  command: string;
+  cwd: string;
+}
+
+export interface TextPreview {
+  kind: "text";
+  text: string;
+}
+
+export type Preview = DiffPreview | CommandPreview | TextPreview;
 
 export interface ApprovePlanParams {
   turnId: string;
   plan: string;
 }
+
 export interface ApprovePlanResult {
   approved: boolean;
   feedback?: string;
@@ -227,7 +398,7 @@ export interface ConfirmToolParams {
   input: unknown;
   preview: Preview;
 }
-export type ToolDecision = "allow" | "allowSession" | "deny";
+
 export interface ConfirmToolResult {
   decision: ToolDecision;
   feedback?: string;
@@ -238,9 +409,122 @@ export interface CheckpointParams {
   toolsUsed: number;
   trail: TrailItem[];
 }
+
 export interface CheckpointResult {
   continue: boolean;
 }
+
+// What the client sends: every request's params
+
+/** `{}` (or no params at all). */
+export type NoParams = Record<string, never>;
+
+export interface PromptParams {
+  /** A non-empty string. */
+  text: string;
+}
+
+/** `turnId`: interrupt only that turn (another id changes nothing). */
+export interface InterruptParams {
+  turnId?: string | null;
+}
+
+export interface SetModeParams {
+  mode: Mode;
+}
+
+export interface SetModelParams {
+  /** A non-empty string. */
+  model: string;
+}
+
+/** Fields left out keep their current values; null means the model's default. */
+export interface SetThinkingParams {
+  enabled: boolean;
+  effort?: Effort | null;
+  budgetTokens?: number | null;
+}
+
+/** `workspace`: a folder, or `"all"`; left out, the current workspace. */
+export interface SessionListParams {
+  /** A non-empty string or null. */
+  workspace?: string | null;
+}
+
+export interface SessionResumeParams {
+  sessionId: string;
+}
+
+/** History up to the end of `turnId` (default: all) of `sessionId` (default: this). */
+export interface SessionForkParams {
+  sessionId?: string | null;
+  turnId?: string | null;
+}
+
+export interface SessionSliceParams {
+  spec: string;
+  sessionId?: string | null;
+}
+
+/** Entries before the entry `before` (its `seq`), at most `limit`. */
+export interface SessionTranscriptParams {
+  sessionId?: string | null;
+  /** An integer of at least 0 or null. */
+  before?: number | null;
+  /** An integer from 1 to 1000. Default: 200. */
+  limit?: number;
+}
+
+export interface CheckpointsParams {
+  sessionId?: string | null;
+}
+
+/** At least one of `files` and `conversation`; `dryRun` lists and changes nothing. */
+export interface RewindParams {
+  turnId: string;
+  /** Default: false. */
+  files?: boolean;
+  /** Default: false. */
+  conversation?: boolean;
+  /** Default: false. */
+  dryRun?: boolean;
+}
+
+export interface UndoRewindParams {
+  undoId: string;
+}
+
+/** Client → server requests: method → [params, result]. */
+export interface ClientRequests {
+  "tiller/prompt": [PromptParams, PromptResult];
+  "tiller/interrupt": [InterruptParams, InterruptResult];
+  "tiller/cycleMode": [NoParams, ModeResult];
+  "tiller/setMode": [SetModeParams, ModeResult];
+  "tiller/setModel": [SetModelParams, ModelResult];
+  "tiller/listModels": [NoParams, ModelList];
+  "tiller/setThinking": [SetThinkingParams, Thinking];
+  "tiller/getState": [NoParams, State];
+  "tiller/getTodos": [NoParams, TodoBoard];
+  "tiller/clearQueue": [NoParams, ClearQueueResult];
+  "tiller/session/list": [SessionListParams, SessionList];
+  "tiller/session/new": [NoParams, State];
+  "tiller/session/resume": [SessionResumeParams, State];
+  "tiller/session/fork": [SessionForkParams, State];
+  "tiller/session/slice": [SessionSliceParams, State];
+  "tiller/session/transcript": [SessionTranscriptParams, Transcript];
+  "tiller/checkpoints": [CheckpointsParams, CheckpointList];
+  "tiller/rewind": [RewindParams, RewindResult];
+  "tiller/undoRewind": [UndoRewindParams, RewindResult];
+}
+export type ClientRequestMethod = keyof ClientRequests;
+
+/** Server → client notifications. */
+export interface ServerNotifications {
+  "tiller/state": State;
+  "tiller/todos": TodoBoard;
+  "tiller/event": TillerEvent;
+}
+export type ServerNotificationMethod = keyof ServerNotifications;
 
 /** Server → client requests: method → [params, result]. */
 export interface ServerRequests {
@@ -250,18 +534,5 @@ export interface ServerRequests {
 }
 export type ServerRequestMethod = keyof ServerRequests;
 
-export const METHOD_NOT_FOUND = -32601;
-export const INVALID_PARAMS = -32602;
-
-/** True when an error is a JSON-RPC error with one of the given codes. */
-export function hasErrorCode(error: unknown, ...codes: number[]): boolean {
-  if (typeof error !== "object" || error === null || !("code" in error)) {
-    return false;
-  }
-  const code = (error as { code: unknown }).code;
-  return typeof code === "number" && codes.includes(code);
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+// Names the extension has used
+export type Outcome = OutcomeName;
