@@ -229,12 +229,10 @@ def place(request: pytest.FixtureRequest) -> Iterator[Place]:
         yield Place(user, ws, make_dir(base / "home", user))
 
 
-async def hostile(place: Place, script: str, *, writable: bool = False) -> str:
-    """``script`` run by bash in the sandbox as ``place.user``, from the argv ``confine``
-    builds; its merged output."""
-    argv = as_user(place.user, confine(["bash", "-c", script], place.ws, writable))
+async def run_as(place: Place, argv: list[str]) -> str:
+    """``argv`` run as ``place.user`` from the workspace; its merged output."""
     process = await asyncio.create_subprocess_exec(
-        *argv,
+        *as_user(place.user, argv),
         cwd=place.ws,
         env={**tool_env(), "HOME": str(place.home)},
         stdin=subprocess.DEVNULL,
@@ -243,6 +241,12 @@ async def hostile(place: Place, script: str, *, writable: bool = False) -> str:
     )
     out, _ = await process.communicate()
     return out.decode(errors="replace")
+
+
+async def hostile(place: Place, script: str, *, writable: bool = False) -> str:
+    """``script`` run by bash in the sandbox as ``place.user``, from the argv ``confine``
+    builds; its merged output."""
+    return await run_as(place, confine(["bash", "-c", script], place.ws, writable))
 
 
 @needs_bwrap
@@ -338,17 +342,7 @@ async def test_root_sandbox_cannot_set_a_sysctl(place: Place, writable: bool) ->
 
 async def isolated_as(place: Place, script: str) -> str:
     """``script`` run by bash as ``place.user`` from the argv ``isolate`` builds."""
-    argv = as_user(place.user, isolate(["bash", "-c", script], place.ws))
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=place.ws,
-        env={**tool_env(), "HOME": str(place.home)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    out, _ = await process.communicate()
-    return out.decode(errors="replace")
+    return await run_as(place, isolate(["bash", "-c", script], place.ws))
 
 
 @needs_bwrap
