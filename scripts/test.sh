@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-system.sh
 scripts/setup-python.sh
+scripts/setup-node-tests.sh
 echo "== ruff"
 uv run --frozen ruff check
 uv run --frozen ruff format --check

@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 // A second, independent ACP client for Tiller: the TypeScript SDK (npm @agentclientprotocol/sdk,
-// installed outside the repo), shaped like the SDK's example client but answering on its own:
+// pinned in tests/e2e/acp-ts/package-lock.json and installed there by scripts/setup-node-tests.sh;
+// never a dependency of Tiller), shaped like the SDK's example client but answering on its own:
 // every permission gets its "allow once" option.
 //
-//   TILLER_ACP_TS_DIR=/tmp/acp-ts node tests/e2e/acp_ts_client.mjs WORKSPACE CMD [ARGS...]
+//   node tests/e2e/acp_ts_client.mjs WORKSPACE CMD [ARGS...]
+//   (TILLER_ACP_TS_DIR=DIR: the SDK installed in DIR/node_modules instead)
 //
 // e.g. `... /path/to/ws tiller-server --acp`. Prints one line per update, then
 // `stopReason: <reason>`; exit code 0 when the turn ended with end_turn.
 
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const sdkDir = process.env.TILLER_ACP_TS_DIR ?? "/tmp/acp-ts";
+const sdkDir = process.env.TILLER_ACP_TS_DIR ?? join(dirname(fileURLToPath(import.meta.url)), "acp-ts");
 const sdkMain = createRequire(join(sdkDir, "package.json")).resolve("@agentclientprotocol/sdk");
 const acp = await import(pathToFileURL(sdkMain).href);
 

@@ -29,6 +29,7 @@ import {
   type Todo,
 } from "./protocol";
 import { PythonSetupError, resolvePython } from "./python";
+import { Debounce, Lifecycle } from "./restarts";
 import { readSettings, validateSettings } from "./settings";
 
 export type Connection = "starting" | "running" | "stopped";
@@ -50,13 +51,13 @@ export class TillerServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private lastState: State | undefined;
   private crashes: number[] = [];
-  private lifecycle: Promise<void> = Promise.resolve();
-  private restartTimer: NodeJS.Timeout | undefined;
+  /** Start, restart and stop, one at a time; a restart queued and not begun is shared. */
+  private readonly lifecycle = new Lifecycle();
+  /** Settings typed key by key: one restart once they stop changing. */
+  private readonly settingsRestart = new Debounce(RESTART_DEBOUNCE_MS, () => void this.restart());
   /** False from a launch until the session is resumed: a fresh server first announces a
    *  throwaway session, which must not replace the chat. */
   private synchronized = false;
-  /** A restart is queued and has not begun: later requests join it. */
-  private restartQueued: Promise<void> | undefined;
   /** Why the connection last left "running" (the chat words its notice after it). */
   stopReason: StopReason = "stopped";
   private readonly requestHandlers: Array<(client: LanguageClient) => void> = [];
@@ -92,33 +93,22 @@ export class TillerServer implements vscode.Disposable {
   }
 
   start(): Promise<void> {
-    return this.serialize(() => this.launch());
+    return this.lifecycle.run(() => this.launch());
   }
 
   /** Restarts now; a restart already queued and not begun is shared, never doubled. */
   restart(): Promise<void> {
-    clearTimeout(this.restartTimer);
-    this.restartTimer = undefined;
-    if (this.restartQueued !== undefined) {
-      return this.restartQueued;
-    }
-    const queued = this.serialize(async () => {
-      this.restartQueued = undefined;
+    this.settingsRestart.cancel();
+    return this.lifecycle.restart(async () => {
       this.stopReason = "restart";
       await this.shutdown();
       await this.launch();
     });
-    this.restartQueued = queued;
-    return queued;
   }
 
   /** A restart after the changes stop coming (settings typed key by key restart once). */
   restartSoon(): void {
-    clearTimeout(this.restartTimer);
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
-      void this.restart();
-    }, RESTART_DEBOUNCE_MS);
+    this.settingsRestart.trigger();
   }
 
   async request<M extends ClientRequestMethod>(
@@ -157,18 +147,13 @@ export class TillerServer implements vscode.Disposable {
   }
 
   dispose(): void {
-    clearTimeout(this.restartTimer);
-    void this.serialize(() => this.shutdown());
+    this.settingsRestart.cancel();
+    void this.lifecycle.run(() => this.shutdown());
     this.stateEmitter.dispose();
     this.todosEmitter.dispose();
     this.eventEmitter.dispose();
     this.connectionEmitter.dispose();
     this.sessionLoadedEmitter.dispose();
-  }
-
-  private serialize(step: () => Promise<void>): Promise<void> {
-    this.lifecycle = this.lifecycle.then(step, step);
-    return this.lifecycle;
   }
 
   private async shutdown(): Promise<void> {

@@ -1,9 +1,11 @@
 // Messages between the chat webview and the extension host. Shared by both bundles.
 import type { ToolDecision } from "../protocol";
-import type { ChatCommand, ChatModel } from "./model";
+import type { ChatCommand } from "./model";
+import type { ChatPatch } from "./patch";
 
+/** `patch`: what changed in the chat since the last one (the whole chat when `reset`). */
 export type ToWebview =
-  | { type: "render"; model: ChatModel }
+  | { type: "patch"; patch: ChatPatch }
   | { type: "focusInput" };
 
 export type FromWebview =

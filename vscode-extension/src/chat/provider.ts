@@ -1,5 +1,7 @@
-// The chat webview view: keeps the chat model (a projection of the server's events), renders
-// it in the webview, and turns the webview's messages into server requests or card decisions.
+// The chat webview view: keeps the chat model (a projection of the server's events), sends the
+// webview what changed in it, and turns the webview's messages into server requests or card
+// decisions.
+import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { DiffContents } from "../diffView";
 import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, type State, type TillerEvent } from "../protocol";
@@ -19,6 +21,7 @@ import {
   type ChatItem,
   type ChatModel,
 } from "./model";
+import { ChatSync } from "./patch";
 
 /** The before/after of an edit, kept in memory so its row can open the diff later. */
 export interface EditTexts {
@@ -52,6 +55,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   private model: ChatModel = emptyChat();
   private view: vscode.WebviewView | undefined;
   private renderTimer: NodeJS.Timeout | undefined;
+  /** What the webview was sent: the next message carries only what changed since. */
+  private readonly sync = new ChatSync();
   private readonly edits = new Map<string, EditTexts>();
   /** Connection notices shown since the last redraw (kept by the redraw after a restart). */
   private carry: ChatItem[] = [];
@@ -108,15 +113,28 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
-  /** Applies a change to the chat model and schedules a render. */
+  /** Applies a change to the chat model and schedules sending it (changes within 30 ms go together). */
   update(change: (model: ChatModel) => ChatModel): void {
     this.model = change(this.model);
     if (this.renderTimer === undefined) {
       this.renderTimer = setTimeout(() => {
         this.renderTimer = undefined;
-        this.post({ type: "render", model: this.model });
+        this.sendChanges();
       }, 30);
     }
+  }
+
+  /** Sends the webview what changed in the chat since the last patch. */
+  private sendChanges(): void {
+    const view = this.view;
+    if (view === undefined) return;
+    const patch = this.sync.next(this.model);
+    if (patch === undefined) return;
+    // Not delivered (the view went away): the next patch is the whole chat.
+    const lost = (): void => this.sync.reset();
+    void view.webview.postMessage({ type: "patch", patch } satisfies ToWebview).then((delivered) => {
+      if (!delivered) lost();
+    }, lost);
   }
 
   /** Shows the chat view without taking the focus (used when a card needs an answer). */
@@ -187,7 +205,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     try {
       switch (message.type) {
         case "ready":
-          this.post({ type: "render", model: this.model });
+          // A (re)loaded webview has nothing: send it the whole chat.
+          this.sync.reset();
+          this.sendChanges();
           return;
         case "focus":
           await vscode.commands.executeCommand("setContext", "tiller.chatFocused", message.focused);
@@ -343,11 +363,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   }
 }
 
+/** The CSP nonce: 128 bits from the system's cryptographic random source. */
 function makeNonce(): string {
-  const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  let nonce = "";
-  for (let i = 0; i < 32; i += 1) {
-    nonce += chars.charAt(Math.floor(Math.random() * chars.length));
-  }
-  return nonce;
+  return randomBytes(16).toString("base64url");
 }

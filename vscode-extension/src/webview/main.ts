@@ -1,5 +1,6 @@
-// The chat webview: renders the ChatModel the extension posts, and posts back what the user
-// does. It keeps no agent state of its own (only view state: what is expanded, timers).
+// The chat webview: renders the chat the extension sends as patches (what changed since the
+// last one), and posts back what the user does. It keeps no agent state of its own: a copy of
+// the chat it was sent, and view state (what is expanded, timers).
 import type { FromWebview, ToWebview } from "../chat/messages";
 import {
   formatDiffStat,
@@ -8,9 +9,9 @@ import {
   toolMark,
   usageText,
   type ChatItem,
-  type ChatModel,
   type Confirmation,
 } from "../chat/model";
+import { applyPatch, type ChatView } from "../chat/patch";
 import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
@@ -35,9 +36,9 @@ const CODE_LINES = 40;
 const OUTPUT_LINES = 20;
 const EDIT_TOOLS = new Set(["write_file", "edit_file"]);
 
-let current: ChatModel | null = null;
-/** Rendered items by id, with the JSON they were rendered from. */
-const rendered = new Map<string, { json: string; element: HTMLElement }>();
+let current: ChatView | null = null;
+/** Rendered items by id, with the item they were rendered from (`stale`: view state changed). */
+const rendered = new Map<string, { item: ChatItem; element: HTMLElement; stale: boolean }>();
 /** View state that survives re-renders: tool rows the user opened or closed, expanded blocks. */
 const toolOpen = new Map<string, boolean>();
 const expanded = new Set<string>();
@@ -121,7 +122,7 @@ function markdownBlock(text: string, className: string, key: string): HTMLElemen
 function rerender(id: string): void {
   const itemId = id.split(":")[0] ?? id;
   const entry = rendered.get(itemId);
-  if (entry !== undefined) entry.json = "";
+  if (entry !== undefined) entry.stale = true;
   if (current !== null) renderLog(current.items);
 }
 
@@ -379,7 +380,7 @@ function renderTurnEnd(item: Extract<ChatItem, { kind: "turnEnd" }>): HTMLElemen
   }
 }
 
-function renderWelcome(model: ChatModel): HTMLElement {
+function renderWelcome(model: ChatView): HTMLElement {
   const state = model.state;
   const demo = model.provider === "demo";
   const examples = demo
@@ -465,9 +466,9 @@ function renderLog(items: ChatItem[]): void {
   const welcome = log.querySelector(":scope > .welcome");
   if (items.length > 0) welcome?.remove();
   items.forEach((item, index) => {
-    const json = JSON.stringify(item);
     let entry = rendered.get(item.id);
-    if (entry === undefined || entry.json !== json) {
+    // A patch replaces only the items that changed: the others are the same objects.
+    if (entry === undefined || entry.item !== item || entry.stale) {
       const element = renderItem(item);
       element.dataset.id = item.id;
       if (item.faded === true) {
@@ -478,11 +479,11 @@ function renderLog(items: ChatItem[]): void {
       if (open && element instanceof HTMLDetailsElement) {
         element.open = true;
       }
-      if (pendingQuestion(item) && (entry === undefined || !entry.json.includes('"pending"'))) {
+      if (pendingQuestion(item) && (entry === undefined || entry.stale || !pendingQuestion(entry.item))) {
         question = element;
       }
       entry?.element.replaceWith(element);
-      entry = { json, element };
+      entry = { item, element, stale: false };
       rendered.set(item.id, entry);
     }
     if (log.children[index] !== entry.element) {
@@ -513,7 +514,7 @@ function renderQueue(prompts: string[]): void {
   queue.append(h("div", { className: "queue-title" }, `Queued (${prompts.length})`, button("Clear queue", "secondary clear-queue", () => vscode.postMessage({ type: "clearQueue" }))), list);
 }
 
-function render(model: ChatModel): void {
+function render(model: ChatView): void {
   current = model;
   renderLog(model.items);
   if (model.items.length === 0 && model.connection === "running" && model.state !== null) {
@@ -588,8 +589,8 @@ window.addEventListener("blur", () => vscode.postMessage({ type: "focus", focuse
 window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   switch (message.type) {
-    case "render":
-      render(message.model);
+    case "patch":
+      render(applyPatch(current, message.patch));
       break;
     case "focusInput":
       input.focus();

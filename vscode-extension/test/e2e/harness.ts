@@ -23,16 +23,24 @@ export interface ScriptedResponse {
   stop_reason?: string;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+/** `count` distinct free ports: all held open at once, so the system cannot hand out one twice
+ *  (the fake API, which binds first, would take code-server's port). */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<net.Server>((resolve, reject) => {
+        const server = net.createServer();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => resolve(server));
+      }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    return typeof address === "object" && address !== null ? address.port : 0;
   });
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 export function sleep(ms: number): Promise<void> {
@@ -125,11 +133,13 @@ export interface Session {
   fake: FakeApi;
   /** Pids of the Tiller servers started under this code-server. */
   serverPids(): number[];
+  /** Pids of the processes under this code-server whose command line contains `text`. */
+  processPids(text: string): number[];
   close(): Promise<void>;
 }
 
-/** Pids of processes running `-m tiller` that descend from `root`. */
-function tillerServersUnder(root: number): number[] {
+/** Pids of processes whose command line contains `text` and that descend from `root`. */
+function processesUnder(root: number, text: string): number[] {
   const parents = new Map<number, number>();
   const commands = new Map<number, string>();
   for (const name of readdirSync("/proc")) {
@@ -149,7 +159,7 @@ function tillerServersUnder(root: number): number[] {
     }
     return false;
   };
-  return [...commands].filter(([pid, cmd]) => cmd.includes(" -m tiller") && descends(pid)).map(([pid]) => pid);
+  return [...commands].filter(([pid, cmd]) => cmd.includes(text) && descends(pid)).map(([pid]) => pid);
 }
 
 /** Installs the VSIX into a fresh code-server profile, starts it and opens the workspace. */
@@ -170,7 +180,8 @@ export async function startSession(): Promise<Session> {
     JSON.stringify({ "tiller.pythonPath": PYTHON, "tiller.dataDir": path.join(run, "tiller-data") }, null, 2),
   );
 
-  const fake = new FakeApi(await freePort(), run);
+  const [fakePort = 0, port = 0] = await freePorts(2);
+  const fake = new FakeApi(fakePort, run);
   const settingsFile = path.join(userData, "User", "settings.json");
   const settings: Record<string, unknown> = {
         "security.workspace.trust.enabled": false,
@@ -194,7 +205,6 @@ export async function startSession(): Promise<Session> {
   });
   if (install.status !== 0) throw new Error(`installing the VSIX failed:\n${install.stdout}\n${install.stderr}`);
 
-  const port = await freePort();
   const configFile = path.join(run, "code-server.yaml");
   writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\n`);
   const codeServer = spawn(
@@ -227,7 +237,8 @@ export async function startSession(): Promise<Session> {
     settingsFile,
     userData,
     fake,
-    serverPids: () => tillerServersUnder(codeServer.pid ?? -1),
+    serverPids: () => processesUnder(codeServer.pid ?? -1, " -m tiller"),
+    processPids: (text) => processesUnder(codeServer.pid ?? -1, text),
     close: async () => {
       await browser.close().catch(() => undefined);
       await stop(codeServer);
