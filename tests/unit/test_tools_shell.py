@@ -373,7 +373,7 @@ def isolated(ctx: ToolContext) -> ToolContext:
 async def test_approved_command_runs_under_its_supervisor_in_its_own_pid_namespace(
     isolated: ToolContext,
 ) -> None:
-    result = await bash(isolated, "echo $$ $PPID; ps -o args= -p $PPID; ps -e -o pid= | wc -l")
+    result = await bash(isolated, "echo $$ $PPID; ps -ww -o args= -p $PPID; ps -e -o pid= | wc -l")
     pids, parent, count = result.output.splitlines()
     assert pids == "3 2"  # bwrap's init is 1, the supervisor 2
     assert "supervisor.py" in parent

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -125,6 +126,26 @@ async def _stop(pid: int, collector: _Collector, grace: float) -> None:
         _kill_session(pid)
 
 
+def _stop_abandoned(
+    status_write: int,
+    spawn: asyncio.Future[tuple[asyncio.SubprocessTransport, _Collector]],
+) -> None:
+    """A command whose start was interrupted: once it exists, stop it as an interrupted one
+    (SIGTERM to its supervisor or bwrap, then SIGKILL to its session)."""
+    os.close(status_write)
+    if spawn.cancelled() or spawn.exception() is not None:
+        return
+    transport, _ = spawn.result()
+    pid = transport.get_pid()
+    _signal(pid, signal.SIGTERM)
+
+    def kill() -> None:
+        _kill_session(pid)
+        transport.close()
+
+    asyncio.get_running_loop().call_later(CANCEL_GRACE_SECONDS + SUPERVISOR_GRACE_SECONDS, kill)
+
+
 def _read_status(fd: int) -> tuple[int, int] | None:
     """The supervisor's ``EXIT STOPPED`` line, if it wrote one."""
     try:
@@ -150,10 +171,12 @@ def command_argv(command: str, cwd: Path, confinement: Confinement, status_fd: i
             # with it and with the server: no supervisor (it costs a Python start).
             return confine(argv, cwd, writable)
         case Isolated():
-            # The supervisor runs inside the namespace, where its parent is bwrap's init (pid
-            # 1); there it counts and stops what the command leaves behind. bwrap ends it all
-            # with the server (--die-with-parent).
-            return isolate(_supervised(argv, 1, status_fd), cwd)
+            # A supervisor inside the namespace (its parent is bwrap's init, pid 1) counts and
+            # stops what the command leaves behind; one outside, a subreaper with the server's
+            # death signal, ends every process of the namespace with the server, even when
+            # bwrap was killed while it started (--die-with-parent alone missed that).
+            inner = isolate(_supervised(argv, 1, status_fd), cwd)
+            return _supervised(inner, os.getpid(), -1)
         case Unconfined() | Unavailable():
             return _supervised(argv, os.getpid(), status_fd)
 
@@ -186,8 +209,8 @@ async def run_command(
     os.set_blocking(status_read, False)
     argv = command_argv(command, cwd, confinement, status_write)
     supervised = not isinstance(confinement, Confined)
-    try:
-        transport, collector = await loop.subprocess_exec(
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
             lambda: _Collector(buffer, live, loop),
             *argv,
             cwd=cwd,
@@ -198,11 +221,19 @@ async def run_command(
             start_new_session=True,
             pass_fds=(status_write,) if supervised else (),
         )
+    )
+    try:
+        # Shielded: an interrupt while the process starts must not leave it running unseen.
+        transport, collector = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        os.close(status_read)
+        spawn.add_done_callback(functools.partial(_stop_abandoned, status_write))
+        raise
     except BaseException:
         os.close(status_read)
-        raise
-    finally:
         os.close(status_write)
+        raise
+    os.close(status_write)
     pid = transport.get_pid()  # its own session: the session id is its pid
     stdin = transport.get_pipe_transport(0) if stdin_data is not None else None
     if stdin is not None and stdin_data is not None:

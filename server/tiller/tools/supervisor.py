@@ -116,7 +116,8 @@ def main(argv: list[str]) -> int:
         try:
             for sig in STOP_SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
-            os.close(status_fd)
+            if status_fd >= 0:
+                os.close(status_fd)
             os.execvp(command[0], command)
         finally:
             os._exit(127)
@@ -134,7 +135,8 @@ def main(argv: list[str]) -> int:
     stop_all(me)
     ended = REAPED.get(child)
     code = -signal.SIGKILL if ended is None else os.waitstatus_to_exitcode(ended)
-    os.write(status_fd, f"{code} {left if not stopping else 0}\n".encode())
+    if status_fd >= 0:  # -1: an outer supervisor, whose report nobody reads
+        os.write(status_fd, f"{code} {left if not stopping else 0}\n".encode())
     return 0
 
 
