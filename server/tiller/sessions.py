@@ -232,9 +232,6 @@ class Sessions:
             del self.live[session.id]
         return dropped
 
-    def known(self, session_id: str) -> bool:
-        return session_id in self.live or self.store.row(session_id) is not None
-
     def list(self, workspace: str | None, limit: int = 200) -> list[SessionRow]:
         """Stored sessions, newest first (of ``workspace``; None: all)."""
         return self.store.recent(limit, workspace=workspace)
