@@ -211,7 +211,7 @@ class _Walk:
                 st = _lstat(here, part)
                 if st is not None and stat.S_ISLNK(st.st_mode):
                     return None
-                if st is None:
+                if st is None or stat.S_ISDIR(st.st_mode):  # it changed back meanwhile
                     continue
                 raise ToolInputError(f"{self._shown(part)} is a file, not a directory") from None
         raise Changed(f"{self._shown(part)} kept changing while it was opened; try again")
@@ -264,6 +264,8 @@ def open_dir_at(dir_fd: int, name: str, shown: str) -> int:
             raise Changed(
                 f"{shown} became a symbolic link while it was opened; try again"
             ) from None
+        if st is None or stat.S_ISDIR(st.st_mode):
+            raise Changed(f"{shown} changed while it was opened; try again") from None
         raise ToolInputError(f"{shown} is a file, not a directory") from None
 
 
