@@ -6,6 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from .events import (
+    CheckpointDecided,
+    CheckpointRequested,
+    ConfirmDecided,
+    ConfirmRequested,
+    Event,
+    PlanRequested,
+)
 from .jsontypes import JSON
 from .protocol import Mode, TrailItem
 from .scheduler import ToolCall
@@ -41,43 +49,38 @@ class Approver(Protocol):
     ) -> bool: ...
 
 
-class Recorder(Protocol):
-    """Where the transcript goes (the session)."""
+class Poster(Protocol):
+    """Where the questions and answers go as events (the session: journaled, then sent)."""
 
-    def record(self, turn_id: str | None, kind: str, data: JSON) -> None: ...
+    def emit_in(self, turn_id: str | None, event: Event) -> None: ...
 
 
 @dataclass(frozen=True)
-class RecordingApprover:
-    """Asks ``inner`` and keeps every question and answer in the transcript, so a chat redrawn
-    from it shows the same cards as the live one (plans with their text, confirmations with
-    their preview summary, checkpoints)."""
+class PostingApprover:
+    """Asks ``inner``, and posts every question before it is asked and every answer once it is
+    given, so the event log (and a chat redrawn from it) holds the same cards as the live one:
+    plans with their text, confirmations with their preview summary, checkpoints."""
 
     inner: Approver
-    recorder: Recorder
+    poster: Poster
     turn_id: str
 
     async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
-        self.recorder.record(
-            self.turn_id,
-            "confirmRequested",
-            {"toolUseId": call.id, "name": call.name, "preview": preview_summary(preview)},
-        )
+        summary = preview_summary(preview)
+        self.poster.emit_in(self.turn_id, ConfirmRequested(call.id, call.name, summary))
         answer = await self.inner.confirm_tool(turn_id, call, preview)
-        decided: JSON = {"toolUseId": call.id, "decision": answer.decision}
-        if answer.feedback:
-            decided["feedback"] = answer.feedback
-        self.recorder.record(self.turn_id, "confirmDecided", decided)
+        decided = ConfirmDecided(call.id, answer.decision, answer.feedback or None)
+        self.poster.emit_in(self.turn_id, decided)
         return answer
 
     async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
-        self.recorder.record(self.turn_id, "planRequested", {"plan": plan})
+        self.poster.emit_in(self.turn_id, PlanRequested(plan))
         return await self.inner.approve_plan(turn_id, plan)  # the loop emits planDecided
 
     async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
-        self.recorder.record(self.turn_id, "checkpointRequested", {"toolsUsed": tools_used})
+        self.poster.emit_in(self.turn_id, CheckpointRequested(tools_used))
         go_on = await self.inner.checkpoint(turn_id, tools_used, trail)
-        self.recorder.record(self.turn_id, "checkpointDecided", {"continue": go_on})
+        self.poster.emit_in(self.turn_id, CheckpointDecided(go_on))
         return go_on
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from .checkpoints import Changes
 from .jsontypes import JSON
 from .outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome, outcome_name
 from .permissions import Decision, decision_to_wire
@@ -83,6 +84,71 @@ class StepRestarted:
 
 
 @dataclass(frozen=True)
+class ConfirmRequested:
+    """A tool call waits for the user's approval; ``preview`` is what the question showed,
+    summarized (its kind and path or command, no before/after text)."""
+
+    tool_use_id: str
+    name: str
+    preview: JSON
+
+
+@dataclass(frozen=True)
+class ConfirmDecided:
+    tool_use_id: str
+    decision: Literal["allow", "allowSession", "deny"]
+    feedback: str | None = None
+
+
+@dataclass(frozen=True)
+class PlanRequested:
+    plan: str
+
+
+@dataclass(frozen=True)
+class CheckpointRequested:
+    tools_used: int
+
+
+@dataclass(frozen=True)
+class CheckpointDecided:
+    go_on: bool
+
+
+@dataclass(frozen=True)
+class CommandAnswered:
+    """A slash command and the server's answer, in the session it was typed in."""
+
+    text: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """Files and/or the conversation were brought back to before turn ``to_turn_id``."""
+
+    to_turn_id: str
+    files: bool
+    conversation: bool
+    undo_id: str
+    changes: Changes
+
+
+@dataclass(frozen=True)
+class RewindUndone:
+    undo_id: str
+    changes: Changes
+
+
+@dataclass(frozen=True)
+class Sliced:
+    """The first entry of a session sliced from ``source``."""
+
+    source: str
+    spec: str
+
+
+@dataclass(frozen=True)
 class TurnEnded:
     outcome: TurnOutcome
     trail: tuple[TrailItem, ...]
@@ -100,6 +166,15 @@ Event = (
     | PlanDecided
     | QueueDropped
     | StepRestarted
+    | ConfirmRequested
+    | ConfirmDecided
+    | PlanRequested
+    | CheckpointRequested
+    | CheckpointDecided
+    | CommandAnswered
+    | Rewound
+    | RewindUndone
+    | Sliced
     | TurnEnded
 )
 
@@ -188,6 +263,38 @@ def event_fields(event: Event) -> JSON:
             return fields
         case StepRestarted(reason=reason):
             return {"type": "stepRestarted", "reason": reason}
+        case ConfirmRequested(tool_use_id=tool_use_id, name=name, preview=preview):
+            return {
+                "type": "confirmRequested",
+                "toolUseId": tool_use_id,
+                "name": name,
+                "preview": preview,
+            }
+        case ConfirmDecided(tool_use_id=tool_use_id, decision=decision, feedback=feedback):
+            decided: JSON = {"type": "confirmDecided", "toolUseId": tool_use_id}
+            decided["decision"] = decision
+            return {**decided, **({"feedback": feedback} if feedback else {})}
+        case PlanRequested(plan=plan):
+            return {"type": "planRequested", "plan": plan}
+        case CheckpointRequested(tools_used=tools_used):
+            return {"type": "checkpointRequested", "toolsUsed": tools_used}
+        case CheckpointDecided(go_on=go_on):
+            return {"type": "checkpointDecided", "continue": go_on}
+        case CommandAnswered(text=text, message=message):
+            return {"type": "command", "text": text, "message": message}
+        case Rewound():
+            return {
+                "type": "rewound",
+                "turnId": event.to_turn_id,  # the turn rewound to (the envelope's turnId too)
+                "files": event.files,
+                "conversation": event.conversation,
+                "undoId": event.undo_id,
+                **event.changes.to_wire(),
+            }
+        case RewindUndone(undo_id=undo_id, changes=changes):
+            return {"type": "rewindUndone", "undoId": undo_id, **changes.to_wire()}
+        case Sliced(source=source, spec=spec):
+            return {"type": "sliced", "from": source, "spec": spec}
         case TurnEnded(outcome=outcome, trail=trail, usage=usage):
             ended: JSON = {
                 "type": "turnEnded",

@@ -1,9 +1,11 @@
 """The journal: a subscriber to a session's events that keeps its transcript in the store.
 
-Everything a client showed is kept, in order: streamed text and thinking are gathered and
-written as one entry when the next entry comes (live command output is not kept: the tool's
-result carries it), and approvals, slash commands and rewinds are recorded by their owners
-through :meth:`Journal.record`.
+The transcript is the session's event log: every event a session posts is kept, in order, as
+an entry ``{kind: <event type>, ...its fields}`` (approvals and their answers, slash commands,
+notices, step restarts and rewinds are events like any other). Two things are folded: streamed
+text and thinking are gathered and written as one ``assistantText`` / ``assistantThinking``
+entry when the next entry comes, and live command output is not kept (the tool's result
+carries it). :func:`tiller.transcript.as_events` turns entries back into events for a redraw.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ class Journal:
             case _:
                 fields = posted.fields()
                 kind = str(fields.pop("type"))
-                self.record(posted.turn_id, kind, fields)
+                self._write(posted.turn_id, kind, fields)
 
-    def record(self, turn_id: str | None, kind: str, data: JSON) -> None:
+    def _write(self, turn_id: str | None, kind: str, data: JSON) -> None:
         """Add a transcript entry, after the text and thinking streamed before it."""
         if self._thought:
             text, self._thought = "".join(self._thought), []

@@ -365,6 +365,89 @@ class StepRestartedEvent(EventEnvelope):
     reason: str
 
 
+class PreviewSummary(TypedDict, total=False):
+    """What the log keeps of a confirmation's preview: its kind, path or command, and at most
+    2,000 characters of each text field; never a diff's before/after."""
+
+    kind: str
+    path: str
+    command: str
+    cwd: str
+    text: str
+
+
+class ConfirmRequestedEvent(EventEnvelope):
+    """Posted before ``tiller/confirmTool`` asks."""
+
+    type: Literal["confirmRequested"]
+    toolUseId: str
+    name: str
+    preview: PreviewSummary
+
+
+class ConfirmDecidedEvent(EventEnvelope):
+    """Posted once the question is answered (or failed closed: ``deny``)."""
+
+    type: Literal["confirmDecided"]
+    toolUseId: str
+    decision: Literal["allow", "allowSession", "deny"]
+    feedback: NotRequired[str]
+
+
+class PlanRequestedEvent(EventEnvelope):
+    """Posted before ``tiller/approvePlan`` asks; ``planDecided`` follows."""
+
+    type: Literal["planRequested"]
+    plan: str
+
+
+class CheckpointRequestedEvent(EventEnvelope):
+    type: Literal["checkpointRequested"]
+    toolsUsed: int
+
+
+# "continue" is a Python keyword: the functional form
+CheckpointDecidedEvent = TypedDict(
+    "CheckpointDecidedEvent",
+    {
+        "sessionId": str,
+        "turnId": str | None,
+        "seq": int,
+        "parentTurnId": NotRequired[str],
+        "type": Literal["checkpointDecided"],
+        "continue": bool,
+    },
+)
+
+
+class CommandEvent(EventEnvelope):
+    """A slash command and the server's answer, in the session it was typed in."""
+
+    type: Literal["command"]
+    text: str
+    message: str
+
+
+class RewoundEvent(EventEnvelope):
+    """``turnId`` (envelope and field) is the turn rewound to."""
+
+    type: Literal["rewound"]
+    files: bool
+    conversation: bool
+    undoId: str
+    changed: list[str]
+    added: list[str]
+    removed: list[str]
+
+
+class RewindUndoneEvent(EventEnvelope):
+    type: Literal["rewindUndone"]
+    undoId: str
+    changed: list[str]
+    added: list[str]
+    removed: list[str]
+
+
 class TurnEndedEvent(EventEnvelope):
     type: Literal["turnEnded"]
     outcome: OutcomeName
@@ -387,6 +470,14 @@ TillerEvent = (
     | PlanDecidedEvent
     | QueueDroppedEvent
     | StepRestartedEvent
+    | ConfirmRequestedEvent
+    | ConfirmDecidedEvent
+    | PlanRequestedEvent
+    | CheckpointRequestedEvent
+    | CheckpointDecidedEvent
+    | CommandEvent
+    | RewoundEvent
+    | RewindUndoneEvent
     | TurnEndedEvent
 )
 

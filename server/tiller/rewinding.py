@@ -8,6 +8,7 @@ import time
 from . import history
 from .checkpoints import Changes
 from .errors import InvalidParams
+from .events import RewindUndone, Rewound
 from .history import Message
 from .jsontypes import JSON
 from .rewind import CheckpointKeeper
@@ -64,12 +65,7 @@ async def rewind(
     keeper.table.add_rewind(
         RewindRow(undo_id, session.id, undo_commit, saved, saved_ids), time.time()
     )
-    session.record(
-        None,
-        "rewound",
-        {"turnId": turn_id, "files": files, "conversation": conversation, "undoId": undo_id,
-         **changes.to_wire()},
-    )  # fmt: skip
+    session.emit_in(turn_id, Rewound(turn_id, files, conversation, undo_id, changes))
     return {**changes.to_wire(), "undoId": undo_id}
 
 
@@ -105,5 +101,5 @@ async def undo_rewind(session: Session, undo_id: str) -> JSON:
         session.messages = row.messages
         session.store.replace_messages(session.id, row.messages, row.turn_ids)
     keeper.table.drop_rewind(undo_id)
-    session.record(None, "rewindUndone", {"undoId": undo_id, **changes.to_wire()})
+    session.emit_in(None, RewindUndone(undo_id, changes))
     return changes.to_wire()

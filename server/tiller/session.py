@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from . import compaction, history, models
-from .approvals import Approver, RecordingApprover
+from .approvals import Approver, PostingApprover
 from .config import Config
 from .errors import InvalidParams
 from .events import (
@@ -154,20 +154,17 @@ class Session:
         return self.active.tools_used if self.active is not None else 0
 
     def emit(self, event: Event) -> None:
-        self._emit(event, self.turn_id)
+        self.emit_in(self.turn_id, event)
 
     def say(self, text: str) -> None:
         self.emit(Notice(text))
 
-    def _emit(self, event: Event, turn_id: str | None) -> None:
+    def emit_in(self, turn_id: str | None, event: Event) -> None:
+        """Post ``event`` as part of turn ``turn_id``: journaled, then sent to the face."""
         self._seq += 1
         posted = Posted(self.id, turn_id, self._seq, event)
         self.journal.on_event(posted)  # on disk before any client sees it
         self.sink.event(posted)
-
-    def record(self, turn_id: str | None, kind: str, data: JSON) -> None:
-        """A transcript entry that is not an event (approvals, commands, rewinds)."""
-        self.journal.record(turn_id, kind, data)
 
     def count_tools(self, used: int) -> None:
         if self.active is not None:
@@ -370,7 +367,7 @@ class Session:
             tools=tools_by_name(self.tools),
             context=self.tool_context(),
             provider=self.provider,
-            approver=RecordingApprover(self.approver, self, turn_id),
+            approver=PostingApprover(self.approver, self, turn_id),
             tool_budget=self.config.tool_budget,
             retry_delays=self.config.step_retry_delays,
             session_id=self.id,
@@ -436,7 +433,7 @@ class Session:
                 pass
         self.store.count_turn(self.id)
         self.publish()
-        self._emit(TurnEnded(outcome, trail, usage), turn_id)
+        self.emit_in(turn_id, TurnEnded(outcome, trail, usage))
         if self.checkpoints is not None:
             self.checkpoints.after_turn(self.id, turn_id)
         if self.queue and not self.closed:

@@ -27,6 +27,7 @@ from .commands import (
     interpret,
 )
 from .errors import InvalidParams, TillerError
+from .events import CommandAnswered
 from .models import thinking_note
 from .session import Handled, Queued, Session, Started
 from .sessions import Sessions, seat_of
@@ -53,7 +54,7 @@ async def prompt(sessions: Sessions, session: Session, text: str) -> PromptResul
     result = await apply(sessions, session, command)
     match result:
         case Handled(message=message) | SwitchTo(message=message):
-            session.record(session.turn_id, "command", {"text": text, "message": message})
+            session.emit(CommandAnswered(text, message))
         case _:
             pass
     return result

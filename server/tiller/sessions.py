@@ -19,7 +19,7 @@ from pathlib import Path
 from . import compaction, history, models, slicing
 from .approvals import Approver
 from .errors import InvalidParams, TillerError
-from .events import Notice, TurnEnded, event_fields
+from .events import Notice, Posted, Sliced, TurnEnded, event_fields
 from .history import Message
 from .outcomes import Interrupted
 from .protocol import Mode, Thinking, Todo
@@ -210,7 +210,7 @@ class Sessions:
                     turns=0, created_at=now, updated_at=now)
         )  # fmt: skip
         self.store.replace_messages(child.id, messages, [None] * len(messages))
-        self.store.add_entry(child.id, None, "sliced", {"from": source, "spec": spec})
+        child.journal.on_event(Posted(child.id, None, 0, Sliced(source, spec)))  # not shown yet
         return child
 
     # --- life -------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from acp.schema import (
 from tiller.acp.agent import PromptBlock, advertised_commands, prompt_text
 from tiller.acp.files import ClientFiles
 from tiller.acp.terminal import ClientTerminal, exit_code_of, terminal_env
-from tiller.acp.updates import ToolCalls, describe_tool, event_updates, replay, turn_end
+from tiller.acp.updates import SessionUpdates, ToolCalls, describe_tool, replay, turn_end
 from tiller.jsontypes import JSON
 from tiller.tool_env import tool_env
 
@@ -69,7 +69,7 @@ def test_a_read_with_an_offset_points_at_the_line() -> None:
 
 
 def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
-    calls = ToolCalls(WS)
+    view = SessionUpdates(ToolCalls(WS))
     started = {
         "type": "toolStarted",
         "toolUseId": "t1",
@@ -77,7 +77,7 @@ def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
         "input": {"pattern": "x"},
         "permission": {"decision": "allow", "by": "read-only"},
     }
-    updates = event_updates(started, calls)
+    updates = view.updates(started)
     assert [(u.session_update, u.status) for u in updates] == [
         ("tool_call", "pending"),
         ("tool_call_update", "in_progress"),
@@ -89,9 +89,9 @@ def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
         "input": {"command": "rm x"},
         "permission": {"decision": "ask", "by": "mode default"},
     }
-    assert [u.status for u in event_updates(asked, calls)] == ["pending"]
+    assert [u.status for u in view.updates(asked)] == ["pending"]
     denied = {"type": "toolFinished", "toolUseId": "t2", "status": "denied", "output": "Denied"}
-    (finished,) = event_updates(denied, calls)
+    (finished,) = view.updates(denied)
     assert finished.status == "failed"
     assert isinstance(finished, ToolCallProgress) and finished.content
     (shown,) = finished.content
@@ -101,15 +101,16 @@ def test_a_call_that_runs_without_asking_goes_in_progress_at_once() -> None:
 
 def test_the_plan_call_stays_open_until_it_finishes() -> None:
     calls = ToolCalls(WS)
+    view = SessionUpdates(calls)
     plan = {
         "type": "toolStarted",
         "toolUseId": "p",
         "name": "exit_plan_mode",
         "input": {"plan": "1."},
     }
-    assert [u.status for u in event_updates(plan, calls)] == ["pending"]
+    assert [u.status for u in view.updates(plan)] == ["pending"]
     assert calls.open_plan_call() == "p"
-    event_updates({"type": "toolFinished", "toolUseId": "p", "status": "ok", "output": ""}, calls)
+    view.updates({"type": "toolFinished", "toolUseId": "p", "status": "ok", "output": ""})
     assert calls.open_plan_call() is None
 
 
@@ -132,6 +133,33 @@ def test_replay_redraws_prompts_text_tools_and_failures() -> None:
         "tool_call_update",
         "agent_message_chunk",
     ]
+
+
+def test_an_approved_call_goes_in_progress_live_and_replayed_alike() -> None:
+    events: list[JSON] = [
+        {"type": "toolStarted", "toolUseId": "w", "name": "write_file",
+         "input": {"path": "a", "content": "x"},
+         "permission": {"decision": "ask", "by": "mode default"}},
+        {"type": "confirmRequested", "toolUseId": "w", "name": "write_file",
+         "preview": {"kind": "diff", "path": "a"}},
+        {"type": "confirmDecided", "toolUseId": "w", "decision": "allow"},
+        {"type": "toolFinished", "toolUseId": "w", "name": "write_file", "status": "ok",
+         "output": "wrote a"},
+        {"type": "command", "text": "/mode plan", "message": "Mode: plan"},
+    ]  # fmt: skip
+    live = SessionUpdates(ToolCalls(WS))
+    shown = [
+        (u.session_update, getattr(u, "status", None)) for e in events for u in live.updates(e)
+    ]
+    assert shown == [
+        ("tool_call", "pending"),
+        ("tool_call_update", "in_progress"),
+        ("tool_call_update", "completed"),
+        ("agent_message_chunk", None),  # the client sent the command: its answer only
+    ]
+    entries = [{"kind": e["type"], **{k: v for k, v in e.items() if k != "type"}} for e in events]
+    replayed = [(u.session_update, getattr(u, "status", None)) for u in replay(entries, WS)]
+    assert replayed == [*shown[:3], ("user_message_chunk", None), ("agent_message_chunk", None)]
 
 
 def test_session_switching_commands_are_not_advertised() -> None:

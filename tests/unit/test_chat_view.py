@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from tiller.chat.events import EventLog
+from tiller.chat.printer import Printer
 from tiller.chat.view import (
     outcome_lines,
     queue_lines,
     todo_summary,
     toolbar_text,
-    transcript_lines,
     usage_text,
 )
+from tiller.transcript import as_events
 
 STATE: dict[str, Any] = {
     "sessionId": "s1",
@@ -97,7 +100,28 @@ def test_usage_line_only_when_something_was_used() -> None:
     assert usage_text(None) is None
 
 
-def test_transcript_redraws_prompts_text_tools_and_outcomes() -> None:
+class Lines(Printer):
+    """A printer that keeps the lines, without their colours."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda: False)
+        self.lines: list[str] = []
+
+    def line(self, text: str) -> None:
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", text)
+        self.lines.extend(line.rstrip() for line in plain.split("\n") if line.strip())
+
+
+def redrawn(entries: list[dict[str, Any]]) -> list[str]:
+    printer = Lines()
+    log = EventLog(printer, lambda: None)
+    for event in as_events(entries, "s1"):
+        log.on_event(event)
+    log.end_partial()
+    return printer.lines
+
+
+def test_transcript_redraws_through_the_live_renderer() -> None:
     entries = [
         {"seq": 1, "kind": "turnStarted", "prompt": "fix it"},
         {"seq": 2, "kind": "assistantText", "text": "Looking.\nNow.\n"},
@@ -115,7 +139,7 @@ def test_transcript_redraws_prompts_text_tools_and_outcomes() -> None:
          "trail": [{"name": "bash", "status": "ok"}]},
         {"seq": 10, "kind": "turnStarted", "prompt": "again"},
     ]  # fmt: skip
-    assert transcript_lines(entries) == [
+    assert redrawn(entries) == [
         "› fix it",
         "Looking.",
         "Now.",
@@ -124,8 +148,38 @@ def test_transcript_redraws_prompts_text_tools_and_outcomes() -> None:
         "plan rejected: smaller",
         "interrupted",
         "was working on: bash ✓",
-        "",
         "› again",
+    ]
+
+
+def test_questions_commands_and_rewinds_are_redrawn_with_their_answers() -> None:
+    entries = [
+        {"seq": 1, "kind": "command", "text": "/mode plan", "message": "Mode: plan"},
+        {"seq": 2, "kind": "planRequested", "plan": "Edit a.py."},
+        {"seq": 3, "kind": "planDecided", "approved": True},
+        {"seq": 4, "kind": "confirmRequested", "toolUseId": "t1", "name": "bash",
+         "preview": {"kind": "command", "command": "make", "cwd": "."}},
+        {"seq": 5, "kind": "confirmDecided", "toolUseId": "t1", "decision": "deny",
+         "feedback": "not now"},
+        {"seq": 6, "kind": "checkpointRequested", "toolsUsed": 30},
+        {"seq": 7, "kind": "checkpointDecided", "continue": False},
+        {"seq": 8, "kind": "rewound", "turnId": "turn-1", "files": True, "conversation": True,
+         "undoId": "undo-1", "changed": ["a.py"], "added": [], "removed": []},
+        {"seq": 9, "kind": "rewindUndone", "undoId": "undo-1", "changed": ["a.py"],
+         "added": [], "removed": []},
+    ]  # fmt: skip
+    assert redrawn(entries) == [
+        "› /mode plan",
+        "Mode: plan",
+        "plan:",
+        "Edit a.py.",
+        "plan approved",
+        "? bash make: asks for approval",
+        "→ denied: not now",
+        "checkpoint: 30 tool calls so far",
+        "→ stop",
+        "↺ rewound files (1 changed, 0 added, 0 removed) and the conversation to before turn-1",
+        "↺ rewind undone: files 1 changed, 0 added, 0 removed",
     ]
 
 

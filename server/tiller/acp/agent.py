@@ -80,7 +80,7 @@ from .files import ClientFiles
 from .outbox import Outbox
 from .permissions import AcpApprover
 from .terminal import ClientTerminal
-from .updates import ToolCalls, event_updates, plan_update, replay, turn_end
+from .updates import SessionUpdates, ToolCalls, plan_update, replay, turn_end
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +184,7 @@ class AcpSession:
         self.workspace = workspace
         self.outbox = Outbox(client, session_id)
         self.calls = ToolCalls(workspace)
+        self.view = SessionUpdates(self.calls)
         config = runtime.config
         self.approver = AcpApprover(
             client, session_id, self.outbox, self.calls, config.checkpoint_timeout_seconds
@@ -217,7 +218,7 @@ class AcpSession:
         if fields.get("type") == "turnEnded":
             self.outbox.turn_ended(str(fields.get("turnId")), turn_end(fields))
         else:
-            self.outbox.send(*event_updates(fields, self.calls))
+            self.outbox.send(*self.view.updates(fields))
 
     def state(self, state: State) -> None:
         changed = False
@@ -311,8 +312,9 @@ class AcpSession:
             match await session_commands.prompt(self.sessions, self.session, text):
                 case Started(turn_id=turn_id):
                     end = await self.outbox.ending(turn_id)
-                case Handled(message=message) | SwitchTo(message=message):
-                    return await self._say(message)
+                case Handled() | SwitchTo():  # the ``command`` event said the answer
+                    await self.outbox.flush()
+                    return PromptResponse(stop_reason="end_turn")
                 case Queued():  # prompts run one at a time here; wait for the queue anyway
                     await self.session.wait_idle()
                     return PromptResponse(stop_reason="end_turn")

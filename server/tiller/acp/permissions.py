@@ -166,8 +166,7 @@ class AcpApprover:
                 answer = ToolAnswer("allowSession")
             case _:
                 return DENIED_BY_DEFAULT
-        self.outbox.send(self.calls.running(call.id))
-        return answer
+        return answer  # confirmDecided marks the call running
 
     async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
         call_id = self.calls.open_plan_call()

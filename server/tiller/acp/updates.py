@@ -2,8 +2,8 @@
 
 Pure mapping, no I/O: ``ToolCalls`` remembers what each started call looked like so that its
 later updates (output, end) keep the diff and the locations. ``stop_reason`` turns a
-``turnEnded`` event into the prompt's answer; ``replay`` turns a stored transcript into the
-updates a client needs to redraw the conversation after ``session/load``.
+``turnEnded`` event into the prompt's answer. ``SessionUpdates`` is the face's one renderer;
+``replay`` feeds it a stored transcript, for ``session/load``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from acp.schema import (
 
 from ..jsontypes import JSON
 from ..protocol import Todo
+from ..transcript import as_events
 
 Update = (
     AgentMessageChunk
@@ -237,24 +238,48 @@ def plan_update(todos: Sequence[Todo]) -> AgentPlanUpdate:
     )
 
 
-def event_updates(fields: JSON, calls: ToolCalls) -> list[Update]:
-    """The ``session/update`` payloads for one live ``tiller/event`` (``turnEnded``: none,
-    the prompt's answer carries it)."""
-    match fields.get("type"):
-        case "textDelta":
-            return [update_agent_message_text(_str(fields.get("text")))]
-        case "thinkingDelta":
-            return [update_agent_thought_text(_str(fields.get("text")))]
-        case "toolStarted":
-            return calls.started(fields)
-        case "toolOutput":
-            return calls.output(fields)
-        case "toolFinished":
-            return calls.finished(fields)
-        case "stepRestarted":
-            return [update_agent_message_text("\n\n*(retrying this step)*\n\n")]
-        case _:
-            return []
+@dataclass
+class SessionUpdates:
+    """The one renderer of the ACP face: events, in order, as ``session/update`` payloads.
+
+    Live (``replaying`` false) the client drew some things itself: its prompt, and the answer
+    to it (``turnEnded`` becomes the prompt's answer, see :func:`turn_end`). A ``session/load``
+    replays the stored log through the same renderer with ``replaying`` true, which draws
+    those too.
+    """
+
+    calls: ToolCalls
+    replaying: bool = False
+
+    def updates(self, fields: JSON) -> list[Update]:
+        match fields.get("type"):
+            case "turnStarted" if self.replaying:
+                return [update_user_message_text(_str(fields.get("prompt")))]
+            case "textDelta":
+                return [update_agent_message_text(_str(fields.get("text")))]
+            case "thinkingDelta":
+                return [update_agent_thought_text(_str(fields.get("text")))]
+            case "toolStarted":
+                return self.calls.started(fields)
+            case "confirmDecided" if fields.get("decision") in ("allow", "allowSession"):
+                return [self.calls.running(_str(fields.get("toolUseId")))]
+            case "toolOutput":
+                return self.calls.output(fields)
+            case "toolFinished":
+                return self.calls.finished(fields)
+            case "stepRestarted":
+                return [update_agent_message_text("\n\n*(retrying this step)*\n\n")]
+            case "command":
+                said: list[Update] = [update_agent_message_text(_str(fields.get("message")))]
+                if self.replaying:
+                    return [update_user_message_text(_str(fields.get("text"))), *said]
+                return said
+            case "turnEnded" if self.replaying and fields.get("outcome") == "failed":
+                error = fields.get("error")
+                message = _str(error.get("message")) if isinstance(error, dict) else ""
+                return [update_agent_message_text(f"\n\n*Turn failed: {message}*\n\n")]
+            case _:
+                return []
 
 
 @dataclass(frozen=True)
@@ -291,25 +316,7 @@ def turn_end(fields: JSON) -> TurnEnd:
 
 
 def replay(entries: Iterable[JSON], workspace: Path) -> list[Update]:
-    """A stored transcript (``store.transcript`` entries, oldest first) as updates."""
-    calls = ToolCalls(workspace)
-    updates: list[Update] = []
-    for entry in entries:
-        match entry.get("kind"):
-            case "turnStarted":
-                updates.append(update_user_message_text(_str(entry.get("prompt"))))
-            case "assistantText":
-                updates.append(update_agent_message_text(_str(entry.get("text"))))
-            case "assistantThinking":
-                updates.append(update_agent_thought_text(_str(entry.get("text"))))
-            case "toolStarted":
-                updates.extend(calls.started(entry))
-            case "toolFinished":
-                updates.extend(calls.finished(entry))
-            case "turnEnded" if entry.get("outcome") == "failed":
-                error = entry.get("error")
-                message = _str(error.get("message")) if isinstance(error, dict) else ""
-                updates.append(update_agent_message_text(f"\n\n*Turn failed: {message}*\n\n"))
-            case _:
-                pass
-    return updates
+    """A stored transcript (``store.transcript`` entries, oldest first) as updates: the log
+    replayed through the live renderer."""
+    view = SessionUpdates(ToolCalls(workspace), replaying=True)
+    return [update for event in as_events(entries) for update in view.updates(event)]

@@ -22,10 +22,10 @@ from ..client.questions import (
     confirm_question,
     plan_question,
 )
-from ..client.render import BOLD, DIM, preview_text, terminal_safe
+from ..client.render import DIM, preview_text, terminal_safe
 from ..jsontypes import JSON
-from .events import YELLOW, EventLog
-from .printer import Printer, markdown_ansi
+from .events import EventLog
+from .printer import Printer
 
 FEEDBACK_HINT = "feedback for the agent (Enter sends, empty for none; Esc goes back)"
 
@@ -73,26 +73,16 @@ class Approvals:
             preview = {k: terminal_safe(v) if isinstance(v, str) else v for k, v in preview.items()}
         name = terminal_safe(str(params.get("name", "?")))
         self.printer.line(preview_text(name, preview, color=True))
-        answer = await self.ask(confirm_question(params))
-        decision = {"allow": "allowed", "allowSession": "allowed for this session"}
-        said = decision.get(str(answer.get("decision")), "denied")
-        feedback = answer.get("feedback")
-        self.printer.print(f"→ {said}{f': {feedback}' if feedback else ''}", DIM)
-        return answer
+        return await self.ask(confirm_question(params))  # the answer: a confirmDecided event
 
     async def approve_plan(self, params: Any) -> JSON:
-        params = params if isinstance(params, dict) else {}
+        """The plan itself was printed from the ``planRequested`` event before this."""
         self.events.end_partial()
-        self.printer.print("plan:", BOLD)
-        plan = terminal_safe(str(params.get("plan", "")))
-        self.printer.line(markdown_ansi(plan, self.columns()))
-        return await self.ask(plan_question(params))
+        return await self.ask(plan_question(params if isinstance(params, dict) else {}))
 
     async def checkpoint(self, params: Any) -> JSON:
         self.events.end_partial()
-        question = checkpoint_question(params)
-        self.printer.print(f"checkpoint: {question.title}", YELLOW)
-        return await self.ask(question)
+        return await self.ask(checkpoint_question(params))
 
     async def ask(self, question: Question) -> JSON:
         await self.printer.drain()  # the preview or plan first, then the question under it

@@ -11,13 +11,15 @@ from typing import Any
 
 from .. import protocol as p
 from ..client.jsonrpc import NotificationHandler
-from ..client.render import BOLD, DIM, GREEN, RED, finished_line, tool_summary
+from ..client.render import BOLD, DIM, GREEN, RED, finished_line, terminal_safe, tool_summary
 from ..jsontypes import JSON
-from .printer import Printer
+from .printer import Printer, markdown_ansi
 from .view import (
+    confirm_decided_line,
     outcome_lines,
     plan_decided_line,
     queue_lines,
+    rewind_line,
     todo_summary,
     toolbar_text,
     usage_text,
@@ -42,9 +44,15 @@ class RunningTool:
 class EventLog:
     """Renders what the server says; ``invalidate`` redraws the bottom area."""
 
-    def __init__(self, printer: Printer, invalidate: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        printer: Printer,
+        invalidate: Callable[[], None],
+        columns: Callable[[], int] = lambda: 80,
+    ) -> None:
         self.printer = printer
         self.invalidate = invalidate
+        self.columns = columns
         self.state: JSON | None = None
         self.partial = ""
         self.partial_thinking = False
@@ -105,6 +113,13 @@ class EventLog:
             case "planDecided":
                 self.end_partial()
                 self.printer.print(plan_decided_line(params))
+            case "confirmRequested" | "confirmDecided" | "planRequested":
+                self._question_event(params)
+            case "checkpointRequested" | "checkpointDecided" | "command":
+                self._question_event(params)
+            case "rewound" | "rewindUndone":
+                self.end_partial()
+                self.printer.print(rewind_line(params), DIM)
             case "stepRestarted":
                 self.partial = ""
                 self.printer.print(f"↻ step restarted: {params.get('reason', '')}", DIM)
@@ -127,6 +142,30 @@ class EventLog:
         if self.partial:
             self.printer.print(self.partial, DIM if self.partial_thinking else "")
         self.partial = ""
+
+    def _question_event(self, params: JSON) -> None:
+        """A question the server asked and its answer (the question itself is asked at the
+        bottom of the screen: this is what stays in the log); a slash command and its answer."""
+        self.end_partial()
+        match params.get("type"):
+            case "confirmRequested":
+                name = str(params.get("name", "?"))
+                head = f"{name} {tool_summary(name, params.get('preview'))}".rstrip()
+                self.printer.print(f"? {head}: asks for approval", YELLOW)
+            case "confirmDecided":
+                self.printer.print(confirm_decided_line(params), DIM)
+            case "planRequested":
+                self.printer.print("plan:", BOLD)
+                plan = terminal_safe(str(params.get("plan", "")))
+                self.printer.line(markdown_ansi(plan, self.columns()))
+            case "checkpointRequested":
+                used = params.get("toolsUsed")
+                self.printer.print(f"checkpoint: {used} tool calls so far", YELLOW)
+            case "checkpointDecided":
+                self.printer.print("→ continue" if params.get("continue") else "→ stop", DIM)
+            case _:  # command
+                self.printer.print(f"› {params.get('text', '')}", BOLD)
+                self.printer.print(str(params.get("message", "")))
 
     def _tool_finished(self, params: JSON) -> None:
         self.end_partial()

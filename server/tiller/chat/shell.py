@@ -24,14 +24,14 @@ from prompt_toolkit.buffer import Buffer
 from .. import protocol as p
 from ..client.jsonrpc import Handlers, RpcError
 from ..client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
-from ..client.render import BOLD, DIM, RED
+from ..client.render import DIM, RED
 from ..client.server import ServerProcess
 from ..jsontypes import JSON
+from ..transcript import as_events
 from .approvals import Approvals
 from .events import EventLog, Fragment
 from .printer import Printer, PrinterLog
 from .screen import build_app
-from .view import transcript_lines
 
 TICK_SECONDS = 0.2
 RESTARTS_ALLOWED = 3
@@ -53,7 +53,7 @@ class ChatShell:
         self.background: set[asyncio.Task[Any]] = set()
         self.input = Buffer(multiline=True, on_text_changed=self._disarm)
         self.printer = Printer(lambda: self.app.is_running)
-        self.events = EventLog(self.printer, lambda: self.app.invalidate())
+        self.events = EventLog(self.printer, lambda: self.app.invalidate(), self._columns)
         self.approvals = Approvals(self.printer, self.events, self._refocus, self._columns)
         self.app: Application[int] = build_app(self)
 
@@ -222,9 +222,7 @@ class ChatShell:
             return
         if not isinstance(answer, dict) or answer.get("status") != "handled":
             return  # started: turnStarted shows it; queued: the toolbar and the queue show it
-        self.events.end_partial()
-        self.print(f"› {text}", BOLD)
-        self.print(str(answer.get("message", "")))
+        # handled: the ``command`` event showed it with its answer
         if text.lstrip().startswith("/"):
             with contextlib.suppress(RpcError, ConnectionError):
                 state = await server.request(p.GET_STATE, {})
@@ -245,8 +243,10 @@ class ChatShell:
         self.print(f"── session {session_id} ──", DIM)
         if isinstance(answer, dict) and answer.get("more"):
             self.print("(older entries not shown)", DIM)
-        for line in transcript_lines(entries if isinstance(entries, list) else []):
-            self.print(line)
+        replayed = EventLog(self.printer, lambda: None, self._columns)
+        for event in as_events(entries if isinstance(entries, list) else [], session_id):
+            replayed.on_event(event)
+        replayed.end_partial()
         self.print("")
 
     def request(self, method: str, params: JSON) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ..client.render import finished_line, shorten, tool_summary, trail_text
+from ..client.render import shorten, trail_text
 from ..jsontypes import JSON
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -118,39 +118,24 @@ def outcome_lines(params: JSON) -> list[str]:
     return lines
 
 
-def transcript_lines(entries: Iterable[Any]) -> list[str]:
-    """Redraw a session from ``tiller/session/transcript`` entries (unknown kinds are skipped)."""
-    lines: list[str] = []
-    calls: dict[str, str] = {}
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
-        match entry.get("kind"):
-            case "turnStarted":
-                if lines:
-                    lines.append("")
-                lines.append(f"› {entry.get('prompt', '')}")
-            case "assistantText":
-                lines.extend(str(entry.get("text", "")).rstrip("\n").splitlines())
-            case "toolStarted":
-                name = str(entry.get("name", "?"))
-                head = f"{name} {tool_summary(name, entry.get('input'))}".rstrip()
-                calls[str(entry.get("toolUseId"))] = head
-            case "toolFinished":
-                head = calls.get(str(entry.get("toolUseId")), str(entry.get("name", "?")))
-                lines.append(finished_line(head, entry, with_stats=True))
-            case "planRequested":
-                lines.append("plan:")
-                lines.extend(str(entry.get("plan", "")).rstrip("\n").splitlines())
-            case "planDecided":
-                lines.append(plan_decided_line(entry))
-            case "notice":
-                lines.append(f"· {entry.get('text', '')}")
-            case "turnEnded":
-                lines.extend(outcome_lines(entry))
-            case _:
-                pass
-    return lines
+def confirm_decided_line(params: JSON) -> str:
+    said = {"allow": "allowed", "allowSession": "allowed for this session"}
+    line = f"→ {said.get(str(params.get('decision')), 'denied')}"
+    feedback = params.get("feedback")
+    return line + (f": {feedback}" if feedback else "")
+
+
+def rewind_line(params: JSON) -> str:
+    """A ``rewound`` or ``rewindUndone`` event as one line."""
+    counts = ", ".join(
+        f"{len(v) if isinstance(v := params.get(k), list) else 0} {k}"
+        for k in ("changed", "added", "removed")
+    )
+    if params.get("type") == "rewindUndone":
+        return f"↺ rewind undone: files {counts}"
+    what = [f"files ({counts})"] if params.get("files") else []
+    what += ["the conversation"] if params.get("conversation") else []
+    return f"↺ rewound {' and '.join(what) or 'nothing'} to before {params.get('turnId')}"
 
 
 def _obj(value: Any) -> JSON:

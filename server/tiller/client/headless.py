@@ -132,8 +132,7 @@ async def prompt_and_wait(
         output.info(f"error: {err.message}")
         return EXIT_FAILED
     status = started.get("status") if isinstance(started, dict) else None
-    if status == "handled":
-        output.line(str(started.get("message", "")))
+    if status == "handled":  # the ``command`` event showed the answer
         return EXIT_COMPLETED
     if status != "started" or not isinstance(started.get("turnId"), str):
         output.info(f"error: unexpected answer to the prompt: {started!r}")

@@ -72,6 +72,11 @@ class Run:
                 out.line(self._finished_line(params))
             case "notice":
                 out.info(f"· {params.get('text', '')}")
+            case "planRequested":
+                out.line("plan:")
+                out.line(str(params.get("plan", "")).rstrip("\n"))
+            case "command":  # a slash command's answer
+                out.line(str(params.get("message", "")))
             case "planDecided":
                 if params.get("approved"):
                     out.line("plan approved")
@@ -136,9 +141,7 @@ class Run:
         )
 
     async def approve_plan(self, params: Any) -> JSON:
-        params = params if isinstance(params, dict) else {}
-        self.output.line("plan:")
-        self.output.line(str(params.get("plan", "")).rstrip("\n"))
+        params = params if isinstance(params, dict) else {}  # planRequested showed the plan
         if self.yes:
             return {"approved": True, "mode": "acceptEdits"}
         if self.terminal is None:
