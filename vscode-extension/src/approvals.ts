@@ -1,16 +1,20 @@
 // The server's questions to the user: plan approval, tool confirmation (with a diff editor for
-// edits), checkpoints. Each becomes a card in the chat; only an explicit answer on it approves.
-// Cancellation ($/cancelRequest) dismisses the card. Anything unexpected answers "no".
+// edits), checkpoints. Each is a card in the chat; only an explicit answer on it approves.
+// The server posts each question as an event before it asks, and that event draws the card:
+// the request adopts it (an older server that posts none gets a card drawn here). Cancellation
+// ($/cancelRequest) dismisses the card. Anything unexpected answers "no".
 import * as vscode from "vscode";
 import type { CancellationToken } from "vscode-languageclient/node";
 import type { CardDecision, ChatProvider } from "./chat/provider";
 import {
-  addCheckpointCard,
-  addConfirmCard,
-  addPlanCard,
+  checkpointDecision,
+  confirmDecision,
   decideCheckpoint,
   decideConfirm,
   decidePlan,
+  openCheckpointCard,
+  openConfirmCard,
+  openPlanCard,
 } from "./chat/model";
 import {
   errorMessage,
@@ -87,8 +91,7 @@ export class Approvals implements vscode.Disposable {
   }
 
   private async approvePlan(turnId: string, plan: string, token: CancellationToken): Promise<ApprovePlanResult> {
-    const id = this.nextId("plan");
-    this.chat.update((model) => addPlanCard(model, id, turnId, plan));
+    const id = this.chat.open((model) => openPlanCard(model, this.nextId("plan"), turnId, plan));
     this.chat.reveal();
     const result = await this.answer<ApprovePlanResult>(id, token, (decision) =>
       decision.type !== "planDecision"
@@ -102,8 +105,7 @@ export class Approvals implements vscode.Disposable {
   }
 
   private async confirmTool(params: ConfirmToolParams, token: CancellationToken): Promise<ConfirmToolResult> {
-    const id = this.nextId("confirm");
-    this.chat.update((model) => addConfirmCard(model, id, params));
+    const id = this.chat.open((model) => openConfirmCard(model, this.nextId("confirm"), params));
     this.chat.reveal();
     const preview = params.preview;
     if (preview.kind === "diff") {
@@ -116,9 +118,7 @@ export class Approvals implements vscode.Disposable {
           ? undefined
           : { decision: decision.decision, ...(decision.decision === "deny" && decision.feedback ? { feedback: decision.feedback } : {}) },
       );
-      this.chat.update((model) =>
-        decideConfirm(model, id, result === undefined ? { state: "cancelled" } : result.feedback ? { state: result.decision, feedback: result.feedback } : { state: result.decision }, Date.now()),
-      );
+      this.chat.update((model) => decideConfirm(model, id, confirmDecision(result), Date.now()));
       return result ?? { decision: "deny" };
     } finally {
       await closeDiff?.();
@@ -126,15 +126,12 @@ export class Approvals implements vscode.Disposable {
   }
 
   private async checkpoint(turnId: string, toolsUsed: number, token: CancellationToken): Promise<CheckpointResult> {
-    const id = this.nextId("checkpoint");
-    this.chat.update((model) => addCheckpointCard(model, id, turnId, toolsUsed));
+    const id = this.chat.open((model) => openCheckpointCard(model, this.nextId("checkpoint"), turnId, toolsUsed));
     this.chat.reveal();
     const result = await this.answer<CheckpointResult>(id, token, (decision) =>
       decision.type === "checkpointDecision" ? { continue: decision.continue } : undefined,
     );
-    this.chat.update((model) =>
-      decideCheckpoint(model, id, { state: result === undefined ? "cancelled" : result.continue ? "continue" : "stop" }),
-    );
+    this.chat.update((model) => decideCheckpoint(model, id, checkpointDecision(result)));
     return result ?? { continue: false };
   }
 }

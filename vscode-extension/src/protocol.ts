@@ -256,6 +256,108 @@ export interface StepRestartedEvent {
   reason: string;
 }
 
+/**
+ * What the log keeps of a confirmation's preview: its kind, path or command, and at most
+ * 2,000 characters of each text field; never a diff's before/after.
+ */
+export interface PreviewSummary {
+  kind?: string;
+  path?: string;
+  command?: string;
+  cwd?: string;
+  text?: string;
+}
+
+/** Posted before `tiller/confirmTool` asks. */
+export interface ConfirmRequestedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "confirmRequested";
+  toolUseId: string;
+  name: string;
+  preview: PreviewSummary;
+}
+
+/** Posted once the question is answered (or failed closed: `deny`). */
+export interface ConfirmDecidedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "confirmDecided";
+  toolUseId: string;
+  decision: ToolDecision;
+  feedback?: string;
+}
+
+/** Posted before `tiller/approvePlan` asks; `planDecided` follows. */
+export interface PlanRequestedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "planRequested";
+  plan: string;
+}
+
+export interface CheckpointRequestedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "checkpointRequested";
+  toolsUsed: number;
+}
+
+export interface CheckpointDecidedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "checkpointDecided";
+  continue: boolean;
+}
+
+/** A slash command and the server's answer, in the session it was typed in. */
+export interface CommandEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "command";
+  text: string;
+  message: string;
+}
+
+/** `turnId` (envelope and field) is the turn rewound to. */
+export interface RewoundEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "rewound";
+  files: boolean;
+  conversation: boolean;
+  undoId: string;
+  changed: string[];
+  added: string[];
+  removed: string[];
+}
+
+export interface RewindUndoneEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "rewindUndone";
+  undoId: string;
+  changed: string[];
+  added: string[];
+  removed: string[];
+}
+
 export interface TurnEndedEvent {
   sessionId: string;
   turnId: string | null;
@@ -282,6 +384,14 @@ export type TillerEvent =
   | PlanDecidedEvent
   | QueueDroppedEvent
   | StepRestartedEvent
+  | ConfirmRequestedEvent
+  | ConfirmDecidedEvent
+  | PlanRequestedEvent
+  | CheckpointRequestedEvent
+  | CheckpointDecidedEvent
+  | CommandEvent
+  | RewoundEvent
+  | RewindUndoneEvent
   | TurnEndedEvent;
 
 export interface PromptResult {

@@ -1,10 +1,12 @@
-// The chat as a value: reducers that turn tiller/event, tiller/state, approval requests and
-// transcript entries into a list of items the webview renders. Pure: no vscode import, so it is
-// unit-tested. The live path and the transcript path go through the same reducers, so a chat
-// redrawn from the server's transcript is the chat that was shown live.
+// The chat as a value: reducers that turn tiller/event, tiller/state and approval requests into
+// a list of items the webview renders. Pure: no vscode import, so it is unit-tested. `applyEvent`
+// is the one renderer of the server's events; a transcript is the session's event log, and a
+// redraw replays it through `applyEvent`, so a redrawn chat is the chat that was shown live.
 import type {
   ApprovePlanResult,
+  CheckpointResult,
   ConfirmToolParams,
+  ConfirmToolResult,
   DiffStat,
   ErrorKind,
   InterruptCause,
@@ -370,18 +372,22 @@ function appendStreamed(model: ChatModel, kind: "assistant" | "thinking", turnId
   return push(settleStreaming(model), (id) => ({ kind, id, turnId, text, streaming }));
 }
 
-/** The step restarted: its streamed text and thinking so far are void. */
+/**
+ * The step restarted: its streamed text and thinking so far are void. They are the turn's
+ * last streamed items, back to anything else than a notice (the server says it retries
+ * before it restarts: that notice stays).
+ */
 function discardStep(model: ChatModel, turnId: string): ChatModel {
-  let cut = model.items.length;
-  while (cut > 0) {
-    const item = model.items[cut - 1]!;
+  const discarded = new Set<ChatItem>();
+  for (let index = model.items.length - 1; index >= 0; index -= 1) {
+    const item = model.items[index]!;
     if ((item.kind === "assistant" || item.kind === "thinking") && item.turnId === turnId) {
-      cut -= 1;
-    } else {
+      discarded.add(item);
+    } else if (item.kind !== "notice") {
       break;
     }
   }
-  return withItems(model, model.items.slice(0, cut));
+  return discarded.size === 0 ? model : withItems(model, model.items.filter((item) => !discarded.has(item)));
 }
 
 function findTool(model: ChatModel, toolUseId: string): Extract<ChatItem, { kind: "tool" }> | undefined {
@@ -411,7 +417,10 @@ function keepTail(text: string, cap: number): string {
 }
 
 /**
- * Applies one `tiller/event` notification (or a transcript entry shaped like one).
+ * The one renderer: applies one `tiller/event` notification, live or replayed from the
+ * transcript (`applyEntry`). Questions (plans, confirmations, checkpoints) are drawn by their
+ * `…Requested` event; the request that follows adopts that card (`open…Card`); a `…Decided`
+ * event decides a card nobody answered here and leaves an answered one as it is.
  * `now` (ms) stamps when a tool started running, for the live elapsed timer; the transcript
  * path passes none.
  */
@@ -496,18 +505,39 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         level: "info",
         text: `The answer restarted (${event.reason}); its first attempt is not shown.`,
       }));
+    case "planRequested":
+      return push(settleStreaming(model), (id) => ({ kind: "plan", id, turnId, plan: event.plan, decision: { state: "pending" } }));
     case "planDecided": {
-      const plan = [...model.items].reverse().find((item) => item.kind === "plan" && item.turnId === turnId);
+      // The server's word on the plan: a card the user already answered here keeps that answer.
+      const plan = latestCard(model, "plan", turnId);
       const decision: PlanDecision = event.approved ? { state: "approved" } : { state: "rejected", feedback: event.feedback };
-      if (plan !== undefined && plan.kind === "plan") {
-        if (plan.decision.state !== "pending" && plan.decision.state !== "cancelled") {
-          return model;
-        }
-        return updateWhere(model, (item) => item.id === plan.id, (item) => ({ ...item, decision }) as ChatItem);
+      if (plan !== undefined) {
+        return undecided(plan.decision) ? updateWhere(model, (item) => item.id === plan.id, (item) => ({ ...item, decision }) as ChatItem) : model;
       }
       const text = event.approved ? "Plan approved." : `Plan rejected${event.feedback ? `: ${event.feedback}` : "."}`;
       return push(model, (id) => ({ kind: "notice", id, level: "info", text }));
     }
+    case "confirmRequested": {
+      const id = `i${model.nextId}`;
+      const confirm: Confirmation = { id, name: event.name, preview: summarizePreview(event.preview), decision: { state: "pending" } };
+      return addConfirmation({ ...model, nextId: model.nextId + 1 }, turnId, event.toolUseId, confirm);
+    }
+    case "confirmDecided": {
+      const decision: ConfirmDecision = event.feedback ? { state: event.decision, feedback: event.feedback } : { state: event.decision };
+      return decideConfirmWhere(model, (_, toolUseId) => toolUseId === event.toolUseId, decision, now, undecided);
+    }
+    case "checkpointRequested":
+      return push(settleStreaming(model), (id) => ({ kind: "checkpoint", id, turnId, toolsUsed: event.toolsUsed, decision: { state: "pending" } }));
+    case "checkpointDecided": {
+      const card = latestCard(model, "checkpoint", turnId);
+      return card === undefined ? model : decideCheckpointWhere(model, card.id, { state: event.continue ? "continue" : "stop" }, undecided);
+    }
+    case "command":
+      return addHandledPrompt(settleStreaming(model), event.text, event.message);
+    case "rewound":
+      return rewound(model, turnId, event);
+    case "rewindUndone":
+      return rewindUndone(model, event);
     case "turnEnded": {
       const ended = endOpenItems(model, turnId, event.outcome === "interrupted" ? "interrupted" : "error", now);
       return push(ended, (id) => ({
@@ -537,9 +567,51 @@ export function addHandledPrompt(model: ChatModel, prompt: string, message: stri
   return message !== undefined && message !== "" ? addNotice(withPrompt, message) : withPrompt;
 }
 
+type Card = Extract<ChatItem, { kind: "plan" | "checkpoint" }>;
+
+function isCard(item: ChatItem): item is Card {
+  return item.kind === "plan" || item.kind === "checkpoint";
+}
+
+/** The last card of `kind` in turn `turnId` (with `pendingOnly`, the last one still waiting). */
+function latestCard<K extends Card["kind"]>(model: ChatModel, kind: K, turnId: string, pendingOnly = false): Extract<Card, { kind: K }> | undefined {
+  for (let index = model.items.length - 1; index >= 0; index -= 1) {
+    const item = model.items[index]!;
+    if (isCard(item) && item.kind === kind && item.turnId === turnId && (!pendingOnly || pending(item.decision))) {
+      return item as Extract<Card, { kind: K }>;
+    }
+  }
+  return undefined;
+}
+
+/** Not answered here: still waiting, or dismissed because the request was cancelled (the
+ *  server's `…Decided` event then says how it ended, e.g. a timeout that failed closed). */
+function undecided(decision: { state: string }): boolean {
+  return decision.state === "pending" || decision.state === "cancelled";
+}
+
+function pending(decision: { state: string }): boolean {
+  return decision.state === "pending";
+}
+
+/** The card a server request answers, and the model with it. */
+export interface OpenedCard {
+  model: ChatModel;
+  id: string;
+}
+
 export function addPlanCard(model: ChatModel, id: string, turnId: string, plan: string): ChatModel {
   const settled = settleStreaming(model);
   return withItems(settled, [...settled.items, { kind: "plan", id, turnId, plan, decision: { state: "pending" } }]);
+}
+
+/**
+ * The card `tiller/approvePlan` asks on: the one its `planRequested` event drew (the latest
+ * pending plan of the turn), else a new card `id` (a server that posts no such event).
+ */
+export function openPlanCard(model: ChatModel, id: string, turnId: string, plan: string): OpenedCard {
+  const drawn = latestCard(model, "plan", turnId, true);
+  return drawn !== undefined ? { model, id: drawn.id } : { model: addPlanCard(model, id, turnId, plan), id };
 }
 
 export function decidePlan(model: ChatModel, id: string, result: ApprovePlanResult | null): ChatModel {
@@ -572,12 +644,40 @@ export function addConfirmCard(model: ChatModel, id: string, params: ConfirmTool
   });
 }
 
-function decideConfirmWhere(model: ChatModel, match: (id: string, toolUseId: string | undefined) => boolean, decision: ConfirmDecision, now?: number): ChatModel {
+/**
+ * The card `tiller/confirmTool` asks on: the pending confirmation its `confirmRequested` event
+ * drew for the same tool call, else a new card `id` (a server that posts no such event).
+ */
+export function openConfirmCard(model: ChatModel, id: string, params: ConfirmToolParams): OpenedCard {
+  for (const item of model.items) {
+    if (item.kind === "confirm" && item.toolUseId === params.toolUseId && pending(item.decision)) {
+      return { model, id: item.id };
+    }
+    if (item.kind === "tool" && item.toolUseId === params.toolUseId && item.confirm !== undefined && pending(item.confirm.decision)) {
+      return { model, id: item.confirm.id };
+    }
+  }
+  return { model: addConfirmCard(model, id, params), id };
+}
+
+/** What a card shows of the answer given to `tiller/confirmTool` (undefined: cancelled). */
+export function confirmDecision(result: ConfirmToolResult | undefined): ConfirmDecision {
+  if (result === undefined) return { state: "cancelled" };
+  return result.feedback ? { state: result.decision, feedback: result.feedback } : { state: result.decision };
+}
+
+function decideConfirmWhere(
+  model: ChatModel,
+  match: (id: string, toolUseId: string | undefined) => boolean,
+  decision: ConfirmDecision,
+  now?: number,
+  open: (decision: ConfirmDecision) => boolean = pending,
+): ChatModel {
   return updateWhere(
     model,
     (item) =>
-      (item.kind === "confirm" && match(item.id, item.toolUseId) && item.decision.state === "pending") ||
-      (item.kind === "tool" && item.confirm !== undefined && match(item.confirm.id, item.toolUseId) && item.confirm.decision.state === "pending"),
+      (item.kind === "confirm" && match(item.id, item.toolUseId) && open(item.decision)) ||
+      (item.kind === "tool" && item.confirm !== undefined && match(item.confirm.id, item.toolUseId) && open(item.confirm.decision)),
     (item) => {
       if (item.kind === "tool" && item.confirm !== undefined) {
         const restarted = now !== undefined && item.status === "running" && (decision.state === "allow" || decision.state === "allowSession");
@@ -588,102 +688,111 @@ function decideConfirmWhere(model: ChatModel, match: (id: string, toolUseId: str
   );
 }
 
+/** The user's answer on card `id` (only a pending card takes it). */
 export function decideConfirm(model: ChatModel, id: string, decision: ConfirmDecision, now?: number): ChatModel {
   return decideConfirmWhere(model, (cardId) => cardId === id, decision, now);
 }
 
 export function addCheckpointCard(model: ChatModel, id: string, turnId: string, toolsUsed: number): ChatModel {
-  return withItems(model, [...model.items, { kind: "checkpoint", id, turnId, toolsUsed, decision: { state: "pending" } }]);
+  const settled = settleStreaming(model);
+  return withItems(settled, [...settled.items, { kind: "checkpoint", id, turnId, toolsUsed, decision: { state: "pending" } }]);
 }
 
-export function decideCheckpoint(model: ChatModel, id: string, decision: CheckpointDecision): ChatModel {
+/**
+ * The card `tiller/checkpoint` asks on: the one its `checkpointRequested` event drew (the
+ * latest pending checkpoint of the turn), else a new card `id`.
+ */
+export function openCheckpointCard(model: ChatModel, id: string, turnId: string, toolsUsed: number): OpenedCard {
+  const drawn = latestCard(model, "checkpoint", turnId, true);
+  return drawn !== undefined ? { model, id: drawn.id } : { model: addCheckpointCard(model, id, turnId, toolsUsed), id };
+}
+
+/** What a card shows of the answer given to `tiller/checkpoint` (undefined: cancelled). */
+export function checkpointDecision(result: CheckpointResult | undefined): CheckpointDecision {
+  return { state: result === undefined ? "cancelled" : result.continue ? "continue" : "stop" };
+}
+
+function decideCheckpointWhere(model: ChatModel, id: string, decision: CheckpointDecision, open: (decision: CheckpointDecision) => boolean): ChatModel {
   return updateWhere(
     model,
-    (item) => item.id === id && item.kind === "checkpoint" && item.decision.state === "pending",
+    (item) => item.id === id && item.kind === "checkpoint" && open(item.decision),
     (item) => ({ ...item, decision }) as ChatItem,
   );
 }
 
-function fileCounts(fields: Record<string, unknown>): string {
-  const count = (key: string): number => (Array.isArray(fields[key]) ? (fields[key] as unknown[]).length : 0);
-  return `${count("changed")} changed, ${count("added")} added, ${count("removed")} removed`;
+/** The user's answer on card `id` (only a pending card takes it). */
+export function decideCheckpoint(model: ChatModel, id: string, decision: CheckpointDecision): ChatModel {
+  return decideCheckpointWhere(model, id, decision, pending);
+}
+
+interface FileChanges {
+  changed?: unknown;
+  added?: unknown;
+  removed?: unknown;
+}
+
+function fileCounts(changes: FileChanges): string {
+  const count = (files: unknown): number => (Array.isArray(files) ? files.length : 0);
+  return `${count(changes.changed)} changed, ${count(changes.added)} added, ${count(changes.removed)} removed`;
 }
 
 function shorten(text: string, length: number): string {
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }
 
-function str(fields: Record<string, unknown>, key: string): string {
-  const value = fields[key];
-  return typeof value === "string" ? value : "";
+/** Files and/or the conversation went back to before turn `turnId`: the rewound turns fade. */
+function rewound(model: ChatModel, turnId: string, event: Extract<TillerEvent, { type: "rewound" }>): ChatModel {
+  const what = [event.files ? `files (${fileCounts(event)})` : "", event.conversation ? "the conversation" : ""].filter(Boolean).join(" and ");
+  const prompt = model.items.find((item) => item.kind === "user" && item.turnId === turnId);
+  const where = prompt !== undefined && prompt.kind === "user" ? `“${shorten(prompt.text.split("\n")[0] ?? "", 60)}”` : "an earlier prompt";
+  const from = prompt !== undefined ? model.items.indexOf(prompt) : -1;
+  const faded = event.conversation && from >= 0 ? withItems(model, model.items.map((item, index) => (index >= from ? { ...item, faded: true } : item))) : model;
+  const undoId = typeof event.undoId === "string" ? event.undoId : "";
+  return push(faded, (id) => ({ kind: "notice", id, level: "info", text: `Rewound ${what || "nothing"} to before ${where}.`, ...(undoId !== "" ? { undoId } : {}) }));
 }
 
-/** Applies one transcript entry `{seq, turnId, kind, ...}`. Unknown kinds are skipped. */
-export function applyEntry(model: ChatModel, sessionId: string, entry: unknown): ChatModel {
+/** The rewind `undoId` was undone: nothing is faded any more, and its undo is spent. */
+function rewindUndone(model: ChatModel, event: Extract<TillerEvent, { type: "rewindUndone" }>): ChatModel {
+  const undoId = typeof event.undoId === "string" ? event.undoId : "";
+  const settled = updateWhere(
+    model,
+    (item) => item.faded === true || (item.kind === "notice" && item.undoId === undoId && undoId !== ""),
+    (item) => {
+      const { faded: _faded, ...rest } = item;
+      if (rest.kind === "notice") {
+        const { undoId: _gone, ...notice } = rest;
+        return notice;
+      }
+      return rest as ChatItem;
+    },
+  );
+  return addNotice(settled, `Rewind undone: files ${fileCounts(event)}.`, "info", false);
+}
+
+/** Entry kinds the journal folds: all the deltas of a stream become one entry. */
+const FOLDED: Readonly<Record<string, TillerEvent["type"]>> = { assistantText: "textDelta", assistantThinking: "thinkingDelta" };
+
+/**
+ * A transcript entry `{seq, turnId, kind, ...fields}` as the event it was journaled from
+ * (undefined for what is not an entry). Kinds no event has (`sliced`) pass through, and
+ * `applyEvent` skips them like any event it does not know.
+ */
+export function entryEvent(sessionId: string, entry: unknown): TillerEvent | undefined {
   if (typeof entry !== "object" || entry === null) {
-    return model;
+    return undefined;
   }
-  const { kind, turnId: rawTurnId, seq: _seq, ...fields } = entry as Record<string, unknown>;
+  const { kind, turnId, seq, ...fields } = entry as Record<string, unknown>;
   if (typeof kind !== "string") {
-    return model;
+    return undefined;
   }
-  const turnId = typeof rawTurnId === "string" ? rawTurnId : "";
-  switch (kind) {
-    case "assistantText":
-      return appendStreamed(model, "assistant", turnId, str(fields, "text"), false);
-    case "assistantThinking":
-      return appendStreamed(model, "thinking", turnId, str(fields, "text"), false);
-    case "planRequested":
-      return { ...addPlanCard(model, `i${model.nextId}`, turnId, str(fields, "plan")), nextId: model.nextId + 1 };
-    case "confirmRequested": {
-      const toolUseId = str(fields, "toolUseId");
-      const id = `i${model.nextId}`;
-      return { ...addConfirmation(model, turnId, toolUseId !== "" ? toolUseId : undefined, { id, name: str(fields, "name"), preview: summarizePreview(fields.preview), decision: { state: "pending" } }), nextId: model.nextId + 1 };
-    }
-    case "confirmDecided": {
-      const toolUseId = str(fields, "toolUseId");
-      const decision = str(fields, "decision");
-      if (decision !== "allow" && decision !== "allowSession" && decision !== "deny") return model;
-      const feedback = str(fields, "feedback");
-      return decideConfirmWhere(model, (_, tool) => tool === toolUseId, feedback !== "" ? { state: decision, feedback } : { state: decision });
-    }
-    case "checkpointRequested": {
-      const toolsUsed = typeof fields.toolsUsed === "number" ? fields.toolsUsed : 0;
-      return { ...addCheckpointCard(model, `i${model.nextId}`, turnId, toolsUsed), nextId: model.nextId + 1 };
-    }
-    case "checkpointDecided": {
-      const card = [...model.items].reverse().find((item) => item.kind === "checkpoint" && item.decision.state === "pending");
-      return card === undefined ? model : decideCheckpoint(model, card.id, { state: fields.continue === true ? "continue" : "stop" });
-    }
-    case "rewound": {
-      const what = [fields.files === true ? `files (${fileCounts(fields)})` : "", fields.conversation === true ? "the conversation" : ""].filter(Boolean).join(" and ");
-      const target = typeof rawTurnId === "string" ? rawTurnId : "";
-      const prompt = model.items.find((item) => item.kind === "user" && item.turnId === target);
-      const where = prompt !== undefined && prompt.kind === "user" ? `“${shorten(prompt.text.split("\n")[0] ?? "", 60)}”` : "an earlier prompt";
-      const undoId = str(fields, "undoId");
-      const from = prompt !== undefined ? model.items.indexOf(prompt) : -1;
-      const faded = fields.conversation === true && from >= 0 ? withItems(model, model.items.map((item, index) => (index >= from ? { ...item, faded: true } : item))) : model;
-      return push(faded, (id) => ({ kind: "notice", id, level: "info", text: `Rewound ${what || "nothing"} to before ${where}.`, ...(undoId !== "" ? { undoId } : {}) }));
-    }
-    case "rewindUndone": {
-      const undoId = str(fields, "undoId");
-      const settled = updateWhere(
-        model,
-        (item) => item.faded === true || (item.kind === "notice" && item.undoId === undoId && undoId !== ""),
-        (item) => {
-          const { faded: _faded, ...rest } = item;
-          if (rest.kind === "notice") {
-            const { undoId: _gone, ...notice } = rest;
-            return notice;
-          }
-          return rest as ChatItem;
-        },
-      );
-      return addNotice(settled, `Rewind undone: files ${fileCounts(fields)}.`, "info", false);
-    }
-    default:
-      return applyEvent(model, { ...fields, type: kind, sessionId, turnId: typeof rawTurnId === "string" ? rawTurnId : null, seq: 0 } as unknown as TillerEvent);
-  }
+  const event = { ...fields, type: FOLDED[kind] ?? kind, sessionId, turnId: typeof turnId === "string" ? turnId : null, seq: typeof seq === "number" ? seq : 0 };
+  return event as unknown as TillerEvent;
+}
+
+/** Applies one transcript entry: the event it records, through the one renderer. */
+export function applyEntry(model: ChatModel, sessionId: string, entry: unknown): ChatModel {
+  const event = entryEvent(sessionId, entry);
+  return event === undefined ? model : applyEvent(model, event);
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   type ChatCommand,
   type ChatItem,
   type ChatModel,
+  type OpenedCard,
 } from "./model";
 import { ChatSync } from "./patch";
 
@@ -60,6 +61,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   private readonly edits = new Map<string, EditTexts>();
   /** Connection notices shown since the last redraw (kept by the redraw after a restart). */
   private carry: ChatItem[] = [];
+  /** `command` events seen (each draws a slash command and its answer). */
+  private commandEvents = 0;
   private readonly decisions = new vscode.EventEmitter<CardDecision>();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -77,6 +80,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
       server.onState((state) => this.update((model) => setProvider(applyState(model, state), server.provider ?? null))),
       server.onEvent((event) => {
         this.noteEdit(event);
+        if (event.type === "command") this.commandEvents += 1;
         this.update((model) => applyEvent(model, event, Date.now()));
       }),
       server.onConnection((connection) => {
@@ -111,6 +115,17 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     } else if (event.name === "write_file" && typeof input.content === "string") {
       this.rememberEdit(toolUseId, { path, before: "", after: input.content });
     }
+  }
+
+  /** Opens (or adopts) the card a server request asks on; returns its id. */
+  open(make: (model: ChatModel) => OpenedCard): string {
+    let id = "";
+    this.update((model) => {
+      const opened = make(model);
+      id = opened.id;
+      return opened.model;
+    });
+    return id;
   }
 
   /** Applies a change to the chat model and schedules sending it (changes within 30 ms go together). */
@@ -261,8 +276,10 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   /**
-   * Sends a prompt. `/resume` alone opens the History picker; a slash command that switched
-   * the session (`/resume ID`, `/new`, `/fork`) redraws the chat from that session's transcript.
+   * Sends a prompt. `/resume` alone opens the History picker. A slash command is drawn by its
+   * `command` event (posted in the session it was typed in, before the answer); one that
+   * switched the session (`/clear`, `/resume ID`, `/fork`, `/slice`) redraws the chat from the
+   * new session's transcript, which says nothing of it: its answer is shown there.
    */
   private async prompt(text: string): Promise<void> {
     if (/^\/(resume|sessions|history)\s*$/i.test(text.trim())) {
@@ -270,6 +287,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
       return;
     }
     const before = this.server.state?.sessionId;
+    const commandEvents = this.commandEvents;
     const result = await this.server.request("tiller/prompt", { text });
     if (result.status !== "handled") {
       return;
@@ -280,7 +298,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
       if (result.message !== undefined && result.message !== "") {
         this.update((model) => addNotice(model, result.message ?? ""));
       }
-    } else {
+    } else if (this.commandEvents === commandEvents) {
+      // A server that posts no `command` event: draw the command here.
       this.update((model) => addHandledPrompt(model, text, result.message));
     }
   }

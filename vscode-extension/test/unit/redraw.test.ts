@@ -1,26 +1,43 @@
-// The chat drawn live (events + the cards the user answered) equals the chat redrawn from the
-// server's transcript; and the v2 events (live output, diffs, step restarts, crash-cut turns).
+// The chat drawn live equals the chat redrawn from the transcript, on what the real server
+// posted and journaled (tests/journal_sample.py drives it through a session); how the
+// approval requests adopt the cards their events drew; and the v2 events (live output, diffs,
+// step restarts, crash-cut turns).
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import * as path from "node:path";
 import { test } from "node:test";
 import {
-  addCheckpointCard,
   addConfirmCard,
-  addPlanCard,
   applyConnection,
   applyEvent,
   applyState,
+  checkpointDecision,
+  confirmDecision,
   decideCheckpoint,
   decideConfirm,
   decidePlan,
   emptyChat,
   fromTranscript,
+  openCheckpointCard,
+  openConfirmCard,
+  openPlanCard,
   plainWords,
   trailingConnectionNotices,
   usageText,
   type ChatItem,
   type ChatModel,
 } from "../../src/chat/model";
-import type { State, TillerEvent } from "../../src/protocol";
+import type {
+  ApprovePlanParams,
+  ApprovePlanResult,
+  CheckpointParams,
+  CheckpointResult,
+  ConfirmToolParams,
+  ConfirmToolResult,
+  State,
+  TillerEvent,
+} from "../../src/protocol";
 
 type EventBody = TillerEvent extends infer E ? (E extends TillerEvent ? Omit<E, "sessionId" | "turnId" | "seq"> : never) : never;
 
@@ -28,20 +45,6 @@ let seq = 0;
 function ev(body: EventBody, turnId: string | null = "t1", sessionId = "s1"): TillerEvent {
   seq += 1;
   return { sessionId, turnId, seq, ...body } as TillerEvent;
-}
-
-/** What the webview draws of an item: everything but ids and live-only timing. */
-function view(model: ChatModel): unknown[] {
-  const strip = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(strip);
-    if (typeof value !== "object" || value === null) return value;
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([key]) => key !== "id" && key !== "startedAt")
-        .map(([key, inner]) => [key, strip(inner)]),
-    );
-  };
-  return model.items.map(strip);
 }
 
 function only<K extends ChatItem["kind"]>(model: ChatModel, kind: K): Extract<ChatItem, { kind: K }>[] {
@@ -61,82 +64,195 @@ const state: State = {
   toolsUsed: 0,
 };
 
-test("a chat redrawn from the transcript is the chat shown live", () => {
-  // Live: events as they came, cards added and answered by the approval handlers.
-  let live = applyState(emptyChat(), state);
-  const now = 1_000;
-  const step = (event: EventBody): void => {
-    live = applyEvent(live, ev(event), now);
+const EXT_DIR = path.resolve(__dirname, "..", "..");
+const PYTHON = process.env.TILLER_PYTHON ?? path.join(EXT_DIR, "..", ".venv", "bin", "python");
+const SAMPLE_SCRIPT = path.join(EXT_DIR, "..", "tests", "journal_sample.py");
+
+/** One thing the server sent, in arrival order: an event, or a question and the answer it got. */
+type LiveItem =
+  | { event: TillerEvent }
+  | { request: "tiller/confirmTool"; params: ConfirmToolParams; result: ConfirmToolResult }
+  | { request: "tiller/approvePlan"; params: ApprovePlanParams; result: ApprovePlanResult }
+  | { request: "tiller/checkpoint"; params: CheckpointParams; result: CheckpointResult };
+
+type Question = Exclude<LiveItem, { event: TillerEvent }>;
+
+interface JournalSample {
+  sessionId: string;
+  live: LiveItem[];
+  transcript: unknown[];
+}
+
+/** Runs the real server through a session (tests/journal_sample.py); undefined without the venv. */
+function journalSample(): JournalSample | undefined {
+  if (!existsSync(PYTHON)) return undefined;
+  const run = spawnSync(PYTHON, [SAMPLE_SCRIPT], { encoding: "utf8", timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
+  assert.equal(run.status, 0, `journal_sample.py failed (${run.status ?? run.signal}):\n${run.stderr}`);
+  return JSON.parse(run.stdout) as JournalSample;
+}
+
+/**
+ * The live chat: events through `applyEvent`, questions through what the approval handlers
+ * (src/approvals.ts) do with them, the user's answer given as the script gave it.
+ */
+function foldLive(live: LiveItem[]): ChatModel {
+  let model = emptyChat();
+  let now = 1_000;
+  let asked = 0;
+  for (const item of live) {
+    now += 10;
+    if ("event" in item) {
+      model = applyEvent(model, item.event, now);
+      continue;
+    }
+    asked += 1;
+    switch (item.request) {
+      case "tiller/confirmTool": {
+        const opened = openConfirmCard(model, `confirm-${asked}`, item.params);
+        model = decideConfirm(opened.model, opened.id, confirmDecision(item.result), now);
+        break;
+      }
+      case "tiller/approvePlan": {
+        const opened = openPlanCard(model, `plan-${asked}`, item.params.turnId, item.params.plan);
+        model = decidePlan(opened.model, opened.id, item.result);
+        break;
+      }
+      case "tiller/checkpoint": {
+        const opened = openCheckpointCard(model, `checkpoint-${asked}`, item.params.turnId, item.params.toolsUsed);
+        model = decideCheckpoint(opened.model, opened.id, checkpointDecision(item.result));
+        break;
+      }
+    }
+  }
+  return model;
+}
+
+const VOLATILE = new Set(["id", "startedAt", "durationMs", "streaming"]);
+
+/** The items without what differs from one drawing to the next (ids, timers, streaming). */
+function normalized(model: ChatModel): unknown {
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (typeof value !== "object" || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key, inner]) => !VOLATILE.has(key) && inner !== undefined)
+        .map(([key, inner]) => [key, strip(inner)]),
+    );
   };
-  step({ type: "turnStarted", prompt: "fix it" });
-  step({ type: "thinkingDelta", text: "let me " });
-  step({ type: "thinkingDelta", text: "look" });
-  step({ type: "textDelta", text: "Looking at " });
-  step({ type: "textDelta", text: "the file." });
-  step({ type: "toolStarted", toolUseId: "u1", name: "read_file", input: { path: "a.py" }, batch: 0, concurrent: false });
-  step({ type: "toolFinished", toolUseId: "u1", name: "read_file", status: "ok", output: "1 x = 1", durationMs: 3 });
-  step({ type: "textDelta", text: "Partial that is vo" });
-  step({ type: "stepRestarted", reason: "overloaded" });
-  step({ type: "textDelta", text: "A plan first." });
-  live = addPlanCard(live, "plan-1", "t1", "1. edit a.py");
-  live = decidePlan(live, "plan-1", { approved: false, feedback: "smaller" });
-  step({ type: "planDecided", approved: false, feedback: "smaller" });
-  live = addPlanCard(live, "plan-2", "t1", "1. edit one line");
-  live = decidePlan(live, "plan-2", { approved: true, mode: "acceptEdits" });
-  step({ type: "planDecided", approved: true });
-  step({ type: "notice", text: "Mode is now acceptEdits" });
-  step({ type: "toolStarted", toolUseId: "u2", name: "bash", input: { command: "rm -rf build" }, batch: 0, concurrent: false });
-  live = addConfirmCard(live, "confirm-1", { turnId: "t1", toolUseId: "u2", name: "bash", input: {}, preview: { kind: "command", command: "rm -rf build", cwd: "/w" } });
-  live = decideConfirm(live, "confirm-1", { state: "deny", feedback: "keep it" }, now);
-  step({ type: "toolFinished", toolUseId: "u2", name: "bash", status: "denied", output: "Denied by the user. Their feedback: keep it", durationMs: 0 });
-  step({ type: "toolStarted", toolUseId: "u3", name: "edit_file", input: { path: "a.py" }, batch: 0, concurrent: false });
-  step({ type: "toolFinished", toolUseId: "u3", name: "edit_file", status: "ok", output: "edited", durationMs: 5, diff: { added: 1, removed: 1 } });
-  live = addCheckpointCard(live, "checkpoint-1", "t1", 3);
-  live = decideCheckpoint(live, "checkpoint-1", { state: "continue" });
-  step({ type: "textDelta", text: "Done." });
-  step({ type: "turnEnded", outcome: "completed", final: "Done.", trail: [] });
+  return strip(model.items);
+}
 
-  // The transcript the server keeps of the same session.
-  const entries = [
-    { kind: "turnStarted", prompt: "fix it" },
-    { kind: "assistantThinking", text: "let me look" },
-    { kind: "assistantText", text: "Looking at the file." },
-    { kind: "toolStarted", toolUseId: "u1", name: "read_file", input: { path: "a.py" }, batch: 0, concurrent: false },
-    { kind: "toolFinished", toolUseId: "u1", name: "read_file", status: "ok", output: "1 x = 1", durationMs: 3 },
-    { kind: "assistantText", text: "Partial that is vo" },
-    { kind: "stepRestarted", reason: "overloaded" },
-    { kind: "assistantText", text: "A plan first." },
-    { kind: "planRequested", plan: "1. edit a.py" },
-    { kind: "planDecided", approved: false, feedback: "smaller" },
-    { kind: "planRequested", plan: "1. edit one line" },
-    { kind: "planDecided", approved: true },
-    { kind: "notice", text: "Mode is now acceptEdits" },
-    { kind: "toolStarted", toolUseId: "u2", name: "bash", input: { command: "rm -rf build" }, batch: 0, concurrent: false },
-    { kind: "confirmRequested", toolUseId: "u2", name: "bash", preview: { kind: "command", command: "rm -rf build", cwd: "/w" } },
-    { kind: "confirmDecided", toolUseId: "u2", decision: "deny", feedback: "keep it" },
-    { kind: "toolFinished", toolUseId: "u2", name: "bash", status: "denied", output: "Denied by the user. Their feedback: keep it", durationMs: 0 },
-    { kind: "toolStarted", toolUseId: "u3", name: "edit_file", input: { path: "a.py" }, batch: 0, concurrent: false },
-    { kind: "toolFinished", toolUseId: "u3", name: "edit_file", status: "ok", output: "edited", durationMs: 5, diff: { added: 1, removed: 1 } },
-    { kind: "checkpointRequested", toolsUsed: 3 },
-    { kind: "checkpointDecided", continue: true },
-    { kind: "assistantText", text: "Done." },
-    { kind: "turnEnded", outcome: "completed", final: "Done.", trail: [] },
-  ].map((entry, index) => ({ seq: index + 1, turnId: "t1", ...entry }));
-  const redrawn = applyState(fromTranscript("s1", entries), state);
+test("a chat redrawn from what the real server journaled is the chat it showed live", { timeout: 240_000 }, (t) => {
+  const sample = journalSample();
+  if (sample === undefined) {
+    t.skip(`no Python at ${PYTHON} (set TILLER_PYTHON, or create the repo's .venv): the real server cannot run`);
+    return;
+  }
+  const live = foldLive(sample.live);
+  const redrawn = fromTranscript(sample.sessionId, sample.transcript);
+  assert.deepEqual(normalized(redrawn), normalized(live));
 
-  assert.deepEqual(view(redrawn), view(live));
-  // And it says what a user saw: both plans with their text and decision, the question on
-  // its row, plain words for the mode, the restarted step's first attempt gone.
-  const plans = only(redrawn, "plan");
-  assert.deepEqual(plans.map((plan) => [plan.plan, plan.decision.state]), [
-    ["1. edit a.py", "rejected"],
-    ["1. edit one line", "approved"],
-  ]);
-  const bash = only(redrawn, "tool").find((tool) => tool.toolUseId === "u2");
-  assert.deepEqual(bash?.confirm?.decision, { state: "deny", feedback: "keep it" });
-  assert.ok(only(redrawn, "notice").some((notice) => notice.text === "Mode: accept edits"));
-  assert.ok(!only(redrawn, "assistant").some((item) => item.text.includes("Partial")));
-  assert.deepEqual(only(redrawn, "tool").find((tool) => tool.toolUseId === "u3")?.diff, { added: 1, removed: 1 });
+  // What the session went through is all there, once: every question is one card (the event
+  // drew it, the request adopted it), on its tool row where it has one.
+  const requests = (method: Question["request"]): number => sample.live.filter((item) => "request" in item && item.request === method).length;
+  assert.ok(requests("tiller/confirmTool") >= 2 && requests("tiller/approvePlan") >= 2 && requests("tiller/checkpoint") >= 1, "the sample asks every kind of question");
+  for (const model of [live, redrawn]) {
+    const tools = only(model, "tool");
+    assert.equal(tools.filter((tool) => tool.confirm !== undefined).length, requests("tiller/confirmTool"));
+    assert.equal(only(model, "confirm").length, 0, "no confirmation apart from its row");
+    assert.deepEqual(tools.find((tool) => tool.name === "edit_file")?.confirm?.decision, { state: "allow" });
+    assert.deepEqual(tools.find((tool) => tool.name === "write_file")?.confirm?.decision, { state: "deny", feedback: "no changelog, please" });
+    assert.deepEqual(
+      only(model, "plan").map((plan) => plan.decision.state),
+      ["rejected", "approved"],
+    );
+    assert.equal(only(model, "checkpoint").length, requests("tiller/checkpoint"));
+    assert.ok(only(model, "checkpoint").every((card) => card.decision.state === "continue"));
+    assert.ok(only(model, "thinking").length > 0 && only(model, "assistant").length > 0);
+    const command = model.items.filter((item) => item.kind === "user" && item.text === "/mode plan");
+    assert.equal(command.length, 1, "the slash command shows once");
+    assert.ok(only(model, "notice").some((notice) => notice.text === "Mode: plan"));
+    assert.ok(only(model, "notice").some((notice) => notice.text.startsWith("Rewound files (1 changed, 0 added, 0 removed) and the conversation")));
+    assert.ok(only(model, "notice").some((notice) => notice.text.startsWith("Rewind undone")));
+    assert.ok(model.items.every((item) => item.faded !== true), "the undone rewind fades nothing");
+    assert.ok(only(model, "notice").some((notice) => notice.text.includes("retrying this step")));
+    assert.ok(only(model, "notice").some((notice) => notice.text.startsWith("The answer restarted (overloaded)")));
+    assert.ok(!only(model, "assistant").some((item) => item.text.includes("first attempt")), "the restarted step's first attempt is gone");
+  }
+  assert.ok(
+    redrawn.items.every((item) => (item.kind !== "assistant" && item.kind !== "thinking") || !item.streaming),
+    "replayed text is settled",
+  );
+});
+
+test("a question's card is drawn by its event and adopted by the request that follows", () => {
+  let model = applyEvent(emptyChat(), ev({ type: "turnStarted", prompt: "go" }));
+  model = applyEvent(model, ev({ type: "toolStarted", toolUseId: "u1", name: "bash", input: { command: "make" }, batch: 0, concurrent: false }), 10);
+  model = applyEvent(model, ev({ type: "confirmRequested", toolUseId: "u1", name: "bash", preview: { kind: "command", command: "make" } }));
+  const params: ConfirmToolParams = { turnId: "t1", toolUseId: "u1", name: "bash", input: {}, preview: { kind: "command", command: "make", cwd: "/w" } };
+  const confirm = openConfirmCard(model, "confirm-1", params);
+  assert.equal(confirm.model, model, "nothing new is drawn");
+  assert.equal(confirm.id, only(model, "tool")[0]?.confirm?.id);
+
+  model = applyEvent(model, ev({ type: "planRequested", plan: "1. a" }));
+  const plan = openPlanCard(model, "plan-1", "t1", "1. a");
+  assert.equal(plan.model, model);
+  assert.equal(plan.id, only(model, "plan")[0]?.id);
+
+  model = applyEvent(model, ev({ type: "checkpointRequested", toolsUsed: 20 }));
+  const checkpoint = openCheckpointCard(model, "checkpoint-1", "t1", 20);
+  assert.equal(checkpoint.model, model);
+  assert.equal(checkpoint.id, only(model, "checkpoint")[0]?.id);
+
+  // A server that posts no such events: the request draws the card.
+  const older = openPlanCard(applyEvent(emptyChat(), ev({ type: "turnStarted", prompt: "go" })), "plan-9", "t1", "1. b");
+  assert.equal(older.id, "plan-9");
+  assert.deepEqual(only(older.model, "plan").map((card) => card.plan), ["1. b"]);
+  const olderConfirm = openConfirmCard(emptyChat(), "confirm-9", params);
+  assert.equal(olderConfirm.id, "confirm-9");
+  assert.equal(only(olderConfirm.model, "confirm").length, 1);
+});
+
+test("a decided event leaves the user's answer as it is, and decides a card nobody answered", () => {
+  let model = applyEvent(emptyChat(), ev({ type: "turnStarted", prompt: "go" }));
+  model = applyEvent(model, ev({ type: "confirmRequested", toolUseId: "u1", name: "bash", preview: { kind: "command", command: "make" } }));
+  const params: ConfirmToolParams = { turnId: "t1", toolUseId: "u1", name: "bash", input: {}, preview: { kind: "command", command: "make", cwd: "/w" } };
+  const { id } = openConfirmCard(model, "confirm-1", params);
+  model = decideConfirm(model, id, confirmDecision({ decision: "allowSession" }));
+  const answered = model;
+  model = applyEvent(model, ev({ type: "confirmDecided", toolUseId: "u1", decision: "allowSession" }));
+  assert.deepEqual(model.items, answered.items);
+
+  // A checkpoint the server gave up on (the request was cancelled, then it failed closed).
+  model = applyEvent(model, ev({ type: "checkpointRequested", toolsUsed: 20 }));
+  const checkpoint = openCheckpointCard(model, "checkpoint-1", "t1", 20);
+  model = decideCheckpoint(model, checkpoint.id, checkpointDecision(undefined));
+  assert.equal(only(model, "checkpoint")[0]?.decision.state, "cancelled");
+  model = applyEvent(model, ev({ type: "checkpointDecided", continue: false }));
+  assert.equal(only(model, "checkpoint")[0]?.decision.state, "stop");
+
+  // A confirmation that timed out without a click.
+  model = applyEvent(model, ev({ type: "confirmRequested", toolUseId: "u2", name: "bash", preview: { kind: "command", command: "rm x" } }));
+  model = applyEvent(model, ev({ type: "confirmDecided", toolUseId: "u2", decision: "deny" }));
+  assert.deepEqual(only(model, "confirm").find((card) => card.toolUseId === "u2")?.decision, { state: "deny" });
+
+  // A plan answered here, then the server's word on it.
+  model = applyEvent(model, ev({ type: "planRequested", plan: "1. a" }));
+  const plan = openPlanCard(model, "plan-1", "t1", "1. a");
+  model = decidePlan(model, plan.id, { approved: false, feedback: "smaller" });
+  model = applyEvent(model, ev({ type: "planDecided", approved: false, feedback: "smaller" }));
+  assert.deepEqual(only(model, "plan").map((card) => card.decision), [{ state: "rejected", feedback: "smaller" }]);
+});
+
+test("a slash command is drawn by its event: the typed command and the server's answer", () => {
+  let model = applyEvent(emptyChat(), ev({ type: "turnStarted", prompt: "go" }));
+  model = applyEvent(model, ev({ type: "textDelta", text: "working" }));
+  model = applyEvent(model, ev({ type: "command", text: "/mode acceptEdits", message: "Mode: acceptEdits" }, null));
+  const [, assistant, command, answer] = model.items;
+  assert.equal(assistant?.kind === "assistant" && assistant.streaming, false, "the text before it is settled");
+  assert.deepEqual(command?.kind === "user" ? [command.text, command.local, command.turnId] : [], ["/mode acceptEdits", true, undefined]);
+  assert.deepEqual(answer?.kind === "notice" ? answer.text : undefined, "Mode: accept edits");
 });
 
 test("a confirmation sits on its tool row, before any output", () => {
