@@ -5,7 +5,7 @@ and then a final text: 30 model requests. It computes `usage` the way the API do
 (`tests/fakeapi.py`, `PromptCache`): the prompt is tools, system, messages; each
 `cache_control` breakpoint writes the prefix up to it; a breakpoint reads the longest prefix
 written before that ends at most 20 blocks back. So the figures measure where Tiller puts its
-breakpoints (`tiller.provider.api_params`), not the SDK or the fake.
+breakpoints (`tiller.model.provider.api_params`), not the SDK or the fake.
 
     cache-read share of step n = cache_read / (input + cache_read + cache_creation)
 

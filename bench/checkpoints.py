@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from _common import Figure, main, median
-from tiller.checkpoints import ShadowRepo
+from tiller.workspace.checkpoints import ShadowRepo
 
 FILES = 10_000
 TOTAL_BYTES = 200 * 1024 * 1024

@@ -430,7 +430,7 @@ class ModelSpec:
 
 K = 1000
 M = 1_000_000
-# Mirrors server/tiller/models.py (the catalog kept from the docs, see docs/models.md).
+# Mirrors server/tiller/model/models.py (the catalog kept from the docs, see docs/models.md).
 MODELS: dict[str, ModelSpec] = {
     spec.id: spec
     for spec in (

@@ -35,7 +35,12 @@ import sys
 import threading
 from typing import Any
 
-PRELOAD = ("tiller.__main__", "tiller.rpc", "tiller.pygls_adapter", "tiller.anthropic_provider")
+PRELOAD = (
+    "tiller.__main__",
+    "tiller.faces.lsp.rpc",
+    "tiller.faces.lsp.pygls_adapter",
+    "tiller.model.anthropic_provider",
+)
 MAX_REQUEST = 1 << 20
 
 

@@ -21,7 +21,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import forward_stderr, register_lsp_features
 
 from forkserver import fork_server
-from tiller.wire import plain_dict_converter
+from tiller.faces.lsp.wire import plain_dict_converter
 
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[Any]]

@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from fakeapi import FakeMessagesAPI  # noqa: E402
-from tiller.client.jsonrpc import Handlers  # noqa: E402
-from tiller.client.server import ServerProcess  # noqa: E402
+from tiller.faces.client.jsonrpc import Handlers  # noqa: E402
+from tiller.faces.client.server import ServerProcess  # noqa: E402
 
 JSON = dict[str, Any]
 API_KEY = "test-key"
@@ -141,7 +141,7 @@ class Session:
 
     def handlers(self) -> Handlers:
         def on_event(params: Any) -> None:
-            # Called in arrival order, synchronously (tiller.client.jsonrpc).
+            # Called in arrival order, synchronously (tiller.faces.client.jsonrpc).
             self.live.append({"event": params})
             self.changed.set()
 

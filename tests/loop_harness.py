@@ -12,19 +12,26 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fakeapi import validate_messages_request
-from tiller import compaction, history, models
-from tiller.approvals import PlanAnswer, ToolAnswer
-from tiller.events import Event
-from tiller.history import Message, text_block
+from tiller.core import compaction, history
+from tiller.core.approvals import PlanAnswer, ToolAnswer
+from tiller.core.events import Event
+from tiller.core.history import Message, text_block
+from tiller.core.loop import Turn, TurnSetup
+from tiller.core.outcomes import TurnOutcome
+from tiller.core.permissions import Grants
+from tiller.core.scheduler import ToolCall
 from tiller.jsontypes import JSON
-from tiller.loop import Turn, TurnSetup
-from tiller.outcomes import TurnOutcome
-from tiller.permissions import Grants
+from tiller.model import models
+from tiller.model.provider import (
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    StreamListener,
+    api_params,
+)
+from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking, TrailItem
-from tiller.provider import ModelRequest, ModelResponse, ProviderError, StreamListener, api_params
-from tiller.scheduler import ToolCall
-from tiller.tools.base import Preview, ReadLedger, ToolContext, ToolResult
-from tiller.usage import ContextUse, Usage
+from tiller.workspace.tools.base import Preview, ReadLedger, ToolContext, ToolResult
 
 MODEL = "claude-sonnet-4-5"
 TOOL_IDS = itertools.count()  # tool_use ids are unique across a whole history

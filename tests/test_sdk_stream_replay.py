@@ -2,7 +2,7 @@
 
 The recordings are the public Python SDK's test fixtures (tests/fixtures/sdk_streams/README.md
 names their source). Each is served verbatim by the fake API (spec key ``replay``) to
-``tiller.anthropic_provider.AnthropicClient``, which talks HTTP through the real ``anthropic``
+``tiller.model.anthropic_provider.AnthropicClient``, which talks HTTP through the real ``anthropic``
 SDK. The expectations below were written from reading each recording, not from running the
 provider: what the loop must get (text deltas, finished blocks in API param shape, which calls
 must not run, stop reason and details, usage with the cache fields).
@@ -19,12 +19,12 @@ import pytest
 
 from fakeapi import FIXTURES, FakeMessagesAPI
 from recording_listener import RecordingListener
-from tiller.anthropic_provider import AnthropicClient
-from tiller.history import Message
-from tiller.models import resolve
+from tiller.core.history import Message
+from tiller.model.anthropic_provider import AnthropicClient
+from tiller.model.models import resolve
+from tiller.model.provider import ModelRequest, ModelResponse
+from tiller.model.usage import Usage
 from tiller.protocol import Thinking
-from tiller.provider import ModelRequest, ModelResponse
-from tiller.usage import Usage
 
 JSON = dict[str, Any]
 MODEL = "claude-sonnet-5-5"

@@ -98,7 +98,7 @@ def python_for(user: User) -> tuple[str, dict[str, str]]:
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     env = {"PYTHONPATH": _import_path()}
     candidates = [sys.executable, shutil.which(f"python{version}"), f"/usr/bin/python{version}"]
-    check = "import tiller.rpc, tiller.anthropic_provider"
+    check = "import tiller.faces.lsp.rpc, tiller.model.anthropic_provider"
     for python in dict.fromkeys(c for c in candidates if c):
         try:
             done = subprocess.run(  # through sh: the server must be able to exec it too

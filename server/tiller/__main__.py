@@ -12,8 +12,8 @@ import logging
 import os
 import sys
 
-from . import preload
-from .hardening import make_undumpable
+from tiller import preload
+from tiller.hardening import make_undumpable
 
 
 def main() -> None:
@@ -27,13 +27,13 @@ def main() -> None:
     make_undumpable()
     if sys.argv[1:] == ["--acp"]:  # the Agent Client Protocol instead (docs/acp.md)
         with preload.full_collections_paused():
-            from .acp import serve
+            from tiller.faces.acp import serve
 
         serve()
         return
     with preload.full_collections_paused():
-        from .pygls_adapter import serve_stdio
-        from .rpc import build_server
+        from tiller.faces.lsp.pygls_adapter import serve_stdio
+        from tiller.faces.lsp.rpc import build_server
 
     serve_stdio(build_server())
 

@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 import platformdirs
 
-from .errors import ConfigError
-from .models import resolve, thinking_problem
-from .protocol import EFFORTS, MODES, Mode, Thinking
-from .tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
+from tiller.errors import ConfigError
+from tiller.model.models import resolve, thinking_problem
+from tiller.protocol import EFFORTS, MODES, Mode, Thinking
+from tiller.workspace.tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .tool_env import ALWAYS_HIDDEN
+from tiller.workspace.tool_env import ALWAYS_HIDDEN
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from types import ModuleType
 
-SDK_MODULE = "tiller.anthropic_provider"
+SDK_MODULE = "tiller.model.anthropic_provider"
 log = logging.getLogger(__name__)
 
 _started: dict[str, Future[ModuleType]] = {}
@@ -36,7 +36,7 @@ def full_collections_paused() -> Iterator[None]:
 
     An import builds many long-lived objects and little garbage, so the full (oldest
     generation) passes that the growing heap keeps triggering only slow it down: with them
-    paused, ``tiller.rpc`` and the SDK import ~25 % faster (CPU). Young collections still
+    paused, ``tiller.faces.lsp.rpc`` and the SDK import ~25 % faster (CPU). Young collections still
     run, so what the imports throw away is still freed (pausing the collector entirely would
     keep ~10 MiB more). gc state is per process: the first pause raises the threshold of
     full passes, the last one to end restores it.

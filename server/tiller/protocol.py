@@ -2,10 +2,10 @@
 shapes of PROTOCOL.md.
 
 What a client sends is a frozen dataclass per request (``PromptParams``), made from the wire's
-camelCase object by `tiller.params`; what the server sends is described by a ``TypedDict`` in
-wire form (camelCase keys; ``NotRequired`` members may be absent). ``vscode-extension/src/
-protocol.ts`` is generated from this module (`tiller.protocol_ts`): a ``TypedDict`` named
-``FooWire`` is ``Foo`` there.
+camelCase object by `tiller.faces.lsp.params`; what the server sends is described by a
+``TypedDict`` in wire form (camelCase keys; ``NotRequired`` members may be absent).
+``vscode-extension/src/protocol.ts`` is generated from this module (`tiller.protocol_ts`): a
+``TypedDict`` named ``FooWire`` is ``Foo`` there.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict, TypeVar, cast, get_args
 
-from .jsontypes import JSON
-from .wire import INT64_MAX
+from tiller.jsontypes import JSON
 
 T = TypeVar("T")
 
@@ -84,6 +83,8 @@ CUSTOM_METHODS: Final = frozenset(
         CHECKPOINT,
     }
 )  # fmt: skip
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # every number on the wire lies within
 
 
 MODE_WORDS: Final[dict[Mode, str]] = {

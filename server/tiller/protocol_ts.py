@@ -31,9 +31,9 @@ from typing import (
     is_typeddict,
 )
 
-from . import protocol
-from .params import describe
-from .protocol import Between, NonBlank, Unset, wire_name
+from tiller import protocol
+from tiller.faces.lsp.params import describe
+from tiller.protocol import Between, NonBlank, Unset, wire_name
 
 COMMAND = "uv run --frozen python -m tiller.protocol_ts > vscode-extension/src/protocol.ts"
 WIDTH = 100

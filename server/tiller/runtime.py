@@ -15,12 +15,12 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Final
 
-from .config import Config
-from .errors import TillerError
-from .provider import AnthropicProvider
-from .rewind import CheckpointKeeper
-from .services import make_provider, open_checkpoints, open_shell, open_store
-from .tools.bash_readonly import is_read_only_command
+from tiller.config import Config
+from tiller.errors import TillerError
+from tiller.model.provider import AnthropicProvider
+from tiller.services import make_provider, open_checkpoints, open_shell, open_store
+from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.tools.bash_readonly import is_read_only_command
 
 log = logging.getLogger(__name__)
 

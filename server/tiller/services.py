@@ -8,18 +8,18 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from .config import AnthropicSettings, Config, ScriptedSettings
-from .errors import ConfigError
-from .provider import AnthropicProvider, Provider, ScriptedProvider
-from .rewind import CheckpointKeeper
-from .store import SessionStore, StoreTooNew
-from .tools.sandbox import ShellPolicy, shell_policy
+from tiller.config import AnthropicSettings, Config, ScriptedSettings
+from tiller.errors import ConfigError
+from tiller.model.provider import AnthropicProvider, Provider, ScriptedProvider
+from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.store import SessionStore, StoreTooNew
+from tiller.workspace.tools.sandbox import ShellPolicy, shell_policy
 
 
 def make_provider(config: Config) -> Provider:
     match config.provider:
         case ScriptedSettings(script="demo"):
-            from .demo_provider import DemoProvider  # the offline demo: scenes, endless
+            from tiller.model.demo_provider import DemoProvider  # the offline demo: scenes, endless
 
             return DemoProvider()
         case ScriptedSettings(script=script):

@@ -49,7 +49,7 @@ from acp.schema import (
 
 from fakeapi import FakeMessagesAPI
 from test_turn_basics import text, tool_use
-from tiller.history import Message, problems
+from tiller.core.history import Message, problems
 
 SERVER = (sys.executable, "-m", "tiller", "--acp")
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[str | None]]
@@ -270,7 +270,7 @@ async def test_tiller_acp_serves_the_agent_and_reads_settings_from_initialize_me
     api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
     editor = Editor()
-    command = (sys.executable, "-m", "tiller.cli", "acp")
+    command = (sys.executable, "-m", "tiller.faces.cli", "acp")
     async with spawn_agent_process(
         as_client(editor), *command, env=agent_env(api, tmp_path / "data"), cwd=workspace
     ) as (conn, _process):

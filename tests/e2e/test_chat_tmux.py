@@ -149,7 +149,7 @@ async def start_chat(
 
     async def start(*args: str, toolbar: str = TOOLBAR) -> Terminal:
         argv = [
-            sys.executable, "-m", "tiller.cli", "chat", "--workspace", str(workspace),
+            sys.executable, "-m", "tiller.faces.cli", "chat", "--workspace", str(workspace),
             "--base-url", api.base_url, "--model", "claude-test-1", *args,
         ]  # fmt: skip
         terminal.start(argv, chat_env(tmp_path / "data"), workspace)

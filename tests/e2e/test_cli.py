@@ -27,7 +27,7 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 
-CLI = [sys.executable, "-m", "tiller.cli", "run"]
+CLI = [sys.executable, "-m", "tiller.faces.cli", "run"]
 RUN_TIMEOUT = 60.0
 
 
@@ -450,7 +450,7 @@ async def test_chat_without_a_terminal_runs_each_line_as_tiller_run_would(
     )
     (workspace / "a.txt").write_text("a\n")
     process = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "tiller.cli", "chat", "--workspace", str(workspace)],
+        *[sys.executable, "-m", "tiller.faces.cli", "chat", "--workspace", str(workspace)],
         *["--base-url", api.base_url, "--model", "claude-test-1"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from journal_sample import sample
-from tiller.acp.updates import SessionUpdates, ToolCalls, replay
-from tiller.chat.events import EventLog
-from tiller.chat.printer import Printer
-from tiller.transcript import as_events
+from tiller.core.transcript import as_events
+from tiller.faces.acp.updates import SessionUpdates, ToolCalls, replay
+from tiller.faces.chat.events import EventLog
+from tiller.faces.chat.printer import Printer
 
 JSON = dict[str, Any]
 STREAMED = {"textDelta", "thinkingDelta", "toolOutput"}  # folded, or not kept

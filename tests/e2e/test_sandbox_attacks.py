@@ -32,7 +32,7 @@ from fakeapi import FakeMessagesAPI
 from harness import Tiller, server_env, spawn_client, stop_tiller
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
-from tiller.tools.sandbox import bwrap_works
+from tiller.workspace.tools.sandbox import bwrap_works
 from users import USERS, User, as_user, make_dir, python_for, require, user_dir
 
 SECRET = "sk-ant-attack-5e6f7a8b9c0d1e2f"

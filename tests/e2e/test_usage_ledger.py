@@ -9,8 +9,8 @@ import pytest
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
 from test_turn_basics import text, tool_use
-from tiller.models import price, resolve
-from tiller.usage import Usage
+from tiller.model.models import price, resolve
+from tiller.model.usage import Usage
 
 MODEL = "claude-sonnet-4-5"
 

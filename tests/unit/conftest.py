@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from disk import SECRET
-from tiller.tools.base import ReadLedger, ToolContext
+from tiller.workspace.tools.base import ReadLedger, ToolContext
 
 
 @pytest.fixture

@@ -22,12 +22,12 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tiller.acp.agent import PromptBlock, advertised_commands, prompt_text
-from tiller.acp.files import ClientFiles
-from tiller.acp.terminal import ClientTerminal, exit_code_of, terminal_env
-from tiller.acp.updates import SessionUpdates, ToolCalls, describe_tool, replay, turn_end
+from tiller.faces.acp.agent import PromptBlock, advertised_commands, prompt_text
+from tiller.faces.acp.files import ClientFiles
+from tiller.faces.acp.terminal import ClientTerminal, exit_code_of, terminal_env
+from tiller.faces.acp.updates import SessionUpdates, ToolCalls, describe_tool, replay, turn_end
 from tiller.jsontypes import JSON
-from tiller.tool_env import tool_env
+from tiller.workspace.tool_env import tool_env
 
 WS = Path("/work/ws")
 

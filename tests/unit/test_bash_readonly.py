@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tiller.tools import git_config
-from tiller.tools.bash_readonly import MAX_COMMAND_BYTES, is_read_only_command
+from tiller.workspace.tools import git_config
+from tiller.workspace.tools.bash_readonly import MAX_COMMAND_BYTES, is_read_only_command
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tiller.client.jsonrpc import Handlers, JsonRpcConnection, RpcError, frame, read_message
+from tiller.faces.client.jsonrpc import Handlers, JsonRpcConnection, RpcError, frame, read_message
 
 
 class Wire:

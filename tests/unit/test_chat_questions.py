@@ -7,7 +7,7 @@ import string
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiller.client.questions import checkpoint_question, confirm_question, plan_question
+from tiller.faces.client.questions import checkpoint_question, confirm_question, plan_question
 
 EDIT = {
     "name": "edit_file",

@@ -5,16 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tiller.chat.events import EventLog
-from tiller.chat.printer import Printer
-from tiller.chat.view import (
+from tiller.core.transcript import as_events
+from tiller.faces.chat.events import EventLog
+from tiller.faces.chat.printer import Printer
+from tiller.faces.chat.view import (
     outcome_lines,
     queue_lines,
     todo_summary,
     toolbar_text,
     usage_text,
 )
-from tiller.transcript import as_events
 
 STATE: dict[str, Any] = {
     "sessionId": "s1",
@@ -188,7 +188,7 @@ def test_queue_lines_number_the_waiting_prompts() -> None:
 
 
 def test_text_from_the_model_cannot_send_escape_sequences_to_the_terminal() -> None:
-    from tiller.client.render import terminal_safe
+    from tiller.faces.client.render import terminal_safe
 
     assert terminal_safe("ok\x1b]0;pwned\x07 \x1b[2J\rtab\tline\n") == (
         "ok^[]0;pwned^G ^[[2J^Mtab\tline\n"

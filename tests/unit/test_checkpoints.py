@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiller.checkpoints import CheckpointError, ShadowRepo
 from tiller.protocol import Thinking
-from tiller.rewind import CheckpointKeeper
-from tiller.store import CheckpointTable, SessionRow, SessionStore
+from tiller.workspace.checkpoints import CheckpointError, ShadowRepo
+from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.store import CheckpointTable, SessionRow, SessionStore
 
 
 def digest(root: Path) -> dict[str, tuple[str, str]]:
@@ -105,7 +105,8 @@ def test_a_restore_cut_by_kill_9_is_completed_by_the_next_call(tmp_path: Path) -
         (ws / f"file{n:04}.txt").write_text(f"agent wrote {n}\n")
     (ws / "extra.txt").write_text("made later")
     code = (
-        "import sys; from pathlib import Path; from tiller.checkpoints import ShadowRepo; "
+        "import sys; from pathlib import Path; "
+        "from tiller.workspace.checkpoints import ShadowRepo; "
         f"ShadowRepo(Path({str(repo.git_dir)!r}), Path({str(ws)!r})).restore({target!r})"
     )
     child = subprocess.Popen([sys.executable, "-c", code])
@@ -295,7 +296,7 @@ async def test_housekeeping_keeps_only_this_workspaces_commits_when_several_exis
     table = CheckpointTable(store)
     mine = table.live_commits(str(tmp_path / "one"))
     assert len(mine) == 2 and mine.isdisjoint(table.live_commits(str(tmp_path / "two")))
-    with caplog.at_level(logging.WARNING, logger="tiller.rewind"):
+    with caplog.at_level(logging.WARNING, logger="tiller.workspace.rewind"):
         await one.housekeeping()
     assert not [r for r in caplog.records if "housekeeping failed" in r.getMessage()]
     kept = await asyncio.to_thread(keep_refs, one.repo.git_dir)

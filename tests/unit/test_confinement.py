@@ -14,10 +14,10 @@ import pytest
 
 from disk import SECRET
 from swap_race import Flipper
-from tiller.tools.base import FileStamp, ToolContext, ToolResult
-from tiller.tools.confined import Root
-from tiller.tools.files import EditFile, ListFiles, ReadFile, WriteFile
-from tiller.tools.search import Grep
+from tiller.workspace.tools.base import FileStamp, ToolContext, ToolResult
+from tiller.workspace.tools.confined import Root
+from tiller.workspace.tools.files import EditFile, ListFiles, ReadFile, WriteFile
+from tiller.workspace.tools.search import Grep
 
 
 def files_under(path: Path) -> set[str]:

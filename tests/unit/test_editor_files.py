@@ -16,11 +16,11 @@ import pytest
 
 from disk import SECRET
 from tiller.jsontypes import JSON
-from tiller.tools.base import DiffStat, ReadLedger, Tool, ToolContext, ToolResult
-from tiller.tools.files import EditFile, ReadFile, WriteFile
-from tiller.tools.live_output import LiveOutput
-from tiller.tools.sandbox import ShellPolicy
-from tiller.tools.shell import Bash, CommandRun
+from tiller.workspace.tools.base import DiffStat, ReadLedger, Tool, ToolContext, ToolResult
+from tiller.workspace.tools.files import EditFile, ReadFile, WriteFile
+from tiller.workspace.tools.live_output import LiveOutput
+from tiller.workspace.tools.sandbox import ShellPolicy
+from tiller.workspace.tools.shell import Bash, CommandRun
 
 
 @dataclass

@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loop_harness import KINDS, MODEL, AllowAll, Probe, Provider, check_request
-from tiller import history
 from tiller.config import Config
-from tiller.events import Posted
+from tiller.core import history
+from tiller.core.events import Posted
+from tiller.core.session import Session, Started
 from tiller.protocol import State, Thinking, Todo
-from tiller.session import Session, Started
-from tiller.store import SessionStore
+from tiller.workspace.store import SessionStore
 
 turns = st.lists(
     st.tuples(st.booleans(), st.lists(st.sampled_from(KINDS), max_size=6)),

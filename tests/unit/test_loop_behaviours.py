@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from loop_harness import MODEL, SPEC, Host, Provider, run_turn
-from tiller import compaction, history
-from tiller.events import Notice, StepRestarted, ToolFinished
-from tiller.history import Message, text_block
-from tiller.outcomes import Completed, Failed, Refused
-from tiller.usage import Usage
+from tiller.core import compaction, history
+from tiller.core.events import Notice, StepRestarted, ToolFinished
+from tiller.core.history import Message, text_block
+from tiller.core.outcomes import Completed, Failed, Refused
+from tiller.model.usage import Usage
 
 
 def notices(host: Host) -> list[str]:

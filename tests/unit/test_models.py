@@ -6,7 +6,7 @@ import pytest
 
 from tiller.config import DEFAULT_MODEL, parse_config
 from tiller.errors import ConfigError
-from tiller.models import (
+from tiller.model.models import (
     CATALOG,
     ApiModel,
     Catalog,
@@ -14,8 +14,8 @@ from tiller.models import (
     resolve,
     thinking_problem,
 )
+from tiller.model.usage import Usage
 from tiller.protocol import Thinking
-from tiller.usage import Usage
 
 
 def test_default_model_is_the_current_sonnet_with_its_real_limits() -> None:

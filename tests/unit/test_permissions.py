@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.permissions import Allow, Ask, Deny, Grants, decide
+from tiller.core.permissions import Allow, Ask, Deny, Grants, decide
 from tiller.protocol import Mode
-from tiller.tools.base import ToolKind
+from tiller.workspace.tools.base import ToolKind
 
 TABLE: list[tuple[ToolKind, bool, Mode, type]] = [
     ("read", True, "default", Allow),

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.approvals import PLAN_NOT_APPROVED, PlanAnswer
-from tiller.plan_gate import (
+from tiller.core.approvals import PLAN_NOT_APPROVED, PlanAnswer
+from tiller.core.plan_gate import (
     MAX_PLAN_REVISIONS,
     Approved,
     Declined,

@@ -8,8 +8,9 @@ from typing import Any, NotRequired, get_args, get_origin, get_type_hints
 
 import pytest
 
-from tiller import approvals, models, outcomes, protocol, protocol_ts, rpc
-from tiller.events import (
+from tiller import protocol, protocol_ts
+from tiller.core import approvals, outcomes
+from tiller.core.events import (
     Notice,
     PlanDecided,
     Posted,
@@ -23,11 +24,13 @@ from tiller.events import (
     TurnEnded,
     TurnStarted,
 )
-from tiller.outcomes import Completed, Failed, Interrupted, Refused
-from tiller.permissions import Allow
+from tiller.core.outcomes import Completed, Failed, Interrupted, Refused
+from tiller.core.permissions import Allow
+from tiller.faces.lsp import rpc
+from tiller.model import models
+from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import TrailItem
-from tiller.tools.base import DiffStat, Preview
-from tiller.usage import ContextUse, Usage
+from tiller.workspace.tools.base import DiffStat, Preview
 
 GENERATED = Path(__file__).parents[2] / "vscode-extension" / "src" / "protocol.ts"
 

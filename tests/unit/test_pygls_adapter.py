@@ -1,6 +1,6 @@
-"""`tiller.pygls_adapter` against the installed pygls: these fail loudly when an upgrade moves
-the private state the adapter relies on (``_request_futures``, ``_result_types``, ``_shutdown``)
-or changes how an error answer resolves a pending request."""
+"""`tiller.faces.lsp.pygls_adapter` against the installed pygls: these fail loudly when an
+upgrade moves the private state the adapter relies on (``_request_futures``,
+``_result_types``, ``_shutdown``) or changes how an error answer resolves a pending request."""
 
 from __future__ import annotations
 
@@ -14,9 +14,14 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from processes import until
-from tiller.pygls_adapter import PyglsEndpoint, cancel_request, forget_request, shutting_down
-from tiller.stdio import FrameWriter, Garbled
-from tiller.wire import plain_dict_converter
+from tiller.faces.lsp.pygls_adapter import (
+    PyglsEndpoint,
+    cancel_request,
+    forget_request,
+    shutting_down,
+)
+from tiller.faces.lsp.stdio import FrameWriter, Garbled
+from tiller.faces.lsp.wire import plain_dict_converter
 
 
 def sent(stream: io.BytesIO) -> list[dict[str, Any]]:

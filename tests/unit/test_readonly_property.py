@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tiller.tool_env import tool_env
-from tiller.tools.bash_readonly import is_read_only_command
+from tiller.workspace.tool_env import tool_env
+from tiller.workspace.tools.bash_readonly import is_read_only_command
 
 PROGRAMS: dict[str, list[str]] = {
     "cat": ["-n", "-A"],

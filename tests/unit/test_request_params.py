@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from tiller.history import Message, text_block, tool_result_block
-from tiller.models import resolve
+from tiller.core.history import Message, text_block, tool_result_block
+from tiller.model.models import resolve
+from tiller.model.provider import CACHE_LOOKBACK_BLOCKS, ModelRequest, api_params
 from tiller.protocol import Thinking
-from tiller.provider import CACHE_LOOKBACK_BLOCKS, ModelRequest, api_params
 
 SAMPLING = {"temperature", "top_p", "top_k"}
 

@@ -1,5 +1,5 @@
 """Request params are structured once, strictly, into `protocol` dataclasses; every problem is
-one -32602 message naming the member (`tiller.params`)."""
+one -32602 message naming the member (`tiller.faces.lsp.params`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from tiller import protocol as p
 from tiller.errors import InvalidParams
-from tiller.params import structure_params
-from tiller.wire import INT64_MAX
+from tiller.faces.lsp.params import structure_params
+from tiller.protocol import INT64_MAX
 
 
 def problem(cls: type[Any], raw: object) -> str:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiller import history
-from tiller.history import Message, text_block, tool_result_block
-from tiller.slicing import (
+from tiller.core import history
+from tiller.core.history import Message, text_block, tool_result_block
+from tiller.core.slicing import (
     Bound,
     Compact,
     Inject,

@@ -1,4 +1,5 @@
-"""The stdio framing (`tiller.stdio`) and the JSON-RPC triage (`tiller.wire`), without a server."""
+"""The stdio framing (`tiller.faces.lsp.stdio`) and the JSON-RPC triage
+(`tiller.faces.lsp.wire`), without a server."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from tiller.stdio import (
+from tiller.faces.lsp.stdio import (
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
     FrameDecoder,
@@ -22,7 +23,7 @@ from tiller.stdio import (
     guess_request_id,
     serve,
 )
-from tiller.wire import Deliver, Drop, Reject, plain_dict_converter, triage
+from tiller.faces.lsp.wire import Deliver, Drop, Reject, plain_dict_converter, triage
 
 
 def request(msg_id: int, method: str = "tiller/getState") -> dict[str, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tiller.store import STORE_VERSION, SessionStore, StoreTooNew
+from tiller.workspace.store import STORE_VERSION, SessionStore, StoreTooNew
 
 # The schema as Tiller wrote it before the ladder (user_version 0), before the usage ledger.
 UNVERSIONED_BEFORE_USAGE = """

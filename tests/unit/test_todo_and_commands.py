@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tiller.commands import (
+from tiller.core.commands import (
     ChangeMode,
     ChangeModel,
     ChangeThinking,
@@ -16,7 +16,7 @@ from tiller.commands import (
 )
 from tiller.errors import ToolInputError
 from tiller.protocol import Mode, Thinking, Todo
-from tiller.tools.todo import needs_verification_nudge, parse_todos
+from tiller.workspace.tools.todo import needs_verification_nudge, parse_todos
 
 
 def test_parse_todos_validates_statuses_and_content() -> None:

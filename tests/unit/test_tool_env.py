@@ -9,7 +9,7 @@ import pytest
 
 from tiller.config import parse_config
 from tiller.errors import ConfigError
-from tiller.tool_env import EnvRules, tool_env, unasked_env
+from tiller.workspace.tool_env import EnvRules, tool_env, unasked_env
 
 BASE = {
     "ANTHROPIC_API_KEY": "sk-ant",

@@ -1,0 +1,259 @@
+"""Slash commands, run by the server so every client has the same ones.
+
+``interpret`` is pure: it reads the session's state and returns a value saying what to do;
+the session applies it (session.apply_command).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from tiller.model.models import (
+    MIN_BUDGET,
+    ModelSpec,
+    effective_max_tokens,
+    resolve,
+    thinking_note,
+    thinking_problem,
+)
+from tiller.protocol import EFFORTS, MODES, Mode, Thinking, Todo
+from tiller.workspace.store import CheckpointRow, SessionRow
+from tiller.workspace.tools.todo import render_board
+
+HELP: Final = """Commands:
+  /help                 this list
+  /mode [name]          show or set the mode (default, acceptEdits, plan)
+  /model [id]           show or set the model (from the next turn)
+  /thinking [off|low|medium|high|max|N]
+                        show or set thinking: an effort, or a budget of N tokens
+  /todo                 show the todo board
+  /plan                 enter plan mode
+  /clear                start a new session
+  /sessions             list sessions
+  /resume <id>          resume a session
+  /fork [turnId]        fork this session
+  /compact              summarize older turns to free context
+  /checkpoints          list the turns this session can rewind to
+  /rewind [turnId]      put files and conversation back to before a turn (default: the last)
+  /slice SPEC           a child session from turn ranges: A:B, summarize:A:B[:'focus'],
+                        compact:A:B, inject:'text' (percentages allowed: 80%:)
+  /queue                show queued prompts
+  /queue clear          drop queued prompts"""
+
+
+class SessionView(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def thinking(self) -> Thinking: ...
+    @property
+    def todos(self) -> tuple[Todo, ...]: ...
+    @property
+    def queued(self) -> Sequence[str]: ...
+    @property
+    def busy(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Reply:
+    message: str
+
+
+@dataclass(frozen=True)
+class ChangeMode:
+    mode: Mode
+
+
+@dataclass(frozen=True)
+class ChangeModel:
+    model: str
+
+
+@dataclass(frozen=True)
+class ChangeThinking:
+    thinking: Thinking
+
+
+@dataclass(frozen=True)
+class ClearQueue:
+    pass
+
+
+@dataclass(frozen=True)
+class NewSession:
+    pass
+
+
+@dataclass(frozen=True)
+class Compact:
+    pass
+
+
+@dataclass(frozen=True)
+class ListSessions:
+    pass
+
+
+@dataclass(frozen=True)
+class ResumeSession:
+    session_id: str
+
+
+@dataclass(frozen=True)
+class ForkSession:
+    turn_id: str | None
+
+
+@dataclass(frozen=True)
+class SliceSession:
+    spec: str
+
+
+@dataclass(frozen=True)
+class ListCheckpoints:
+    pass
+
+
+@dataclass(frozen=True)
+class RewindTo:
+    turn_id: str | None  # None: the last turn
+
+
+CommandResult = (
+    Reply
+    | ChangeMode
+    | ChangeModel
+    | ChangeThinking
+    | ClearQueue
+    | NewSession
+    | Compact
+    | ListSessions
+    | ResumeSession
+    | ForkSession
+    | ListCheckpoints
+    | RewindTo
+    | SliceSession
+)
+
+
+def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> CommandResult:
+    """``max_tokens``: the ``maxTokens`` setting (None: the model's max output)."""
+    name, _, arg = text.strip().partition(" ")
+    arg = arg.strip()
+    match name.lower():
+        case "/help":
+            return Reply(HELP)
+        case "/mode" if not arg:
+            return Reply(f"Mode: {session.mode}")
+        case "/mode":
+            mode = next((m for m in MODES if m.lower() == arg.lower()), None)
+            if mode is None:
+                return Reply(f"Unknown mode {arg!r}. Modes: {', '.join(MODES)}")
+            return ChangeMode(mode)
+        case "/plan":
+            return ChangeMode("plan")
+        case "/model" if not arg:
+            return Reply(f"Model: {describe_model(resolve(session.model))}")
+        case "/model":
+            return ChangeModel(arg)
+        case "/thinking":
+            return _thinking(arg, session.thinking, resolve(session.model), max_tokens)
+        case "/todo":
+            return Reply(render_board(session.todos))
+        case "/queue" if arg.lower() == "clear":
+            return ClearQueue()
+        case "/queue":
+            queued = "\n".join(f"{n}. {p}" for n, p in enumerate(session.queued, 1))
+            return Reply(queued or "The queue is empty.")
+        case "/clear":  # like session/new: a running turn is interrupted at once
+            return NewSession()
+        case "/compact":
+            return Compact()
+        case "/sessions":
+            return ListSessions()
+        case "/resume" if not arg:
+            return Reply("Usage: /resume <sessionId> (see /sessions)")
+        case "/resume":
+            return ResumeSession(arg)
+        case "/fork":
+            return ForkSession(arg or None)
+        case "/checkpoints":
+            return ListCheckpoints()
+        case "/slice" if not arg:
+            return Reply(
+                "Usage: /slice SPEC, e.g. /slice 0:4, summarize:4:18:'the auth bug', "
+                "compact:18:25, inject:'now run the tests', 80%:"
+            )
+        case "/slice":
+            return SliceSession(arg)
+        case "/rewind":
+            return RewindTo(arg or None)
+        case _:
+            return Reply(f"Unknown command {name!r}.\n\n{HELP}")
+
+
+def format_sessions(rows: Sequence[SessionRow], current_id: str) -> str:
+    """``/sessions``: newest first, one line each."""
+    lines = []
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated_at))
+        mark = "  (current)" if row.id == current_id else ""
+        lines.append(f"{row.id}  {when}  {row.turns} turn(s)  {row.title}{mark}")
+    return "\n".join(lines) or "No stored sessions yet."
+
+
+def describe_model(spec: ModelSpec) -> str:
+    """``claude-sonnet-5-5 (Claude Sonnet 5.5: 1,000,000-token window, 128,000 output, ...)``."""
+    name = f"{spec.display_name}: " if spec.display_name else ""
+    text = (
+        f"{spec.id} ({name}{spec.context_window:,}-token window, {spec.max_output:,} output "
+        f"tokens, {spec.thinking} thinking)"
+    )
+    return f"{text}\n{spec.notice}" if spec.notice else text
+
+
+def _thinking(
+    arg: str, current: Thinking, spec: ModelSpec, max_tokens: int | None
+) -> CommandResult:
+    """``/thinking [on|off|low|medium|high|max|N]`` on the current model."""
+    word = arg.lower()
+    match word:
+        case "":
+            note = thinking_note(current, spec)
+            return Reply(f"Thinking: {current.describe()}" + (f" ({note})" if note else ""))
+        case "on":
+            return ChangeThinking(Thinking(True, current.budget_tokens, current.effort))
+        case "off":
+            return ChangeThinking(Thinking(False, current.budget_tokens, current.effort))
+        case number if number.isdigit():
+            wanted = Thinking(True, int(number), None)
+            problem = thinking_problem(wanted, spec, max_tokens)
+            if problem is not None:
+                top = effective_max_tokens(spec, max_tokens) - 1
+                return Reply(f"The thinking budget must be from {MIN_BUDGET} to {top} tokens.")
+            return ChangeThinking(wanted)
+        case _:
+            effort = next((e for e in EFFORTS if e == word), None)
+            if effort is None:
+                return Reply("Usage: /thinking [on|off|low|medium|high|max|N]")
+            return ChangeThinking(Thinking(True, None, effort))
+
+
+def format_checkpoints(rows: Sequence[CheckpointRow]) -> str:
+    """``/checkpoints``: oldest first, one line each."""
+    if not rows:
+        return "No checkpoints yet in this session."
+    lines = []
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created_at))
+        lines.append(
+            f"{row.turn_id}  {when}  {row.changed_files} file(s) changed  {row.prompt[:60]}"
+        )
+    return "Checkpoints (rewind with /rewind <turnId>):\n" + "\n".join(lines)

@@ -1,0 +1,226 @@
+"""The message list sent to the model: append, repair (pair every tool_use), validate.
+
+Two views of one list. The stored history keeps a prompt that follows tool results as a text
+block after them (the API's required order). What is *sent* (``for_request``) never has text
+directly after a ``tool_result``: the API docs warn that this teaches the model to expect the
+user to speak after every tool result, so it ends its turn early with an empty answer. Such a
+prompt is joined into the last tool_result's content instead, clearly marked as the user's
+words; that happens only after an interrupted or failed turn, since a normal turn ends with
+the assistant's text. We never invent assistant messages to separate them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from tiller.jsontypes import JSON
+
+Role = Literal["user", "assistant"]
+
+INTERRUPTED_RESULT = "Interrupted by user"
+JOINED_PROMPT_HEADER = "[The turn stopped here. The user's next message follows.]\n\n"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: tuple[JSON, ...]
+
+    def to_api(self) -> JSON:
+        return {"role": self.role, "content": [dict(block) for block in self.content]}
+
+    @staticmethod
+    def from_api(data: JSON) -> Message:
+        content = data["content"]
+        blocks = ({"type": "text", "text": content},) if isinstance(content, str) else content
+        return Message(data["role"], tuple(dict(b) for b in blocks))
+
+    def tool_use_ids(self) -> list[str]:
+        return [b["id"] for b in self.content if b.get("type") == "tool_use"]
+
+    def tool_result_ids(self) -> list[str]:
+        return [b["tool_use_id"] for b in self.content if b.get("type") == "tool_result"]
+
+
+def text_block(text: str) -> JSON:
+    return {"type": "text", "text": text}
+
+
+def tool_result_block(tool_use_id: str, output: str, *, is_error: bool) -> JSON:
+    block: JSON = {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": output or "(no output)",
+    }
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _non_empty(block: JSON) -> bool:
+    return not (block.get("type") == "text" and not str(block.get("text", "")).strip())
+
+
+def append(messages: Sequence[Message], role: Role, blocks: Iterable[JSON]) -> tuple[Message, ...]:
+    """A new list with ``blocks`` appended as ``role``; merges into a same-role last message.
+
+    Merging keeps roles alternating when a prompt follows an interrupted turn; tool_result
+    blocks always come first in a user message, as the API requires.
+    """
+    out = list(messages)
+    _push(out, role, blocks)
+    return tuple(out)
+
+
+def _push(out: list[Message], role: Role, blocks: Iterable[JSON]) -> None:
+    new = tuple(b for b in blocks if _non_empty(b))
+    if not new:
+        return
+    if not out or out[-1].role != role:
+        out.append(Message(role, new))
+        return
+    merged = out[-1].content + new
+    if role == "user":
+        merged = tuple(b for b in merged if b.get("type") == "tool_result") + tuple(
+            b for b in merged if b.get("type") != "tool_result"
+        )
+    out[-1] = Message(role, merged)
+
+
+def without_turn(messages: Sequence[Message], prompt: JSON) -> tuple[Message, ...]:
+    """The history as it was before the turn whose prompt block is ``prompt``.
+
+    Drops everything after the user message holding ``prompt`` and the prompt block itself
+    (tool results it was stored after stay). Used when a turn must leave no trace in what is
+    sent to the model: it failed before any reply, or it was refused. The transcript keeps it.
+    """
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.role == "user" and prompt in message.content:
+            rest = tuple(b for b in message.content if b != prompt)
+            head = tuple(messages[:i])
+            return (*head, Message("user", rest)) if rest else head
+    return tuple(messages)
+
+
+def repair(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """Make a history valid for the API whatever happened to it (linear in its length).
+
+    Every tool_use gets a tool_result in the very next user message (``Interrupted by user``
+    when it has none), stray and duplicate tool_results are dropped, empty messages are
+    dropped, same-role neighbours are merged, and the list starts with a user message.
+    """
+    out: list[Message] = []
+    pending: list[str] = []  # tool_use ids of the last assistant message
+    seen_uses: set[str] = set()
+    for message in messages:
+        if message.role == "assistant":
+            if pending:
+                _push(out, "user", _missing_results(pending, ()))
+            if not out:
+                continue  # a history cannot start with the assistant
+            content = [
+                b
+                for b in message.content
+                if b.get("type") != "tool_use" or b["id"] not in seen_uses
+            ]
+            _push(out, "assistant", content)
+            pending = out[-1].tool_use_ids() if out[-1].role == "assistant" else []
+            seen_uses.update(pending)
+        else:
+            results: dict[str, JSON] = {}
+            for b in message.content:
+                if b.get("type") == "tool_result" and b["tool_use_id"] in pending:
+                    results.setdefault(b["tool_use_id"], b)
+            ordered = [
+                results.get(tid) or tool_result_block(tid, INTERRUPTED_RESULT, is_error=True)
+                for tid in pending
+            ]  # one result per tool_use, in the order of the calls; strays dropped
+            rest = [b for b in message.content if b.get("type") != "tool_result"]
+            _push(out, "user", [*ordered, *rest])
+            pending = []
+    if pending:
+        _push(out, "user", _missing_results(pending, ()))
+    return tuple(out)
+
+
+def _missing_results(pending: Sequence[str], answered: Iterable[str]) -> list[JSON]:
+    done = set(answered)
+    return [
+        tool_result_block(tid, INTERRUPTED_RESULT, is_error=True)
+        for tid in pending
+        if tid not in done
+    ]
+
+
+def for_request(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """What is sent to the model: the repaired history with no text right after tool results
+    (a prompt stored after tool results is joined into the last result, see the module doc)."""
+    return tuple(_join_prompt(m) for m in repair(messages))
+
+
+def _join_prompt(message: Message) -> Message:
+    results = [b for b in message.content if b.get("type") == "tool_result"]
+    rest = [b for b in message.content if b.get("type") != "tool_result"]
+    if message.role != "user" or not results or not rest:
+        return message
+    texts = [str(b["text"]) for b in rest if b.get("type") == "text"]
+    others = [b for b in rest if b.get("type") != "text"]
+    last = dict(results[-1])
+    body = last.get("content", "")
+    parts: list[JSON] = list(body) if isinstance(body, list) else [text_block(str(body))]
+    if texts:
+        parts.append(text_block(JOINED_PROMPT_HEADER + "\n\n".join(texts)))
+    last["content"] = [*parts, *others]
+    return Message("user", (*results[:-1], last))
+
+
+def problems(messages: Sequence[Message]) -> list[str]:
+    """What the API would reject in this history (empty when valid)."""
+    found: list[str] = []
+    if messages and messages[0].role != "user":
+        found.append("history starts with an assistant message")
+    seen_uses: set[str] = set()
+    for i, message in enumerate(messages):
+        if not message.content:
+            found.append(f"messages.{i}: empty content")
+        if any(not _non_empty(b) for b in message.content):
+            found.append(f"messages.{i}: empty text block")
+        if i and messages[i - 1].role == message.role:
+            found.append(f"messages.{i}: two {message.role} messages in a row")
+        if message.role == "assistant":
+            for tid in message.tool_use_ids():
+                if tid in seen_uses:
+                    found.append(f"messages.{i}: tool_use id {tid} used twice")
+                seen_uses.add(tid)
+            if message.tool_use_ids():
+                nxt = messages[i + 1] if i + 1 < len(messages) else None
+                answered = set(nxt.tool_result_ids()) if nxt is not None else set()
+                unpaired = [t for t in message.tool_use_ids() if t not in answered]
+                if unpaired:
+                    found.append(f"messages.{i}: tool_use without tool_result: {unpaired}")
+            if any(b.get("type") == "tool_result" for b in message.content):
+                found.append(f"messages.{i}: tool_result in an assistant message")
+        else:
+            found.extend(_result_problems(i, message, messages[i - 1] if i else None))
+    return found
+
+
+def _result_problems(i: int, message: Message, previous: Message | None) -> list[str]:
+    found: list[str] = []
+    expected = set(previous.tool_use_ids()) if previous and previous.role == "assistant" else set()
+    ids = message.tool_result_ids()
+    for tid in ids:
+        if tid not in expected:
+            found.append(f"messages.{i}: orphan tool_result for {tid}")
+    duplicates = sorted({t for t in ids if ids.count(t) > 1})
+    if duplicates:
+        found.append(f"messages.{i}: duplicate tool_result for {duplicates}")
+    kinds = [b.get("type") for b in message.content]
+    if kinds[: len(ids)] != ["tool_result"] * len(ids):
+        found.append(f"messages.{i}: tool_result blocks must come first")
+    if any(b.get("type") in ("tool_use", "thinking", "redacted_thinking") for b in message.content):
+        found.append(f"messages.{i}: assistant-only block in a user message")
+    return found

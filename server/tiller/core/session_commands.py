@@ -1,0 +1,121 @@
+"""Slash commands applied: ``commands.interpret`` turns the text into a value, this applies it
+to a session (or hands the face another session to switch to, for ``/clear``, ``/resume``,
+``/fork`` and ``/slice``). Every face sends prompts through :func:`prompt`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tiller.core import rewinding
+from tiller.core.commands import (
+    ChangeMode,
+    ChangeModel,
+    ChangeThinking,
+    ClearQueue,
+    CommandResult,
+    Compact,
+    ForkSession,
+    ListCheckpoints,
+    ListSessions,
+    NewSession,
+    Reply,
+    ResumeSession,
+    RewindTo,
+    SliceSession,
+    format_checkpoints,
+    format_sessions,
+    interpret,
+)
+from tiller.core.events import CommandAnswered
+from tiller.core.session import Handled, Queued, Session, Started
+from tiller.core.sessions import Sessions, seat_of
+from tiller.errors import InvalidParams, TillerError
+from tiller.model.models import thinking_note
+
+
+@dataclass(frozen=True)
+class SwitchTo:
+    """The command (``/clear``, ``/resume``, ``/fork``, ``/slice``) makes ``session`` the
+    current one: the face switches to it."""
+
+    session: Session
+    message: str
+
+
+PromptResult = Started | Queued | Handled | SwitchTo
+
+
+async def prompt(sessions: Sessions, session: Session, text: str) -> PromptResult:
+    """A prompt for ``session``: a slash command is applied (and kept in the transcript, so a
+    redrawn chat shows it too); anything else starts, queues or interrupts a turn."""
+    if session.closed or not text.lstrip().startswith("/"):
+        return await session.prompt(text)
+    command = interpret(text, session, max_tokens=session.config.max_tokens)
+    result = await apply(sessions, session, command)
+    match result:
+        case Handled(message=message) | SwitchTo(message=message):
+            session.emit(CommandAnswered(text, message))
+        case _:
+            pass
+    return result
+
+
+async def apply(sessions: Sessions, session: Session, result: CommandResult) -> PromptResult:
+    match result:
+        case Reply(message=message):
+            return Handled(message)
+        case ChangeMode(mode=mode):
+            session.set_mode(mode)
+            return Handled(f"Mode: {session.mode}")
+        case ChangeModel(model=model):
+            try:
+                await session.choose_model(model)
+            except InvalidParams as err:
+                return Handled(err.message)
+            return Handled(f"Model: {session.model} (from the next turn)")
+        case ChangeThinking(thinking=thinking):
+            session.set_thinking(thinking)
+            note = thinking_note(thinking, session.provider.spec(session.model))
+            return Handled(f"Thinking: {thinking.describe()}" + (f" ({note})" if note else ""))
+        case ClearQueue():
+            return Handled(f"Cleared {session.clear_queue()} queued prompt(s).")
+        case ListSessions():
+            here = sessions.list(str(session.workspace), 20)
+            return Handled(format_sessions(here, session.id))
+        case ListCheckpoints():
+            try:
+                rows = await rewinding.list_checkpoints(session)
+            except InvalidParams as err:
+                return Handled(err.message)
+            return Handled(format_checkpoints(rows))
+        case RewindTo(turn_id=turn_id):
+            return Handled(await rewinding.rewind_command(session, turn_id))
+        case Compact():
+            if session.busy:
+                return Handled("A turn is running: /compact once it has ended.")
+            shorter = await session.compact()
+            return Handled("Compacted the conversation." if shorter else "Nothing to compact.")
+        case NewSession() | ResumeSession() | ForkSession() | SliceSession():
+            return await _switch(sessions, session, result)
+
+
+async def _switch(
+    sessions: Sessions,
+    session: Session,
+    result: NewSession | ResumeSession | ForkSession | SliceSession,
+) -> SwitchTo | Handled:
+    try:
+        match result:
+            case NewSession():
+                return SwitchTo(sessions.fresh(session, seat_of(session)), "Started a new session.")
+            case ResumeSession(session_id=session_id):
+                resumed = sessions.resume(session_id, session.workspace, seat_of(session))
+                return SwitchTo(resumed, f"Resumed session {session_id}.")
+            case ForkSession(turn_id=turn_id):
+                child = sessions.fork(session, None, turn_id)
+                return SwitchTo(child, f"Forked into session {child.id}.")
+            case SliceSession(spec=spec):
+                child = await sessions.slice(session, None, spec)
+                return SwitchTo(child, f"Sliced into session {child.id}.")
+    except TillerError as err:
+        return Handled(err.message)

@@ -1,0 +1,247 @@
+"""Sessions: the one owner of every session's life, for every face.
+
+It creates, resumes (with crash repair), forks, slices, switches, closes and lists sessions,
+and keeps the live ones. A face (the Tiller protocol server, the ACP agent) talks to this
+service and to the ``Session`` it hands out; nothing else builds a ``Session`` or reads the
+store's sessions directly. A ``Seat`` is what a face gives each of its sessions: where their
+events go and who answers their approvals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tiller.core import compaction, history, slicing
+from tiller.core.approvals import Approver
+from tiller.core.events import Notice, Posted, Sliced, TurnEnded, event_fields
+from tiller.core.history import Message
+from tiller.core.outcomes import Interrupted
+from tiller.core.session import Session, SessionSink, new_id
+from tiller.errors import InvalidParams, TillerError
+from tiller.model import models
+from tiller.model.provider import ProviderError
+from tiller.model.usage import Ledger
+from tiller.protocol import Mode, Thinking, Todo
+from tiller.runtime import Runtime
+from tiller.workspace.store import SessionRow, SessionStore
+from tiller.workspace.tools.base import EditorFiles, EditorTerminal
+from tiller.workspace.tools.registry import default_tools
+
+CUT_BY_SERVER_STOP = "The server stopped during this turn (it restarted); the turn was cut here."
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What a face gives each of its sessions."""
+
+    sink: SessionSink
+    approver: Approver
+    editor: EditorFiles | None = None  # the client's file buffers, when it offers them
+    terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a session is made of besides its id: carried over by resume, fork and slice."""
+
+    mode: Mode
+    model: str
+    thinking: Thinking
+    todos: tuple[Todo, ...] = ()
+    messages: tuple[Message, ...] = ()
+
+
+def carried_turn_ids(
+    before: Sequence[Message], ids: Sequence[str | None], after: Sequence[Message]
+) -> list[str | None]:
+    """Turn ids for ``after``, a repaired ``before``: a message kept in place keeps its id;
+    one that repair added or changed takes the id at its place (the turn it closes)."""
+    if not ids:
+        return [None] * len(after)
+    return [
+        ids[i] if i < len(before) and before[i] == message else ids[min(i, len(ids) - 1)]
+        for i, message in enumerate(after)
+    ]
+
+
+class Sessions:
+    """Every session of this process: created, resumed, forked, sliced, switched, closed."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.live: dict[str, Session] = {}
+
+    @property
+    def store(self) -> SessionStore:
+        return self.runtime.store
+
+    # --- building ---------------------------------------------------------------------------
+
+    def _open(self, session_id: str, workspace: Path, seat: Seat, shape: Shape) -> Session:
+        runtime = self.runtime
+        session = Session(
+            config=runtime.config,
+            workspace=workspace,
+            provider=runtime.provider,
+            approver=seat.approver,
+            sink=seat.sink,
+            tools=default_tools(),
+            store=runtime.store,
+            checkpoints=runtime.checkpoints(workspace),
+            shell=runtime.shell,
+            editor=seat.editor,
+            terminal=seat.terminal,
+            id=session_id,
+            mode=shape.mode,
+            model=shape.model or runtime.config.model,
+            thinking=shape.thinking,
+            todos=shape.todos,
+            messages=shape.messages,
+        )
+        self.live[session_id] = session
+        return session
+
+    def create(
+        self, workspace: Path, seat: Seat, shape: Shape | None = None, *, session_id: str = ""
+    ) -> Session:
+        """A new, empty session (stored with its first prompt); ``shape`` gives its mode,
+        model and thinking (default: the settings)."""
+        config = self.runtime.config
+        shape = shape or Shape(config.permission_mode, config.model, config.thinking)
+        shape = replace(shape, todos=(), messages=())
+        return self._open(session_id or new_id("ses"), workspace, seat, shape)
+
+    def fresh(self, like: Session, seat: Seat) -> Session:
+        """A new session with ``like``'s workspace, mode, model and thinking."""
+        return self.create(like.workspace, seat, Shape(like.mode, like.model, like.thinking))
+
+    def resume(self, session_id: str, workspace: Path, seat: Seat) -> Session:
+        """The stored session ``session_id``, its history repaired as after an interrupt; a
+        turn cut by a dead server is closed in the transcript. Turn ids survive the repair."""
+        loaded = self.store.load(session_id)
+        if loaded is None:
+            raise InvalidParams(f"unknown sessionId {session_id!r}")
+        live = self.live.get(session_id)
+        self._close_cut_turns(session_id, live.turn_id if live is not None else None)
+        row = loaded.row
+        repaired = history.repair(loaded.messages)
+        if repaired != loaded.messages:
+            ids = carried_turn_ids(loaded.messages, loaded.turn_ids, repaired)
+            self.store.replace_messages(row.id, repaired, ids)
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, repaired)
+        session = self._open(row.id, workspace, seat, shape)
+        session.ledger = Ledger(row.usage, row.context)
+        return session
+
+    def _close_cut_turns(self, session_id: str, running: str | None) -> None:
+        """A turn the store shows started but never ended was cut by a dead server: end it in
+        the transcript (before the resumed session answers anything) as interrupted. The
+        turn still ``running`` in this process (a session resumed over itself) ends itself."""
+        for turn_id in self.store.open_turns(session_id):
+            if turn_id == running:
+                continue
+            self.store.add_entry(session_id, turn_id, "notice", {"text": CUT_BY_SERVER_STOP})
+            ended = event_fields(TurnEnded(Interrupted("server_stopped"), ()))
+            del ended["type"]
+            self.store.add_entry(session_id, turn_id, "turnEnded", ended)
+
+    def fork(self, current: Session, source_id: str | None, turn_id: str | None) -> Session:
+        """A child of ``source_id`` (default: ``current``) holding its history up to the end
+        of ``turn_id`` (default: all of it), seated like ``current``."""
+        source = source_id or current.id
+        loaded = self.store.load(source)
+        if loaded is None:
+            raise InvalidParams(f"nothing to fork: session {source!r} has no stored turns")
+        cut = len(loaded.messages)
+        if turn_id is not None:
+            ends = [i for i, t in enumerate(loaded.turn_ids) if t == turn_id]
+            if not ends:
+                raise InvalidParams(f"unknown turnId {turn_id!r} in session {source!r}")
+            cut = ends[-1] + 1
+        row = loaded.row
+        kept = loaded.messages[:cut]
+        messages = history.repair(kept)
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages)
+        child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
+        inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
+        now = time.time()
+        self.store.create(
+            replace(row, id=child.id, title=f"Fork of {row.title}", parent_id=source,
+                    turns=inherited, created_at=now, updated_at=now)
+        )  # fmt: skip
+        ids = carried_turn_ids(kept, loaded.turn_ids[:cut], messages)
+        self.store.replace_messages(child.id, messages, ids)
+        self.store.copy_entries(source, child.id, turn_id)
+        return child
+
+    async def slice(self, current: Session, source_id: str | None, spec: str) -> Session:
+        """A child of ``source_id`` (default: ``current``) built by a slice spec (see
+        slicing.py); summaries are asked of the model (and counted in ``current``'s cost)."""
+        pieces = slicing.parse(spec)  # SpecError (-32602) names the position
+        source = source_id or current.id
+        loaded = self.store.load(source)
+        if loaded is None:
+            raise InvalidParams(f"nothing to slice: session {source!r} has no stored turns")
+        spec_of_model = current.provider.spec(current.model)
+
+        async def summarize(messages: Sequence[Message], focus: str | None) -> str:
+            summary, usage = await compaction.summarize(
+                current.provider, current.model, messages,
+                window=spec_of_model.context_window, focus=focus,
+            )  # fmt: skip
+            current.record_usage(models.price(usage, spec_of_model), None)
+            return summary
+
+        try:
+            messages = await slicing.build(pieces, loaded.messages, summarize)
+        except ProviderError as err:
+            why = f"Summarizing for the slice failed ({err.kind}): {err.message}"
+            raise TillerError(why) from err
+        row = loaded.row
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages)
+        child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
+        now = time.time()
+        self.store.create(
+            replace(row, id=child.id, title=f"Slice of {row.title}", parent_id=source,
+                    turns=0, created_at=now, updated_at=now)
+        )  # fmt: skip
+        self.store.replace_messages(child.id, messages, [None] * len(messages))
+        child.journal.on_event(Posted(child.id, None, 0, Sliced(source, spec)))  # not shown yet
+        return child
+
+    # --- life -------------------------------------------------------------------------------
+
+    async def switch(self, old: Session, new: Session) -> None:
+        """Make ``new`` the one a face shows: ``old`` is closed at once (its turn interrupted,
+        its queue dropped) and waited for."""
+        if new is not old:
+            await self.close(old)
+        new.publish()
+
+    async def close(self, session: Session, wait: float | None = None) -> tuple[str, ...]:
+        """Retire ``session``: its queue is dropped (and returned), its turn interrupted and
+        waited for (at most ``wait`` seconds when given)."""
+        dropped = session.close()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(session.wait_idle(), wait)
+        if self.live.get(session.id) is session:
+            del self.live[session.id]
+        return dropped
+
+    def list(self, workspace: str | None, limit: int = 200) -> list[SessionRow]:
+        """Stored sessions, newest first (of ``workspace``; None: all)."""
+        return self.store.recent(limit, workspace=workspace)
+
+    def greet(self, session: Session) -> None:
+        """What a face shows when a session opens: the start-up notices."""
+        for text in self.runtime.notices(session.workspace):
+            session.emit(Notice(text))
+
+
+def seat_of(session: Session) -> Seat:
+    return Seat(session.sink, session.approver, session.editor, session.terminal)

@@ -1,0 +1,96 @@
+"""One step of a turn: a model response as it streams (``Draft``), then the response and its
+tool results, committed to the history as they finish (``Step``).
+
+Every ending of a step goes through ``Step.finish(reason)``: the assistant message is appended
+(streamed text kept, a half-streamed tool_use dropped) and every tool_use gets exactly one
+result, its own or an error result that says why it was not run (the ``NOT_RUN_*`` texts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tiller.core.events import Notice, TextDelta, ThinkingDelta
+from tiller.core.history import text_block, tool_result_block
+from tiller.core.scheduler import ToolCall
+from tiller.core.turn_setup import TurnHost
+from tiller.jsontypes import JSON
+from tiller.workspace.tools.live_output import LiveOutput
+
+NOT_RUN_WITH_PLAN = "Not run: submitted with the plan; call it again after the plan is approved."
+NOT_RUN_STOPPED = "Not run: the user stopped the turn at a checkpoint."
+NOT_RUN_CUT_OFF = "Not run: the response was cut off before it finished."
+NOT_RUN_OUTPUT_LIMIT = (
+    "Not run: the response reached the output limit ({limit}) before this call's input was "
+    "complete. Make the input smaller (for a long file: write a first part, then append with "
+    "edits)."
+)
+NOT_RUN_UNKNOWN_STOP = "Not run: the turn ended after this response (stop reason {reason})."
+
+
+@dataclass
+class Draft:
+    """What one streaming response has shown so far; a ``StreamListener``."""
+
+    host: TurnHost
+    blocks: list[JSON] = field(default_factory=list)
+    partial_text: list[str] = field(default_factory=list)
+
+    def text(self, delta: str) -> None:
+        self.partial_text.append(delta)
+        self.host.emit(TextDelta(delta))
+
+    def thinking(self, delta: str) -> None:
+        self.host.emit(ThinkingDelta(delta))
+
+    def block(self, block: JSON) -> None:
+        self.blocks.append(block)
+        self.partial_text.clear()
+
+    def notice(self, text: str) -> None:
+        self.host.emit(Notice(text))
+
+    def salvage(self) -> list[JSON]:
+        """Complete blocks plus the text of a block still streaming; no partial thinking."""
+        tail = "".join(self.partial_text)
+        return [*self.blocks, text_block(tail)] if tail.strip() else list(self.blocks)
+
+
+@dataclass
+class Step:
+    """One model response and its tool results, committed to the history as they finish."""
+
+    draft: Draft
+    results: dict[str, JSON] = field(default_factory=dict)
+    started: dict[str, ToolCall] = field(default_factory=dict)
+    assistant: list[JSON] | None = None
+    read_only: dict[str, bool] = field(default_factory=dict)  # judged once per call
+    running: dict[str, Running] = field(default_factory=dict)  # calls whose tool is running
+
+    def restart(self) -> None:
+        """Forget what this step's response showed: it is requested again."""
+        self.draft = Draft(self.draft.host)
+
+    def commit_assistant(self, content: Sequence[JSON]) -> None:
+        self.assistant = list(content)
+        self.draft.host.append("assistant", self.assistant)
+
+    def finish(self, missing: str) -> None:
+        """Append the assistant message if not yet, and one result per tool_use, in order."""
+        if self.assistant is None:
+            self.commit_assistant(self.draft.salvage())
+        assert self.assistant is not None
+        ids = [b["id"] for b in self.assistant if b.get("type") == "tool_use"]
+        blocks = [
+            self.results.get(tid) or tool_result_block(tid, missing, is_error=True) for tid in ids
+        ]
+        self.draft.host.append("user", blocks)
+
+
+@dataclass(frozen=True)
+class Running:
+    """A call whose tool runs: since when, and its output so far (kept for an interrupt)."""
+
+    since: float
+    output: LiveOutput

@@ -1,0 +1,264 @@
+"""The tool calls of one step: judged, put to the checkpoint and to the permission policy,
+run in batches, and recorded (``toolStarted``/``toolFinished``, the trail, the budget count).
+
+``ToolRunner.execute`` reads top to bottom: wait for the turn's workspace snapshot -> an
+``exit_plan_mode`` call is the plan gate alone -> judge which calls only read -> per batch:
+the checkpoint, a permission per call, run the permitted ones (concurrently when they only
+read) -> judge the rest again after a call that may write. Every call ends with exactly one
+result in ``Step.results``; a refusal or a failure is a result, never an exception.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from tiller.core import history
+from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
+from tiller.core.history import tool_result_block
+from tiller.core.live_events import CoalescedOutput
+from tiller.core.outcomes import Completed, Stopped, TurnOutcome
+from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
+from tiller.core.plan_gate import (
+    EXIT_APPROVED,
+    EXIT_DECLINED,
+    EXIT_GAVE_UP,
+    EXIT_REVISE,
+    Approved,
+    Declined,
+    GaveUp,
+    PlanVerdict,
+    Revise,
+)
+from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
+from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
+from tiller.core.turn_setup import TurnHost, TurnSetup
+from tiller.jsontypes import JSON
+from tiller.protocol import ToolStatus, TrailItem
+from tiller.workspace.tools.base import ToolResult, read_only_call
+from tiller.workspace.tools.live_output import LiveOutput
+from tiller.workspace.tools.validation import validate_input
+
+AskPlan = Callable[[str], Awaitable[PlanVerdict]]
+
+
+@dataclass
+class ToolRunner:
+    """Runs the calls of every step of one turn and keeps what they add up to: the trail,
+    the tools used, the next budget checkpoint. Fresh per turn; nothing to reset."""
+
+    host: TurnHost
+    setup: TurnSetup
+    ask_plan: AskPlan  # the turn's one plan gate (final-text plans go through it too)
+    trail: list[TrailItem] = field(default_factory=list)
+    tools_used: int = 0
+    next_checkpoint: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.next_checkpoint = self.setup.tool_budget
+
+    async def execute(self, calls: list[ToolCall], step: Step) -> TurnOutcome | None:
+        if self.setup.snapshot is not None:
+            await asyncio.shield(self.setup.snapshot)  # an interrupt never cuts a snapshot
+        plan_exit = next((c for c in calls if c.name == "exit_plan_mode"), None)
+        if plan_exit is not None:
+            for call in calls:
+                if call is not plan_exit:
+                    self.skip(call, step, NOT_RUN_WITH_PLAN, "skipped")
+            return await self._exit_plan(plan_exit, step)
+        # Judged once per call, off the event loop (a long command line takes a while to
+        # parse, and the answer depends on the files), before anything runs.
+        step.read_only.update(await asyncio.to_thread(self._judge, calls))
+        done, index = 0, 0
+        while done < len(calls):
+            first = partition(calls[done:], lambda call: step.read_only[call.id])[0]
+            batch = replace(first, index=index)
+            if not await self._checkpoint():
+                for call in calls[done:]:
+                    self.skip(call, step, NOT_RUN_STOPPED, "skipped")
+                return Stopped("stopped at a checkpoint")
+            approved = [c for c in batch.calls if await self._permit(c, batch, step)]
+            run = Batch(batch.index, tuple(approved), batch.concurrent and len(approved) > 1)
+            results = await run_batch(run, lambda call: self._run_call(call, step))
+            for call, result in zip(approved, results, strict=True):
+                step.results[call.id] = result
+            done, index = done + len(batch.calls), index + 1
+            if approved and not batch.concurrent and not step.read_only[batch.calls[0].id]:
+                # A call that may write has run: what the later calls read may have changed
+                # (a .git/config written now could make a "read-only" git run a program), so
+                # they are judged again before they run.
+                step.read_only.update(await asyncio.to_thread(self._judge, calls[done:]))
+        return None
+
+    def _judge(self, calls: Sequence[ToolCall]) -> dict[str, bool]:
+        """Which calls only read (in a worker thread)."""
+        judged = {}
+        for call in calls:
+            tool = self.setup.tools.get(call.name)
+            judged[call.id] = tool is not None and read_only_call(
+                tool, call.input, self.setup.context
+            )
+        return judged
+
+    async def _checkpoint(self) -> bool:
+        budget = self.setup.tool_budget
+        if budget <= 0 or self.tools_used < self.next_checkpoint:
+            return True
+        go_on = await self.setup.approver.checkpoint(
+            self.setup.turn_id, self.tools_used, tuple(self.trail)
+        )
+        self.next_checkpoint = (self.tools_used // budget + 1) * budget
+        return go_on
+
+    async def _permit(self, call: ToolCall, batch: Batch, step: Step) -> bool:
+        """Decide whether the call runs and start its log line with that decision (clients
+        render it; none judges again); a refusal is its result."""
+        tool = self.setup.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self.setup.tools)
+            problem: str | None = f"Unknown tool {call.name!r}. Tools: {known}"
+        else:
+            problem = validate_input(tool, call.input)
+        if tool is None or problem is not None:
+            self._start(call, step, batch.index, batch.concurrent)
+            self._finish(call, step, ToolResult(problem or "", True), "error", 0)
+            return False
+        command = call.input.get("command") if tool.kind == "bash" else None
+        decision = decide(
+            self.host.mode,
+            tool.kind,
+            read_only=step.read_only.get(call.id, False),
+            command=command if isinstance(command, str) else None,
+            grants=self.host.grants,
+        )
+        self._start(call, step, batch.index, batch.concurrent, decision)
+        match decision:
+            case Allow():
+                return True
+            case Deny(reason=reason):
+                self._finish(call, step, ToolResult(reason, True), "denied", 0)
+                return False
+            case Ask():
+                preview = await tool.preview(call.input, self.setup.context)
+                answer = await self.setup.approver.confirm_tool(self.setup.turn_id, call, preview)
+                match answer.decision:
+                    case "allow":
+                        return True
+                    case "allowSession":
+                        grants = self.host.grants
+                        self.host.set_grants(
+                            grants.allow_edits()
+                            if tool.kind == "edit"
+                            else grants.allow_command(str(command))
+                        )
+                        return True
+                    case "deny":
+                        why = "Denied by the user."
+                        if answer.feedback:
+                            why += f" Their feedback: {answer.feedback}"
+                        self._finish(call, step, ToolResult(why, True), "denied", 0)
+                        return False
+
+    async def _run_call(self, call: ToolCall, step: Step) -> JSON:
+        """Run one permitted call. A command that runs without the user's yes (it was judged
+        read-only) is confined to the sandbox; its output streams as ``toolOutput``."""
+        tool = self.setup.tools[call.name]
+        stream = CoalescedOutput(lambda text: self.host.emit(ToolOutput(call.id, text)))
+        running = Running(time.monotonic(), LiveOutput(stream.add))
+        step.running[call.id] = running
+        context = replace(
+            self.setup.context, sandboxed=step.read_only.get(call.id, False), live=running.output
+        )
+        try:
+            result = await tool.run(call.input, context)
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # a tool bug must not take the turn down
+            result = ToolResult(f"Tool {call.name} failed: {type(err).__name__}: {err}", True)
+        finally:
+            stream.flush()  # an interrupted call keeps ``running`` for its partial output
+        step.running.pop(call.id, None)
+        ms = int((time.monotonic() - running.since) * 1000)
+        return self._record(call, result, "error" if result.is_error else "ok", ms)
+
+    # --- the plan gate of an exit_plan_mode call --------------------------------------------
+
+    async def _exit_plan(self, call: ToolCall, step: Step) -> TurnOutcome | None:
+        """The approval of an exit_plan_mode call, answered as its result. Approved or revised:
+        the turn goes on; rejected without feedback, or too often: the turn ends."""
+        self._start(call, step, 0, False)
+        plan = call.input.get("plan")
+        if not isinstance(plan, str) or not plan.strip():
+            why = "exit_plan_mode needs a non-empty 'plan' (markdown)."
+            self._finish(call, step, ToolResult(why, True), "error", 0)
+            return None
+        if self.host.mode != "plan":
+            self.host.emit(Notice("exit_plan_mode called outside plan mode; asking anyway"))
+        match await self.ask_plan(plan):
+            case Approved(mode=mode):
+                self._finish(call, step, ToolResult(EXIT_APPROVED.format(mode=mode)), "ok", 0)
+                return None
+            case Revise(feedback=feedback):
+                text = EXIT_REVISE.format(feedback=feedback)
+                self._finish(call, step, ToolResult(text, True), "error", 0)
+                return None
+            case Declined():
+                self._finish(call, step, ToolResult(EXIT_DECLINED, True), "error", 0)
+                return Completed(None)
+            case GaveUp(feedback=feedback, times=times):
+                text = EXIT_GAVE_UP.format(feedback=feedback, times=times)
+                self._finish(call, step, ToolResult(text, True), "error", 0)
+                return Completed(None)
+
+    # --- the record of each call --------------------------------------------------------------
+
+    def answer_interrupted(self, step: Step) -> None:
+        """Answer every call of an interrupted step that started and has no result yet."""
+        for call in step.started.values():
+            if call.id not in step.results:
+                running = step.running.get(call.id)
+                step.results[call.id] = self._record_interrupted(call, running)
+
+    def _record_interrupted(self, call: ToolCall, running: Running | None) -> JSON:
+        """An interrupted call's result: its real duration and the output it had produced."""
+        if running is None:
+            return self._record(
+                call, ToolResult(history.INTERRUPTED_RESULT, True), "interrupted", 0
+            )
+        partial = running.output.text()
+        text = history.INTERRUPTED_RESULT
+        if partial:
+            text += f" (partial output before the interrupt):\n{partial}"
+        ms = int((time.monotonic() - running.since) * 1000)
+        return self._record(call, ToolResult(text, True), "interrupted", ms)
+
+    def _record(self, call: ToolCall, result: ToolResult, status: ToolStatus, ms: int) -> JSON:
+        self.host.emit(ToolFinished(call.id, call.name, status, result.output, ms, result.diff))
+        self.trail.append(TrailItem(call.name, status))
+        if status in ("ok", "error"):
+            self.tools_used += 1
+            self.host.count_tools(self.tools_used)
+        return tool_result_block(call.id, result.output, is_error=result.is_error)
+
+    def _finish(
+        self, call: ToolCall, step: Step, result: ToolResult, status: ToolStatus, ms: int
+    ) -> None:
+        step.results[call.id] = self._record(call, result, status, ms)
+
+    def _start(
+        self,
+        call: ToolCall,
+        step: Step,
+        batch: int,
+        concurrent: bool,
+        decision: Decision | None = None,
+    ) -> None:
+        step.started[call.id] = call
+        self.host.emit(ToolStarted(call.id, call.name, call.input, batch, concurrent, decision))
+
+    def skip(self, call: ToolCall, step: Step, why: str, status: ToolStatus) -> None:
+        """Answer a call that is not run (with ``why``), as started and finished at once."""
+        self._start(call, step, 0, False)
+        self._finish(call, step, ToolResult(why, True), status, 0)

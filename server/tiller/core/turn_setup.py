@@ -1,0 +1,74 @@
+"""What a turn runs with: the session as the loop sees it (``TurnHost``) and everything fixed
+for the length of the turn (``TurnSetup``). Shared by the loop and its two halves,
+``step_stream`` (the model's response) and ``step_tools`` (the calls it asks for)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from tiller.core import compaction, history
+from tiller.core.approvals import Approver
+from tiller.core.events import Event
+from tiller.core.history import Message
+from tiller.core.permissions import Grants
+from tiller.jsontypes import JSON
+from tiller.model.models import ModelSpec
+from tiller.model.provider import Provider
+from tiller.model.usage import ContextUse, Usage
+from tiller.protocol import Mode, Thinking
+from tiller.workspace.tools.base import Tool, ToolContext
+
+
+class TurnHost(Protocol):
+    """The session as the loop sees it: live mode, grants, the history and an event sink."""
+
+    @property
+    def mode(self) -> Mode: ...
+    def set_mode(self, mode: Mode) -> None: ...
+    @property
+    def grants(self) -> Grants: ...
+    def set_grants(self, grants: Grants) -> None: ...
+    @property
+    def messages(self) -> tuple[Message, ...]: ...
+    def append(self, role: history.Role, blocks: Sequence[JSON]) -> None: ...
+    def emit(self, event: Event) -> None: ...
+    def count_tools(self, used: int) -> None: ...
+    def rewrite_history(self, messages: tuple[Message, ...]) -> None:
+        """Replace the whole history (compaction, or a turn dropped after it failed or was
+        refused) and persist it."""
+        ...
+
+    def record_usage(self, usage: Usage, context: ContextUse | None) -> None:
+        """One model call's priced usage; ``context`` after a step (None for a summary)."""
+        ...
+
+
+@dataclass(frozen=True)
+class TurnSetup:
+    """Everything fixed for the length of one turn."""
+
+    turn_id: str
+    model: str
+    thinking: Thinking
+    max_tokens: int | None  # None: the model's max output
+    system: str
+    tools: Mapping[str, Tool]
+    context: ToolContext
+    provider: Provider
+    approver: Approver
+    tool_budget: int
+    session_id: str = ""
+    stop_hook: str | None = None
+    retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
+    compact_ratio: float = compaction.COMPACT_RATIO
+    # Done once the workspace snapshot taken as the turn started is safe: it runs while the
+    # first response streams, and no tool runs before it is done.
+    snapshot: asyncio.Future[None] | None = None
+
+    @property
+    def spec(self) -> ModelSpec:
+        """The model's window, max output and prices (catalog, refreshed from the API)."""
+        return self.provider.spec(self.model)

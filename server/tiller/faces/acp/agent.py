@@ -1,0 +1,573 @@
+"""ACP requests mapped onto the core: one Tiller ``Session`` per ACP session, same loop.
+
+``TillerAgent`` answers the client's requests; ``AcpSession`` is one session's ACP side: it is
+the core's sink (events -> ``session/update``), owns the approver (``request_permission``)
+and answers ``session/prompt`` when its turn's ``turnEnded`` has gone out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from typing import Any, Final
+from urllib.parse import unquote, urlparse
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.helpers import (
+    update_agent_message_text,
+    update_available_commands,
+    update_current_mode,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AcpMcpServer,
+    AgentCapabilities,
+    AudioContentBlock,
+    AuthenticateResponse,
+    AvailableCommand,
+    AvailableCommandInput,
+    ClientCapabilities,
+    CloseSessionResponse,
+    ConfigOptionUpdate,
+    EmbeddedResourceContentBlock,
+    ForkSessionResponse,
+    HttpMcpServer,
+    ImageContentBlock,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    McpServerStdio,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    SseMcpServer,
+    TextContentBlock,
+    TextResourceContents,
+    UnstructuredCommandInput,
+)
+
+from tiller import __version__
+from tiller.config import parse_config
+from tiller.core import session_commands
+from tiller.core.commands import HELP
+from tiller.core.events import Posted
+from tiller.core.session import Handled, Queued, Started, new_id
+from tiller.core.session_commands import SwitchTo
+from tiller.core.sessions import Seat, Sessions
+from tiller.errors import ConfigError, InvalidParams
+from tiller.faces.acp.files import ClientFiles
+from tiller.faces.acp.outbox import Outbox
+from tiller.faces.acp.permissions import AcpApprover
+from tiller.faces.acp.terminal import ClientTerminal
+from tiller.faces.acp.updates import SessionUpdates, ToolCalls, plan_update, replay, turn_end
+from tiller.jsontypes import JSON
+from tiller.protocol import MODES, Mode, State, Todo
+from tiller.runtime import Runtime
+from tiller.workspace.store import SessionStore
+
+log = logging.getLogger(__name__)
+
+MODE_INFO: Final[dict[Mode, tuple[str, str]]] = {
+    "default": ("Default", "Ask before every edit and every command that may change anything"),
+    "acceptEdits": ("Accept edits", "Edit files without asking; still ask before commands"),
+    "plan": ("Plan", "Read-only: explore, then present a plan; nothing is written until you "
+             "approve it (enforced by the agent, not the prompt)"),
+}  # fmt: skip
+
+# Slash commands that switch the current session: in ACP the editor owns which session is
+# open (new thread, load), so these answer with a hint instead of switching.
+SESSION_SWITCHES: Final = frozenset({"clear", "resume", "fork"})
+NOT_ADVERTISED: Final = SESSION_SWITCHES | {"queue"}  # prompts queue in the editor
+PAGE: Final = 100  # sessions per session/list page
+
+
+def invalid_params(message: str) -> RequestError:
+    return RequestError(-32602, f"Invalid params: {message}", {"message": message})
+
+
+def advertised_commands(help_text: str = HELP) -> list[AvailableCommand]:
+    """The core's slash commands (parsed from its /help text) that make sense over ACP."""
+    found: dict[str, AvailableCommand] = {}
+    for match in re.finditer(r"^\s+/(\S+)(?: (\S+))?\s{2,}(\S.*)$", help_text, re.MULTILINE):
+        name, argument, description = match.groups()
+        if name in NOT_ADVERTISED or name in found:
+            continue
+        hint = None
+        if argument:
+            hint = AvailableCommandInput(root=UnstructuredCommandInput(hint=argument))
+        found[name] = AvailableCommand(name=name, description=description, input=hint)
+    return list(found.values())
+
+
+def workspace_of(cwd: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise invalid_params(f"cwd must be an absolute path, got {cwd!r}")
+    if not path.is_dir():
+        raise invalid_params(f"cwd {cwd!r} is not a directory")
+    return path.resolve()
+
+
+PromptBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+
+
+def _shown_uri(uri: str, workspace: Path) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return uri
+    path = Path(unquote(parsed.path))
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(workspace))
+    return str(path)
+
+
+def prompt_text(blocks: Sequence[PromptBlock], workspace: Path) -> str:
+    """The ACP prompt as the one text the core takes: mentions inline as ``@path``,
+    embedded resources appended as ``<context>`` sections."""
+    inline: list[str] = []
+    context: list[str] = []
+    for block in blocks:
+        match block:
+            case TextContentBlock(text=text):
+                inline.append(text)
+            case ResourceContentBlock(uri=uri):
+                inline.append(f"@{_shown_uri(uri, workspace)}")
+            case EmbeddedResourceContentBlock(resource=TextResourceContents(uri=uri, text=text)):
+                shown = _shown_uri(uri, workspace)
+                inline.append(f"@{shown}")
+                context.append(f'<context ref="{shown}">\n{text}\n</context>')
+            case _:
+                raise invalid_params(
+                    f"{block.type} content is not supported (promptCapabilities says so)"
+                )
+    return "".join(inline) + "".join(f"\n\n{c}" for c in context)
+
+
+class AcpSession:
+    """One ACP session: the core's ``Session`` and its sink, approver and prompt gate."""
+
+    def __init__(
+        self,
+        client: Client,
+        sessions: Sessions,
+        session_id: str,
+        workspace: Path,
+        restore: bool,
+        capabilities: ClientCapabilities,
+    ) -> None:
+        self.id = session_id
+        self.sessions = sessions
+        self.runtime = runtime = sessions.runtime
+        self.workspace = workspace
+        self.outbox = Outbox(client, session_id)
+        self.calls = ToolCalls(workspace)
+        self.view = SessionUpdates(self.calls)
+        config = runtime.config
+        self.approver = AcpApprover(
+            client, session_id, self.outbox, self.calls, config.checkpoint_timeout_seconds
+        )
+        self.lock = asyncio.Lock()  # one prompt at a time; the next waits for its turn
+        self.cancels = 0  # bumped by session/cancel: prompts older than that answer cancelled
+        self._background: set[asyncio.Task[None]] = set()
+        seat = Seat(
+            sink=self,
+            approver=self.approver,
+            # The editor's buffers when the client offers fs/*: tools see unsaved changes.
+            editor=ClientFiles.offered(client, session_id, capabilities),
+            # Its terminals, when offered, for the commands the user approves.
+            terminal=ClientTerminal.offered(client, session_id, capabilities),
+        )
+        # resume(): the stored mode, model, thinking, todos and (repaired) history.
+        self.session = (
+            sessions.resume(session_id, workspace, seat)
+            if restore
+            else sessions.create(workspace, seat, session_id=session_id)
+        )
+        if not restore:
+            sessions.greet(self.session)
+        self._shown_mode = self.session.mode
+        self._shown_model = self.session.model
+
+    # --- SessionSink ------------------------------------------------------------------------
+
+    def event(self, posted: Posted) -> None:
+        fields = posted.to_wire()
+        if fields.get("type") == "turnEnded":
+            self.outbox.turn_ended(str(fields.get("turnId")), turn_end(fields))
+        else:
+            self.outbox.send(*self.view.updates(fields))
+
+    def state(self, state: State) -> None:
+        changed = False
+        if state.mode != self._shown_mode:
+            self._shown_mode = state.mode
+            self.outbox.send(update_current_mode(state.mode))
+            changed = True
+        if state.model != self._shown_model:
+            self._shown_model = state.model
+            changed = True
+        if changed:
+            self._send_config_options()
+
+    def todos(self, todos: tuple[Todo, ...]) -> None:
+        self.outbox.send(plan_update(todos))
+
+    # --- what the editor sees ---------------------------------------------------------------
+
+    def modes(self) -> SessionModeState:
+        return SessionModeState(
+            current_mode_id=self.session.mode,
+            available_modes=[
+                SessionMode(id=mode, name=MODE_INFO[mode][0], description=MODE_INFO[mode][1])
+                for mode in MODES
+            ],
+        )
+
+    def config_options(self) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+        models = list(self.runtime.models)
+        if not any(model_id == self.session.model for model_id, _ in models):
+            models.insert(0, (self.session.model, self.session.model))
+        return [
+            SessionConfigOptionSelect(
+                id="mode",
+                name="Mode",
+                category="mode",
+                type="select",
+                current_value=self.session.mode,
+                options=[
+                    SessionConfigSelectOption(
+                        value=m, name=MODE_INFO[m][0], description=MODE_INFO[m][1]
+                    )
+                    for m in MODES
+                ],
+            ),
+            SessionConfigOptionSelect(
+                id="model",
+                name="Model",
+                category="model",
+                type="select",
+                current_value=self.session.model,
+                options=[SessionConfigSelectOption(value=i, name=n) for i, n in models],
+            ),
+        ]
+
+    def _send_config_options(self) -> None:
+        self.outbox.send(
+            ConfigOptionUpdate(
+                session_update="config_option_update", config_options=self.config_options()
+            )
+        )
+
+    def announce(self) -> None:
+        """After session/new or session/load answered: the commands, the plan, the models."""
+        self.outbox.send(update_available_commands(advertised_commands()))
+        if self.session.todos:
+            self.outbox.send(plan_update(self.session.todos))
+        if not self.runtime.models:
+            task = asyncio.get_running_loop().create_task(self._list_models())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _list_models(self) -> None:
+        if await self.runtime.list_models():
+            self._send_config_options()
+
+    # --- requests ---------------------------------------------------------------------------
+
+    async def prompt(self, text: str) -> PromptResponse:
+        asked_at = self.cancels
+        async with self.lock:
+            if self.cancels != asked_at:
+                return PromptResponse(stop_reason="cancelled")
+            words = text.strip().split(maxsplit=1)
+            command = words[0][1:] if words and words[0].startswith("/") else ""
+            if command in SESSION_SWITCHES:
+                return await self._say(
+                    f"/{command} is not available here: start a new thread, or load or "
+                    "fork one, from the editor."
+                )
+            match await session_commands.prompt(self.sessions, self.session, text):
+                case Started(turn_id=turn_id):
+                    end = await self.outbox.ending(turn_id)
+                case Handled() | SwitchTo():  # the ``command`` event said the answer
+                    await self.outbox.flush()
+                    return PromptResponse(stop_reason="end_turn")
+                case Queued():  # prompts run one at a time here; wait for the queue anyway
+                    await self.session.wait_idle()
+                    return PromptResponse(stop_reason="end_turn")
+        if self.cancels != asked_at:
+            return PromptResponse(stop_reason="cancelled")
+        if end.error is not None:
+            kind, message = end.error.get("kind", "internal"), end.error.get("message", "")
+            raise RequestError(-32603, f"{kind}: {message}", end.error)
+        return PromptResponse(stop_reason=end.stop_reason or "end_turn")
+
+    async def _say(self, message: str) -> PromptResponse:
+        self.outbox.send(update_agent_message_text(message))
+        await self.outbox.flush()
+        return PromptResponse(stop_reason="end_turn")
+
+    def cancel(self) -> None:
+        self.cancels += 1
+        self.session.interrupt()
+
+    async def close(self, wait: float = 3.0) -> None:
+        """Interrupt a running turn (its history is repaired and saved), then stop sending."""
+        self.cancels += 1
+        await self.sessions.close(self.session, wait)
+        await self.outbox.close()
+
+
+class TillerAgent:
+    """The ACP agent side: initialize, sessions, prompt, cancel, modes, config options."""
+
+    def __init__(self) -> None:
+        self.client: Client | None = None
+        self.sessions: Sessions | None = None
+        self.client_capabilities = ClientCapabilities()
+        self.seats: dict[str, AcpSession] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def on_connect(self, conn: Client) -> None:
+        self.client = conn
+
+    def _live(self) -> tuple[Client, Sessions]:
+        if self.client is None or self.sessions is None:
+            raise RequestError(-32600, "Invalid request: call initialize first")
+        return self.client, self.sessions
+
+    def _session(self, session_id: str) -> AcpSession:
+        found = self.seats.get(session_id)
+        if found is None:
+            raise invalid_params(
+                f"unknown sessionId {session_id!r} (session/new or session/load first)"
+            )
+        return found
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        # Settings: the environment (ANTHROPIC_*, TILLER_MODEL, TILLER_DATA_DIR), or the
+        # Tiller initializationOptions under initialize's ``_meta.tiller``.
+        try:
+            config = parse_config(kwargs.get("tiller"))
+            runtime = Runtime(config)
+        except ConfigError as err:
+            raise invalid_params(err.message) from err
+        if self.sessions is None:
+            self.sessions = Sessions(runtime)
+            runtime.warm_up(Path.cwd())
+        self.client_capabilities = client_capabilities or ClientCapabilities()
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            auth_methods=[],
+            agent_info=Implementation(name="tiller", title="Tiller", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        raise invalid_params(
+            f"no authentication method {method_id!r}: set ANTHROPIC_API_KEY in the agent's env"
+        )
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]
+        | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        client, sessions = self._live()
+        workspace = workspace_of(cwd)
+        if mcp_servers:
+            log.warning("MCP servers are not supported yet; ignoring %d", len(mcp_servers))
+        seat = AcpSession(
+            client, sessions, new_id("ses"), workspace, False, self.client_capabilities
+        )
+        self.seats[seat.id] = seat
+        answer = NewSessionResponse(
+            session_id=seat.id, modes=seat.modes(), config_options=seat.config_options()
+        )
+        seat.announce()  # queued last: the answer goes out before the writer runs
+        return answer
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]
+        | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse | None:
+        client, sessions = self._live()
+        workspace = workspace_of(cwd)
+        if sessions.store.row(session_id) is None:
+            raise invalid_params(f"unknown sessionId {session_id!r}: nothing stored under it")
+        old = self.seats.pop(session_id, None)
+        if old is not None:
+            await old.close()
+        try:
+            seat = AcpSession(
+                client, sessions, session_id, workspace, True, self.client_capabilities
+            )
+        except InvalidParams as err:
+            raise invalid_params(err.message) from err
+        self.seats[session_id] = seat
+        seat.outbox.send(*replay(self._transcript(sessions.store, session_id), workspace))
+        await seat.outbox.flush()  # the history is in the editor before the answer
+        answer = LoadSessionResponse(modes=seat.modes(), config_options=seat.config_options())
+        seat.announce()
+        return answer
+
+    @staticmethod
+    def _transcript(store: SessionStore, session_id: str) -> list[JSON]:
+        pages: list[list[JSON]] = []
+        before: int | None = None
+        while True:
+            entries, more = store.transcript(session_id, before, 1000)
+            pages.append(entries)
+            if not more or not entries:
+                break
+            before = int(entries[0]["seq"])
+        return [entry for page in reversed(pages) for entry in page]
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        _, sessions = self._live()
+        if cursor is not None and not cursor.isdigit():
+            raise invalid_params(f"bad cursor {cursor!r}")
+        start = int(cursor or 0)
+        wanted = str(PurePath(cwd)) if cwd else None  # as given; sessions store resolved paths
+        rows = sessions.list(wanted, start + PAGE + 1)
+        page = rows[start : start + PAGE]
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=r.id,
+                    cwd=r.workspace,
+                    title=r.title,
+                    updated_at=r.to_wire()["updatedAt"],
+                )
+                for r in page
+            ],
+            next_cursor=str(start + PAGE) if len(rows) > start + PAGE else None,
+        )
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse | None:
+        seat = self._session(session_id)
+        seat.session.set_mode(_mode(mode_id))
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        seat = self._session(session_id)
+        if not isinstance(value, str) or not value.strip():
+            raise invalid_params(f"{config_id!r} takes a non-empty string value")
+        match config_id:
+            case "mode":
+                seat.session.set_mode(_mode(value))
+            case "model":
+                seat.session.set_model(value.strip())
+            case _:
+                raise invalid_params(f"unknown config option {config_id!r}: mode, model")
+        return SetSessionConfigOptionResponse(config_options=seat.config_options())
+
+    async def prompt(
+        self,
+        session_id: str,
+        prompt: list[PromptBlock],
+        **kwargs: Any,
+    ) -> PromptResponse:
+        seat = self._session(session_id)
+        text = prompt_text(prompt, seat.workspace)
+        if not text.strip():
+            raise invalid_params("the prompt is empty")
+        return await seat.prompt(text)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        seat = self.seats.get(session_id)
+        if seat is not None:
+            seat.cancel()
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]
+        | None = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        raise RequestError.method_not_found("session/fork")
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio]
+        | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        raise RequestError.method_not_found("session/resume")
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+        raise RequestError.method_not_found("session/close")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        log.info("ignoring extension notification _%s", method)
+
+    async def shutdown(self) -> None:
+        """End of input or SIGTERM: interrupt every running turn; their history is saved."""
+        await asyncio.gather(*(seat.close() for seat in self.seats.values()))
+
+
+def _mode(mode_id: str) -> Mode:
+    for mode in MODES:
+        if mode == mode_id:
+            return mode
+    raise invalid_params(f"unknown mode {mode_id!r}: expected one of {', '.join(MODES)}")

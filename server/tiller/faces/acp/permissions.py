@@ -1,0 +1,210 @@
+"""The core's ``Approver`` answered with ACP ``session/request_permission``. Fail closed.
+
+- a confirmation: allow once / allow always (edits: every edit of the session; a command: that
+  exact command) / reject, on the tool call the editor already shows;
+- a plan: "Yes, and auto-accept edits" (mode acceptEdits) / "Yes, and manually approve edits"
+  (mode default) / "No, keep planning", on the ``exit_plan_mode`` call, or on a "plan" call
+  made for the occasion when the plan is the model's final text;
+- a tool-budget checkpoint: continue / stop, on a call made for the occasion.
+
+An error, a malformed answer, a ``cancelled`` outcome or an unknown option means no. When the
+turn is interrupted while the question is open, the waiting request is dropped (a late answer
+is ignored) and the interrupt goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from acp.helpers import (
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_tool_call,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+    ToolKind,
+)
+
+from tiller.core.approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
+from tiller.core.scheduler import ToolCall
+from tiller.faces.acp.outbox import Outbox
+from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool
+from tiller.protocol import TrailItem
+from tiller.workspace.tools.base import Preview
+
+log = logging.getLogger(__name__)
+
+PLAN_OPTIONS = (
+    PermissionOption(
+        option_id="acceptEdits", name="Yes, and auto-accept edits", kind="allow_always"
+    ),
+    PermissionOption(
+        option_id="default", name="Yes, and manually approve edits", kind="allow_once"
+    ),
+    PermissionOption(option_id="plan", name="No, keep planning", kind="reject_once"),
+)
+CHECKPOINT_OPTIONS = (
+    PermissionOption(option_id="continue", name="Continue", kind="allow_once"),
+    PermissionOption(option_id="stop", name="Stop here", kind="reject_once"),
+)
+
+
+def tool_options(call: ToolCall, kind: ToolKind) -> tuple[PermissionOption, ...]:
+    always = "Allow all edits this session" if kind == "edit" else "Always allow this command"
+    return (
+        PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
+        PermissionOption(option_id="allowSession", name=always, kind="allow_always"),
+        PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
+    )
+
+
+def preview_content(preview: Preview, workspace: Path) -> list[ToolContent]:
+    """The confirmation preview: a full before/after diff, the command, or text."""
+    fields = preview.fields
+    match preview.kind:
+        case "diff":
+            path = str(workspace / fields.get("path", ""))
+            return [tool_diff_content(path, fields.get("after", ""), fields.get("before", ""))]
+        case "command":
+            return [tool_content(text_block(f"```sh\n{fields.get('command', '')}\n```"))]
+        case "text":
+            return [tool_content(text_block(fields.get("text", "")))]
+
+
+def chosen(answer: RequestPermissionResponse) -> str | None:
+    """The option id the user picked; None when the request was cancelled."""
+    outcome = answer.outcome
+    return outcome.option_id if isinstance(outcome, AllowedOutcome) else None
+
+
+class AcpApprover:
+    """One per ACP session; shares the session's outbox and tool-call views."""
+
+    def __init__(
+        self,
+        client: Client,
+        session_id: str,
+        outbox: Outbox,
+        calls: ToolCalls,
+        checkpoint_timeout: float,
+    ) -> None:
+        self.client = client
+        self.session_id = session_id
+        self.outbox = outbox
+        self.calls = calls
+        self.checkpoint_timeout = checkpoint_timeout
+        self._ids = itertools.count(1)
+
+    async def _ask(
+        self,
+        tool_call: ToolCallUpdate,
+        options: Sequence[PermissionOption],
+        timeout: float | None = None,
+    ) -> str | None:
+        """The chosen option id, or None for no answer (error, cancelled, malformed)."""
+        await self.outbox.flush()  # the editor has seen the tool call before the question
+        try:
+            answer = await asyncio.wait_for(
+                self.client.request_permission(
+                    session_id=self.session_id, tool_call=tool_call, options=list(options)
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            log.warning("request_permission unanswered after %ss: no", timeout)
+            return None
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:
+            log.warning("request_permission failed, counting it as no: %s", err)
+            return None
+        picked = chosen(answer)
+        if picked not in {o.option_id for o in options}:
+            return None
+        return picked
+
+    def _synthetic(self, what: str, title: str, kind: ToolKind, body: str) -> str:
+        """A tool call made for a question the core asks outside any tool call."""
+        call_id = f"tiller-{what}-{next(self._ids)}"
+        content = [tool_content(text_block(body))] if body else None
+        self.outbox.send(
+            start_tool_call(call_id, title, kind=kind, status="pending", content=content)
+        )
+        return call_id
+
+    def _close(self, call_id: str, ok: bool) -> None:
+        self.outbox.send(update_tool_call(call_id, status="completed" if ok else "failed"))
+
+    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+        view = describe_tool(call.name, call.input, self.calls.workspace)
+        shown = preview_content(preview, self.calls.workspace)
+        self.calls.show(call.id, shown)
+        tool_call = ToolCallUpdate(
+            tool_call_id=call.id,
+            title=view.title,
+            kind=view.kind,
+            status="pending",
+            content=shown,
+            locations=list(view.locations) or None,
+            raw_input=call.input,
+        )
+        match await self._ask(tool_call, tool_options(call, view.kind)):
+            case "allow":
+                answer = ToolAnswer("allow")
+            case "allowSession":
+                answer = ToolAnswer("allowSession")
+            case _:
+                return DENIED_BY_DEFAULT
+        return answer  # confirmDecided marks the call running
+
+    async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
+        call_id = self.calls.open_plan_call()
+        own = call_id is None
+        if call_id is None:
+            call_id = self._synthetic("plan", "Ready to code?", "switch_mode", plan)
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title="Ready to code?",
+            kind="switch_mode",
+            status="pending",
+            content=[tool_content(text_block(plan))],
+        )
+        picked: str | None = None
+        try:
+            picked = await self._ask(tool_call, PLAN_OPTIONS)
+        finally:
+            if own:
+                self._close(call_id, picked in ("acceptEdits", "default"))
+        match picked:
+            case "acceptEdits":
+                return PlanAnswer(True, None, "acceptEdits")
+            case "default":
+                return PlanAnswer(True, None, "default")
+            case _:
+                return PLAN_NOT_APPROVED
+
+    async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
+        done = " → ".join(f"{t.name} {'✓' if t.status == 'ok' else '✗'}" for t in trail[-12:])
+        title = f"{tools_used} tool calls in this turn: continue?"
+        call_id = self._synthetic("checkpoint", title, "other", done)
+        tool_call = ToolCallUpdate(tool_call_id=call_id, title=title, kind="other")
+        go_on = False
+        try:
+            go_on = (
+                await self._ask(tool_call, CHECKPOINT_OPTIONS, self.checkpoint_timeout)
+                == "continue"
+            )
+        finally:
+            self._close(call_id, go_on)
+        return go_on

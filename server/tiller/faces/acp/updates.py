@@ -1,0 +1,322 @@
+"""Tiller's events (the ``tiller/event`` dicts) as ACP ``session/update`` payloads.
+
+Pure mapping, no I/O: ``ToolCalls`` remembers what each started call looked like so that its
+later updates (output, end) keep the diff and the locations. ``stop_reason`` turns a
+``turnEnded`` event into the prompt's answer. ``SessionUpdates`` is the face's one renderer;
+``replay`` feeds it a stored transcript, for ``session/load``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from acp.helpers import (
+    plan_entry,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    ContentToolCallContent,
+    CurrentModeUpdate,
+    FileEditToolCallContent,
+    StopReason,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    ToolKind,
+    UserMessageChunk,
+)
+
+from tiller.core.transcript import as_events
+from tiller.jsontypes import JSON
+from tiller.protocol import Todo
+
+Update = (
+    AgentMessageChunk
+    | AgentThoughtChunk
+    | UserMessageChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+)
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+# Tiller tool name -> ACP tool kind (icons and grouping in the editor).
+TOOL_KINDS: Final[dict[str, ToolKind]] = {
+    "read_file": "read",
+    "list_files": "search",
+    "grep": "search",
+    "write_file": "edit",
+    "edit_file": "edit",
+    "bash": "execute",
+    "todo_write": "think",
+    "enter_plan_mode": "switch_mode",
+    "exit_plan_mode": "switch_mode",
+}
+
+LIVE_OUTPUT_CAP = 16_000  # characters of live command output kept in a tool call's content
+
+
+def tool_status(tiller_status: str) -> ToolCallStatus:
+    """``toolFinished.status`` -> ACP: only ``ok`` completed; denied/skipped/... failed."""
+    return "completed" if tiller_status == "ok" else "failed"
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+@dataclass(frozen=True)
+class ToolView:
+    """How one tool call shows in the editor: what ``tool_call`` carried."""
+
+    title: str
+    kind: ToolKind
+    locations: tuple[ToolCallLocation, ...] = ()
+    content: tuple[ToolContent, ...] = ()
+
+
+def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
+    """Title, kind, locations (absolute paths) and initial content (diffs, commands)."""
+    kind = TOOL_KINDS.get(name, "other")
+    raw_path = _str(tool_input.get("path"))
+    path = os.path.normpath(workspace / raw_path) if raw_path else ""
+    where = (ToolCallLocation(path=path),) if path else ()
+    match name:
+        case "read_file":
+            offset = tool_input.get("offset")
+            line = offset if isinstance(offset, int) and not isinstance(offset, bool) else None
+            located = (ToolCallLocation(path=path, line=line),) if path else ()
+            suffix = f" (from line {line})" if line else ""
+            return ToolView(f"Read {raw_path}{suffix}", kind, located)
+        case "write_file":
+            diff = tool_diff_content(path, _str(tool_input.get("content")))
+            return ToolView(f"Write {raw_path}", kind, where, (diff,) if path else ())
+        case "edit_file":
+            old, new = _str(tool_input.get("old_string")), _str(tool_input.get("new_string"))
+            diff = tool_diff_content(path, new, old)
+            return ToolView(f"Edit {raw_path}", kind, where, (diff,) if path else ())
+        case "bash":
+            command = _str(tool_input.get("command"))
+            shown = command if len(command) <= 80 else command[:77] + "…"
+            return ToolView(
+                f"Run `{shown}`", kind, (), (tool_content(text_block(_fence(command, "sh"))),)
+            )
+        case "grep":
+            pattern = _str(tool_input.get("pattern"))
+            scope = f" in {raw_path}" if raw_path else ""
+            return ToolView(f"Search {shlex.quote(pattern)}{scope}", kind, where)
+        case "list_files":
+            pattern = _str(tool_input.get("pattern"))
+            return ToolView(f"List {raw_path or '.'} {pattern}".rstrip(), kind, where)
+        case "todo_write":
+            return ToolView("Update the todo list", kind)
+        case "enter_plan_mode":
+            return ToolView("Enter plan mode", kind)
+        case "exit_plan_mode":
+            plan = _str(tool_input.get("plan"))
+            body = (tool_content(text_block(plan)),) if plan else ()
+            return ToolView("Ready to code?", kind, (), body)
+        case _:
+            return ToolView(name, kind)
+
+
+@dataclass
+class ToolCalls:
+    """The tool calls of one session as the editor sees them (fed with events in order).
+
+    A call the loop allowed (``toolStarted.permission``) goes ``in_progress`` at once; one it
+    asks about stays ``pending`` until the approval says yes. The loop decides; this renders.
+    """
+
+    workspace: Path
+    views: dict[str, ToolView] = field(default_factory=dict)
+    live: dict[str, str] = field(default_factory=dict)
+    open_plans: list[str] = field(default_factory=list)  # exit_plan_mode calls not yet ended
+
+    def started(self, fields: JSON) -> list[Update]:
+        call_id, name = _str(fields.get("toolUseId")), _str(fields.get("name"))
+        tool_input = fields.get("input")
+        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        view = describe_tool(name, tool_input, self.workspace)
+        self.views[call_id] = view
+        if name == "exit_plan_mode":
+            self.open_plans.append(call_id)
+        start = start_tool_call(
+            call_id,
+            view.title,
+            kind=view.kind,
+            status="pending",
+            content=view.content or None,
+            locations=view.locations or None,
+            raw_input=tool_input,
+        )
+        permission = fields.get("permission")
+        allowed = isinstance(permission, dict) and permission.get("decision") == "allow"
+        if name != "exit_plan_mode" and allowed:
+            return [start, self.running(call_id)]
+        return [start]
+
+    def open_plan_call(self) -> str | None:
+        """The ``exit_plan_mode`` call waiting for its approval, if any."""
+        return self.open_plans[-1] if self.open_plans else None
+
+    def show(self, call_id: str, content: Sequence[ToolContent]) -> None:
+        """What the permission question showed (a full diff) stays the call's content."""
+        view = self.views.get(call_id)
+        if view is not None:
+            self.views[call_id] = replace(view, content=tuple(content))
+
+    def running(self, call_id: str) -> ToolCallProgress:
+        return update_tool_call(call_id, status="in_progress")
+
+    def output(self, fields: JSON) -> list[Update]:
+        """Live command output (``toolOutput``): the content shows the output so far."""
+        call_id = _str(fields.get("toolUseId"))
+        so_far = (self.live.get(call_id, "") + _str(fields.get("text")))[-LIVE_OUTPUT_CAP:]
+        self.live[call_id] = so_far
+        view = self.views.get(call_id, ToolView("", "other"))
+        shown = tool_content(text_block(_fence(so_far)))
+        return [update_tool_call(call_id, content=[*view.content, shown])]
+
+    def finished(self, fields: JSON) -> list[Update]:
+        call_id, status = _str(fields.get("toolUseId")), _str(fields.get("status"))
+        output = _str(fields.get("output"))
+        view = self.views.pop(call_id, None) or ToolView(_str(fields.get("name")), "other")
+        self.live.pop(call_id, None)
+        if call_id in self.open_plans:
+            self.open_plans.remove(call_id)
+        content: list[ToolContent] = list(view.content)
+        if view.kind == "execute":
+            content = [tool_content(text_block(_fence(output)))] if output else []
+        elif output and (view.kind != "edit" or status != "ok"):
+            content.append(tool_content(text_block(output)))
+        raw_output: JSON = {"status": status, "output": output}
+        if isinstance(fields.get("diff"), dict):
+            raw_output["diff"] = fields["diff"]
+        return [
+            update_tool_call(
+                call_id, status=tool_status(status), content=content, raw_output=raw_output
+            )
+        ]
+
+
+def plan_update(todos: Sequence[Todo]) -> AgentPlanUpdate:
+    """The todo board as the ACP agent plan (all entries, every time: the client replaces)."""
+    return update_plan(
+        plan_entry(t.active_form if t.status == "in_progress" else t.content, status=t.status)
+        for t in todos
+    )
+
+
+@dataclass
+class SessionUpdates:
+    """The one renderer of the ACP face: events, in order, as ``session/update`` payloads.
+
+    Live (``replaying`` false) the client drew some things itself: its prompt, and the answer
+    to it (``turnEnded`` becomes the prompt's answer, see :func:`turn_end`). A ``session/load``
+    replays the stored log through the same renderer with ``replaying`` true, which draws
+    those too.
+    """
+
+    calls: ToolCalls
+    replaying: bool = False
+
+    def updates(self, fields: JSON) -> list[Update]:
+        match fields.get("type"):
+            case "turnStarted" if self.replaying:
+                return [update_user_message_text(_str(fields.get("prompt")))]
+            case "textDelta":
+                return [update_agent_message_text(_str(fields.get("text")))]
+            case "thinkingDelta":
+                return [update_agent_thought_text(_str(fields.get("text")))]
+            case "toolStarted":
+                return self.calls.started(fields)
+            case "confirmDecided" if fields.get("decision") in ("allow", "allowSession"):
+                return [self.calls.running(_str(fields.get("toolUseId")))]
+            case "toolOutput":
+                return self.calls.output(fields)
+            case "toolFinished":
+                return self.calls.finished(fields)
+            case "stepRestarted":
+                return [update_agent_message_text("\n\n*(retrying this step)*\n\n")]
+            case "command":
+                said: list[Update] = [update_agent_message_text(_str(fields.get("message")))]
+                if self.replaying:
+                    return [update_user_message_text(_str(fields.get("text"))), *said]
+                return said
+            case "turnEnded" if self.replaying and fields.get("outcome") == "failed":
+                error = fields.get("error")
+                message = _str(error.get("message")) if isinstance(error, dict) else ""
+                return [update_agent_message_text(f"\n\n*Turn failed: {message}*\n\n")]
+            case _:
+                return []
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """What the prompt answers: a stop reason, or an error the client should show."""
+
+    stop_reason: StopReason | None
+    error: JSON | None = None
+
+
+STOP_REASONS: Final[dict[str, StopReason]] = {
+    "completed": "end_turn",
+    "interrupted": "cancelled",
+    "stopped": "max_turn_requests",
+    "refused": "refusal",
+}
+
+
+def turn_end(fields: JSON) -> TurnEnd:
+    """``turnEnded`` -> the ``session/prompt`` answer.
+
+    completed -> end_turn; interrupted -> cancelled; stopped at a checkpoint ->
+    max_turn_requests; refused -> refusal; failed with ``output_limit`` -> max_tokens; any
+    other failure -> an error response carrying Tiller's ``error`` (kind, message, retryable).
+    """
+    outcome = _str(fields.get("outcome"))
+    if outcome in STOP_REASONS:
+        return TurnEnd(STOP_REASONS[outcome])
+    error = fields.get("error")
+    error = error if isinstance(error, dict) else {"kind": "internal", "message": outcome}
+    if error.get("kind") == "output_limit":
+        return TurnEnd("max_tokens")
+    return TurnEnd(None, error)
+
+
+def replay(entries: Iterable[JSON], workspace: Path) -> list[Update]:
+    """A stored transcript (``store.transcript`` entries, oldest first) as updates: the log
+    replayed through the live renderer."""
+    view = SessionUpdates(ToolCalls(workspace), replaying=True)
+    return [update for event in as_events(entries) for update in view.updates(event)]

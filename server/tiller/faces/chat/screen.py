@@ -1,0 +1,159 @@
+"""The shell's bottom area: what it stacks (live lines, the question, the prompt or the
+feedback line, the status line), its style and its keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Always, Condition, Filter
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Dimension,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
+from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.styles import Style
+
+from tiller.faces.chat.approvals import Approvals
+from tiller.faces.chat.events import EventLog, Fragment
+
+ESCAPE_WAIT_SECONDS = 0.05
+
+STYLE = Style.from_dict(
+    {
+        "toolbar": "reverse",
+        "prompt": "bold",
+        "thinking": "fg:ansibrightblack italic",
+        "running": "fg:ansibrightblack",
+        "output": "fg:ansibrightblack",
+        "queued": "fg:ansicyan",
+        "question": "bold fg:ansiyellow",
+        "choices": "fg:ansiyellow",
+        "hint": "fg:ansibrightblack",
+    }
+)
+
+
+class Shell(Protocol):
+    """What the screen shows and what its keys do."""
+
+    @property
+    def input(self) -> Buffer: ...
+    @property
+    def events(self) -> EventLog: ...
+    @property
+    def approvals(self) -> Approvals: ...
+    def live_lines(self) -> list[Fragment]: ...
+    def submit(self) -> None: ...
+    def cycle_mode(self) -> None: ...
+    def interrupt(self) -> None: ...
+    def ctrl_c(self) -> None: ...
+    def quit_now(self) -> None: ...
+
+
+def build_app(shell: Shell) -> Application[int]:
+    approvals = shell.approvals
+    asking = Condition(approvals.choosing)
+    typing_feedback = Condition(approvals.typing_feedback)
+    composing = ~asking & ~typing_feedback
+    has_live = Condition(lambda: bool(shell.live_lines()))
+    prompt_row = VSplit(
+        [
+            Window(FormattedTextControl([("class:prompt", "› ")]), width=2),
+            Window(
+                BufferControl(shell.input),
+                wrap_lines=True,
+                height=Dimension(min=1, max=10),
+                dont_extend_height=True,
+            ),
+        ]
+    )
+    feedback_row = VSplit(
+        [
+            Window(FormattedTextControl([("class:question", "feedback › ")]), width=11),
+            Window(BufferControl(approvals.feedback), wrap_lines=True, dont_extend_height=True),
+        ]
+    )
+    frame = HSplit(
+        [
+            ConditionalContainer(
+                Window(
+                    FormattedTextControl(lambda: _joined(shell.live_lines())),
+                    wrap_lines=True,
+                    dont_extend_height=True,
+                ),
+                filter=has_live,
+            ),
+            ConditionalContainer(
+                approvals.window, filter=Condition(lambda: bool(approvals.asking))
+            ),
+            ConditionalContainer(prompt_row, filter=~typing_feedback),
+            ConditionalContainer(feedback_row, filter=typing_feedback),
+            Window(
+                FormattedTextControl(
+                    lambda: [("class:toolbar", f" {shell.events.status_line()} ")]
+                ),
+                height=1,
+            ),
+        ]
+    )
+    # No row is filled to the edge (no rule, no toolbar background, an empty last column):
+    # terminals that reflow on resize (tmux, most modern ones) split a row longer than the
+    # new width in two, and the redraw would leave a stale copy of it behind.
+    layout = Layout(VSplit([frame, Window(width=1)]), focused_element=shell.input)
+    app: Application[int] = Application(
+        layout=layout,
+        key_bindings=_key_bindings(shell, asking, typing_feedback, composing),
+        style=STYLE,
+        full_screen=False,
+        mouse_support=False,
+        erase_when_done=False,
+    )
+    # A lone Escape is known once the input parser has waited ESCAPE_WAIT_SECONDS for
+    # the rest of a sequence (alt+enter arrives as one "\x1b\r" read, so it still
+    # pairs); waiting again for a longer key binding would only delay the interrupt.
+    app.ttimeoutlen = ESCAPE_WAIT_SECONDS
+    app.timeoutlen = 0.0
+    return app
+
+
+def _joined(lines: list[Fragment]) -> StyleAndTextTuples:
+    fragments: StyleAndTextTuples = []
+    for n, (style, text) in enumerate(lines):
+        fragments.append((style, text if n == len(lines) - 1 else text + "\n"))
+    return fragments
+
+
+def _key_bindings(
+    shell: Shell, asking: Condition, typing_feedback: Condition, composing: Filter
+) -> KeyBindings:
+    buffer, approvals = shell.input, shell.approvals
+    empty = Condition(lambda: not buffer.text)
+    table: list[tuple[tuple[str, ...], Filter, Callable[[KeyPressEvent], None]]] = [
+        (("enter",), composing, lambda e: shell.submit()),
+        (("escape", "enter"), composing, lambda e: buffer.newline(copy_margin=False)),
+        (("c-j",), composing, lambda e: buffer.newline(copy_margin=False)),
+        (("s-tab",), composing, lambda e: shell.cycle_mode()),
+        (("escape",), ~typing_feedback, lambda e: shell.interrupt()),
+        (("c-c",), Always(), lambda e: shell.ctrl_c()),
+        (("c-d",), composing & empty, lambda e: shell.quit_now()),
+        (("c-o",), Always(), lambda e: shell.events.toggle_output()),
+        # While a question is shown, a key picks its choice or does nothing at all.
+        (("<any>",), asking, lambda e: approvals.choose(e.key_sequence[0].data)),
+        (("enter",), asking, lambda e: None),
+        (("enter",), typing_feedback, lambda e: approvals.send_feedback()),
+        (("escape",), typing_feedback, lambda e: approvals.back_to_choices()),
+    ]
+    keys = KeyBindings()
+    for sequence, condition, handler in table:
+        keys.add(*sequence, filter=condition)(handler)
+    return keys

@@ -1,0 +1,306 @@
+"""The resident shell: a prompt_toolkit application in front of one server process.
+
+The answer and the tool log are printed above a bottom area that stays: the answer's open
+line, the running tools (``… bash make  3s``), queued prompts, the pending question, the
+prompt and a toolbar driven by ``tiller/state``. The server is the single source of truth;
+this module only runs it (restarting it when it dies) and sends what the user types; the
+pieces are ``printer`` (lines above), ``events`` (the server's notifications), ``approvals``
+(its questions) and ``screen`` (layout and keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable
+from typing import Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+
+from tiller import protocol as p
+from tiller.core.transcript import as_events
+from tiller.faces.chat.approvals import Approvals
+from tiller.faces.chat.events import EventLog, Fragment
+from tiller.faces.chat.printer import Printer, PrinterLog
+from tiller.faces.chat.screen import build_app
+from tiller.faces.client.jsonrpc import Handlers, RpcError
+from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
+from tiller.faces.client.render import DIM, RED
+from tiller.faces.client.server import ServerProcess
+from tiller.jsontypes import JSON
+
+TICK_SECONDS = 0.2
+RESTARTS_ALLOWED = 3
+RESTART_WINDOW_SECONDS = 30.0
+
+HELLO = (
+    "Enter sends · alt+enter new line · shift+tab mode · Esc interrupts · ctrl-o command "
+    "output · Ctrl-C clears, twice exits · /help"
+)
+
+
+class ChatShell:
+    def __init__(self, options: ChatOptions) -> None:
+        self.options = options
+        self.ctrl_c_armed = False
+        self.server: ServerProcess | None = None
+        self.quit = asyncio.Event()
+        self.server_ready = asyncio.Event()
+        self.background: set[asyncio.Task[Any]] = set()
+        self.input = Buffer(multiline=True, on_text_changed=self._disarm)
+        self.printer = Printer(lambda: self.app.is_running)
+        self.events = EventLog(self.printer, lambda: self.app.invalidate(), self._columns)
+        self.approvals = Approvals(self.printer, self.events, self._refocus, self._columns)
+        self.app: Application[int] = build_app(self)
+
+    # --- running -----------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        handler = PrinterLog(self.printer)
+        logs = [logging.getLogger(name) for name in ("tiller", "asyncio")]
+        for log in logs:
+            log.addHandler(handler)
+            log.propagate = False
+        try:
+            return await self.app.run_async(pre_run=self._start)
+        finally:
+            for log in logs:
+                log.removeHandler(handler)
+                log.propagate = True
+
+    def _start(self) -> None:
+        self.app.create_background_task(self._lifetime())
+        self.app.create_background_task(self._tick())
+
+    async def _lifetime(self) -> None:
+        code = EXIT_FAILED
+        try:
+            self.print(f"tiller chat in {self.options.workspace} · {HELLO}", DIM)
+            code = await self._serve()
+        finally:
+            await self.printer.drain()
+            with contextlib.suppress(Exception):
+                self.app.exit(result=code)
+
+    async def _serve(self) -> int:
+        """Keep a server running until the user quits; a crash restarts it and resumes."""
+        resume, redraw = self.options.resume, self.options.resume is not None
+        crashes: deque[float] = deque(maxlen=RESTARTS_ALLOWED)
+        while True:
+            started = await self._connect(resume, redraw)
+            if isinstance(started, int):
+                return started
+            server = self.server = started
+            self.server_ready.set()
+            quit_wait = asyncio.create_task(self.quit.wait())
+            gone_wait = asyncio.create_task(server.gone.wait())
+            await asyncio.wait({quit_wait, gone_wait}, return_when=asyncio.FIRST_COMPLETED)
+            quit_wait.cancel()
+            gone_wait.cancel()
+            self.server = None
+            self.server_ready.clear()
+            if self.quit.is_set():
+                self.print("· bye", DIM)
+                await server.shutdown()
+                return 0
+            await server.wait_exit(1.0)
+            self.events.server_died(server.returncode)
+            crashes.append(time.monotonic())
+            if (
+                len(crashes) == RESTARTS_ALLOWED
+                and crashes[-1] - crashes[0] < RESTART_WINDOW_SECONDS
+            ):
+                self.print("the server keeps stopping; giving up", RED)
+                return EXIT_FAILED
+            resume, redraw = self._session_id(), False
+            where = f" and resuming session {resume}" if resume else ""
+            self.print(f"· restarting the server{where}…", DIM)
+
+    async def _connect(self, resume: str | None, redraw: bool) -> ServerProcess | int:
+        options = dict(self.options.initialization_options)
+        for key, field_name in (("permissionMode", "mode"), ("model", "model")):
+            chosen = (self.events.state or {}).get(field_name)  # a restart keeps the choice
+            if isinstance(chosen, str):
+                options[key] = chosen
+        try:
+            server = await ServerProcess.start(self._handlers(), self._server_log)
+        except OSError as err:
+            self.print(f"error: cannot start the server: {err}", RED)
+            return EXIT_FAILED
+        try:
+            await server.initialize(self.options.workspace, options, "tiller-chat")
+        except RpcError as err:
+            self.print(f"error: the server refused the options: {err.message}", RED)
+            await server.shutdown()
+            return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+        except ConnectionError:
+            await server.wait_exit(1.0)
+            self.print(f"error: the server exited at start (code {server.returncode})", RED)
+            return EXIT_FAILED
+        if resume is not None:
+            await self._resume(server, resume, redraw)
+        return server
+
+    async def _resume(self, server: ServerProcess, resume: str, redraw: bool) -> None:
+        try:
+            self.events.state = await server.request(p.SESSION_RESUME, {"sessionId": resume})
+        except RpcError as err:
+            if redraw:  # the user's --resume
+                self.print(f"could not resume session {resume}: {err.message}", RED)
+            else:  # a session is stored from its first turn on: there was nothing to lose
+                self.print(f"· session {resume} had no stored turn: a new one", DIM)
+        except ConnectionError:
+            pass  # the server died again: _serve sees it
+        else:
+            self.print(f"· resumed session {resume}", DIM)
+            if redraw:
+                await self._redraw(server, resume)
+
+    def _handlers(self) -> Handlers:
+        return Handlers(
+            notifications=self.events.notifications(),
+            requests={
+                p.CONFIRM_TOOL: self.approvals.confirm_tool,
+                p.APPROVE_PLAN: self.approvals.approve_plan,
+                p.CHECKPOINT: self.approvals.checkpoint,
+            },
+        )
+
+    def _server_log(self, line: str) -> None:
+        self.print(f"· server: {line.rstrip()}", DIM)
+
+    async def _tick(self) -> None:
+        """Spinner and running times."""
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            if self.events.tick():
+                self.app.invalidate()
+
+    def _session_id(self) -> str | None:
+        session = (self.events.state or {}).get("sessionId")
+        return session if isinstance(session, str) else None
+
+    def spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self.background.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Future[Any]) -> None:
+        self.background.discard(task)
+        if not task.cancelled() and (error := task.exception()) is not None:
+            self.print(f"internal error: {error!r}", RED)
+
+    def print(self, text: str, style: str = "") -> None:
+        self.printer.print(text, style)
+
+    # --- what the user does ------------------------------------------------------------------
+
+    def submit(self) -> None:
+        text = self.input.text
+        if not text.strip():
+            return
+        self.input.reset(append_to_history=True)
+        self.spawn(self._send_prompt(text))
+
+    async def _send_prompt(self, text: str) -> None:
+        if self.server is None:
+            self.print(f"· waiting for the server to send: {text}", DIM)
+        while (server := self.server) is None:
+            await self.server_ready.wait()
+        before = self._session_id()
+        try:
+            answer = await server.request(p.PROMPT, {"text": text})
+        except RpcError as err:
+            self.print(f"error: {err.message}", RED)
+            return
+        except ConnectionError:
+            self.print(f"the server went away; not sent: {text}", RED)
+            return
+        if not isinstance(answer, dict) or answer.get("status") != "handled":
+            return  # started: turnStarted shows it; queued: the toolbar and the queue show it
+        # handled: the ``command`` event showed it with its answer
+        if text.lstrip().startswith("/"):
+            with contextlib.suppress(RpcError, ConnectionError):
+                state = await server.request(p.GET_STATE, {})
+                if isinstance(state, dict):
+                    self.events.state = state
+                session = self._session_id()
+                if session is not None and session != before:
+                    await self._redraw(server, session)
+
+    async def _redraw(self, server: ServerProcess, session_id: str) -> None:
+        """After /resume, /fork, /clear or --resume: the session's story so far."""
+        try:
+            answer = await server.request(p.SESSION_TRANSCRIPT, {"sessionId": session_id})
+        except (RpcError, ConnectionError) as err:
+            self.print(f"cannot read the transcript: {err}", RED)
+            return
+        entries = answer.get("entries") if isinstance(answer, dict) else None
+        self.print(f"── session {session_id} ──", DIM)
+        if isinstance(answer, dict) and answer.get("more"):
+            self.print("(older entries not shown)", DIM)
+        replayed = EventLog(self.printer, lambda: None, self._columns)
+        for event in as_events(entries if isinstance(entries, list) else [], session_id):
+            replayed.on_event(event)
+        replayed.end_partial()
+        self.print("")
+
+    def request(self, method: str, params: JSON) -> None:
+        server = self.server
+        if server is None:
+            return
+
+        async def send() -> None:
+            try:
+                await server.request(method, params)
+            except RpcError as err:
+                self.print(f"error: {err.message}", RED)
+            except ConnectionError:
+                pass
+
+        self.spawn(send())
+
+    def cycle_mode(self) -> None:
+        self.request(p.CYCLE_MODE, {})
+
+    def interrupt(self) -> None:
+        state = self.events.state or {}
+        if not state.get("busy") and not self.approvals.asking:
+            return
+        turn = state.get("turnId")
+        self.request(p.INTERRUPT, {"turnId": turn} if isinstance(turn, str) else {})
+
+    def ctrl_c(self) -> None:
+        if self.input.text:
+            self.input.reset()
+        elif self.ctrl_c_armed:
+            self.quit.set()
+        else:
+            self.ctrl_c_armed = True
+        self.app.invalidate()
+
+    def quit_now(self) -> None:
+        self.quit.set()
+
+    def _disarm(self, _: Buffer) -> None:
+        self.ctrl_c_armed = False
+
+    # --- the screen --------------------------------------------------------------------------
+
+    def live_lines(self) -> list[Fragment]:
+        lines = self.events.live_lines()
+        if self.ctrl_c_armed:
+            lines.append(("class:hint", "Ctrl-C again to exit (Esc interrupts the agent)"))
+        return lines
+
+    def _refocus(self) -> None:
+        target = self.approvals.focus()
+        self.app.layout.focus(self.input if target is None else target)
+        self.app.invalidate()
+
+    def _columns(self) -> int:
+        return self.app.output.get_size().columns

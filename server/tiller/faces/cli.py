@@ -1,0 +1,170 @@
+"""``tiller``: the command line of the terminal clients. It parses the arguments and hands
+over to ``tiller run`` (the headless client, ``tiller.faces.client.headless``), ``tiller
+chat`` (the resident shell, ``tiller.faces.chat``) or ``tiller acp`` (the Agent Client
+Protocol, ``tiller.faces.acp``).
+
+``tiller run [options] PROMPT...`` starts the server (``python -m tiller``) over stdio, sends
+one prompt, streams what happens and exits when the turn ends (output:
+``tiller.faces.client.plain``).
+
+Exit codes: 0 completed (or a slash command handled), 1 failed, 2 stopped at a checkpoint,
+130 interrupted (Ctrl-C), 64 usage errors.
+
+``tiller chat`` with stdout not on a terminal runs the headless client too: each line of stdin
+is a prompt, rendered as ``tiller run`` renders it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from tiller import __version__
+from tiller.faces.client.headless import run_prompt
+from tiller.faces.client.options import EXIT_USAGE, ChatOptions, RunOptions
+from tiller.jsontypes import JSON
+from tiller.protocol import MODES
+
+
+class UsageError(Exception):
+    """A wrong command line: exit 64 with the message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _add_session_options(command: argparse.ArgumentParser) -> None:
+    """The options ``run`` and ``chat`` share: mode, model, where answers come from, workspace."""
+    command.add_argument("--mode", choices=MODES, default="default", help="permission mode")
+    command.add_argument("--model", help="model id (default: $TILLER_MODEL or the server's)")
+    source = command.add_mutually_exclusive_group()
+    source.add_argument(
+        "--demo", action="store_true", help="play the bundled offline demo instead of a model"
+    )
+    source.add_argument("--script", metavar="FILE", help="play a JSON script of responses")
+    source.add_argument(
+        "--base-url", metavar="URL", help="Messages API base URL (key: $ANTHROPIC_API_KEY)"
+    )
+    command.add_argument(
+        "--workspace",
+        metavar="DIR",
+        type=Path,
+        help="workspace root (default: the current directory; with --demo a new temp dir)",
+    )
+    command.add_argument(
+        "--tool-budget",
+        metavar="N",
+        type=int,
+        help="ask to continue after every N tool calls (0: never)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tiller", description="Tiller, a coding agent you can steer.")
+    parser.add_argument("--version", action="version", version=f"tiller {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    run = commands.add_parser(
+        "run",
+        help="run one prompt to its end and exit",
+        description="Run one prompt in a workspace and exit when the turn ends. Exit code: "
+        "0 completed, 1 failed, 2 stopped, 130 interrupted, 64 usage error.",
+    )
+    _add_session_options(run)
+    run.add_argument(
+        "--yes", "-y", action="store_true", help="allow every tool call, plan and checkpoint"
+    )
+    run.add_argument("prompt", nargs="+", metavar="PROMPT", help="what to do")
+    chat = commands.add_parser(
+        "chat",
+        help="an interactive shell: a prompt that stays while the agent works",
+        description="Chat with the agent in the terminal: shift+tab cycles the mode, Escape "
+        "interrupts, prompts typed while it works are queued, Ctrl-C twice exits. When stdout "
+        "is not a terminal, each line of stdin is a prompt and the output is `tiller run`'s.",
+    )
+    _add_session_options(chat)
+    chat.add_argument("--resume", metavar="ID", help="resume a stored session")
+    commands.add_parser(
+        "acp",
+        help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
+        description="Serve ACP v1 on stdin/stdout for an editor; see docs/acp.md.",
+    )
+    return parser
+
+
+def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
+    if args.tool_budget is not None and args.tool_budget < 0:
+        raise UsageError("--tool-budget must be 0 or more")
+    options: JSON = {"permissionMode": args.mode}
+    if args.model:
+        options["model"] = args.model
+    if args.tool_budget is not None:
+        options["toolBudget"] = args.tool_budget
+    if args.demo:
+        options["provider"] = {"kind": "scripted", "script": "demo"}
+    elif args.script:
+        script = Path(args.script).resolve()
+        if not script.is_file():
+            raise UsageError(f"--script: no such file: {args.script}")
+        options["provider"] = {"kind": "scripted", "script": str(script)}
+    elif args.base_url:
+        options["provider"] = {"kind": "anthropic", "baseUrl": args.base_url}
+
+    if args.workspace is not None:
+        workspace = args.workspace.expanduser().resolve()
+        if not workspace.is_dir():
+            raise UsageError(f"--workspace: not a directory: {args.workspace}")
+    elif args.demo:
+        workspace = Path(tempfile.mkdtemp(prefix="tiller-demo-")).resolve()
+        print(f"· demo workspace: {workspace}", file=sys.stderr, flush=True)
+    else:
+        workspace = Path.cwd().resolve()
+    return workspace, options
+
+
+def parse_run(args: argparse.Namespace) -> RunOptions:
+    prompt = " ".join(args.prompt).strip()
+    if not prompt:
+        raise UsageError("the prompt is empty")
+    workspace, options = _session_options(args)
+    return RunOptions(prompt, workspace, options, args.yes)
+
+
+def parse_chat(args: argparse.Namespace) -> ChatOptions:
+    workspace, options = _session_options(args)
+    return ChatOptions(workspace, options, args.resume)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        match args.command:
+            case "run":
+                options = parse_run(args)
+                sys.exit(asyncio.run(run_prompt(options)))
+            case "chat":
+                chat_options = parse_chat(args)
+                from tiller.faces.chat import run_chat  # prompt_toolkit loads only for the chat
+
+                sys.exit(run_chat(chat_options))
+            case "acp":
+                from tiller.faces.acp import serve
+
+                serve()
+            case _:
+                parser.print_help(sys.stderr)
+                sys.exit(EXIT_USAGE)
+    except UsageError as err:
+        parser.exit(EXIT_USAGE, f"tiller {args.command}: error: {err}\n")
+
+
+if __name__ == "__main__":
+    main()

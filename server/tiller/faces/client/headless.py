@@ -1,0 +1,223 @@
+"""The headless client: prompts run one turn after another against a server it starts
+(``tiller run``: one prompt; ``tiller chat`` on a pipe: a prompt per line of stdin).
+
+The first Ctrl-C interrupts the turn (``tiller/interrupt``) and waits for it to end; a second
+one kills the server and exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from tiller import protocol as p
+from tiller.faces.client.jsonrpc import RpcError
+from tiller.faces.client.options import (
+    EXIT_COMPLETED,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    INVALID_PARAMS,
+    OUTCOME_EXIT,
+    RunOptions,
+)
+from tiller.faces.client.plain import Run
+from tiller.faces.client.server import SHUTDOWN_SECONDS, ServerProcess
+from tiller.faces.client.terminal import Output, TerminalInput
+from tiller.jsontypes import JSON
+
+Prompts = Callable[[], Awaitable[str | None]]
+
+
+def _to_stderr(line: str) -> None:
+    sys.stderr.write(line)
+    sys.stderr.flush()
+
+
+class Phase(enum.Enum):
+    STARTING = "starting"  # Ctrl-C quits
+    TURN = "turn"  # Ctrl-C interrupts the turn
+    INTERRUPTING = "interrupting"  # Ctrl-C quits
+    QUITTING = "quitting"  # Ctrl-C kills the server
+    FINISHING = "finishing"  # Ctrl-C kills the server
+
+
+class CtrlC:
+    """What Ctrl-C means at each phase of a run, and the server it may have to stop."""
+
+    def __init__(self, output: Output, main: asyncio.Task[Any]) -> None:
+        self.output = output
+        self.main = main
+        self.phase = Phase.STARTING
+        self.server: ServerProcess | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @contextlib.contextmanager
+    def handling(self) -> Iterator[None]:
+        """SIGINT handled here while the block runs."""
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(signal.SIGINT, self.pressed)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(NotImplementedError):
+                loop.remove_signal_handler(signal.SIGINT)
+
+    def pressed(self) -> None:
+        match self.phase:
+            case Phase.TURN:
+                self.phase = Phase.INTERRUPTING
+                self.output.info("· interrupting… (Ctrl-C again to quit at once)")
+                task = asyncio.create_task(self._interrupt())
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            case Phase.STARTING | Phase.INTERRUPTING:
+                self.phase = Phase.QUITTING
+                self.main.cancel()
+            case Phase.QUITTING | Phase.FINISHING:
+                if self.server is not None:
+                    self.server.kill()
+
+    async def _interrupt(self) -> None:
+        with contextlib.suppress(Exception):
+            assert self.server is not None
+            await self.server.request(p.INTERRUPT, {})
+
+    def turn_started(self) -> None:
+        self.phase = Phase.TURN
+
+    def turn_over(self) -> None:
+        self.phase = Phase.STARTING
+
+    async def stop_server(self) -> None:
+        """Shut the server down, or after a quit abandon it."""
+        if self.server is None:
+            return
+        if self.phase is Phase.QUITTING:
+            await self.server.abandon()
+        else:
+            self.phase = Phase.FINISHING
+            await self.server.shutdown()
+
+
+async def start_server(
+    run: Run, workspace: Path, options: JSON, client_name: str
+) -> ServerProcess | int:
+    """A started, initialized server, or the exit code of why not."""
+    server = await ServerProcess.start(run.handlers(), _to_stderr)
+    try:
+        await server.initialize(workspace, options, client_name)
+    except RpcError as err:
+        run.output.info(f"error: the server refused the options: {err.message}")
+        await server.shutdown()
+        return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+    return server
+
+
+async def prompt_and_wait(
+    server: ServerProcess, run: Run, text: str, on_started: Callable[[], None]
+) -> int:
+    """Send one prompt and wait for its turn to end: the exit code of its outcome."""
+    output = run.output
+    try:
+        started = await server.request(p.PROMPT, {"text": text})
+    except RpcError as err:
+        output.info(f"error: {err.message}")
+        return EXIT_FAILED
+    status = started.get("status") if isinstance(started, dict) else None
+    if status == "handled":  # the ``command`` event showed the answer
+        return EXIT_COMPLETED
+    if status != "started" or not isinstance(started.get("turnId"), str):
+        output.info(f"error: unexpected answer to the prompt: {started!r}")
+        return EXIT_FAILED
+    on_started()
+    ended = await run.wait_turn(started["turnId"], server.gone)
+    if ended is None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(server.process.wait(), SHUTDOWN_SECONDS)
+        output.info(f"error: the server exited unexpectedly (exit code {server.returncode})")
+        return EXIT_FAILED
+    return OUTCOME_EXIT.get(str(ended.get("outcome")), EXIT_FAILED)
+
+
+async def run_prompts(
+    prompts: Prompts,
+    workspace: Path,
+    options: JSON,
+    yes: bool,
+    terminal: TerminalInput | None,
+    resume: str | None = None,
+) -> int:
+    """Run the prompts ``prompts`` gives, one turn after another, until it gives ``None``
+    (``tiller run`` gives one; ``tiller chat`` on a pipe reads lines), in session ``resume``
+    when given: the last exit code."""
+    output = Output(sys.stdout, sys.stderr)
+    run = Run(output, yes, terminal)
+    main = asyncio.current_task()
+    assert main is not None
+    ctrl_c = CtrlC(output, main)
+    with ctrl_c.handling():
+        try:
+            return await _session(run, ctrl_c, prompts, workspace, options, resume)
+        except asyncio.CancelledError:
+            if ctrl_c.phase is not Phase.QUITTING:
+                raise
+            main.uncancel()
+            output.info("· quit")
+            return EXIT_INTERRUPTED
+        except (ConnectionError, RuntimeError, OSError) as err:
+            output.info(f"error: lost the server: {err}")
+            return EXIT_FAILED
+        finally:
+            output.end_line()
+            await ctrl_c.stop_server()
+
+
+async def _session(
+    run: Run, ctrl_c: CtrlC, prompts: Prompts, workspace: Path, options: JSON, resume: str | None
+) -> int:
+    """Start the server (resuming ``resume``), then run each prompt to the end of its turn."""
+    started = await start_server(run, workspace, options, "tiller-cli")
+    if isinstance(started, int):
+        return started
+    server = ctrl_c.server = started
+    if resume is not None:
+        try:
+            await server.request(p.SESSION_RESUME, {"sessionId": resume})
+        except RpcError as err:
+            run.output.info(f"error: cannot resume: {err.message}")
+            return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+    code = EXIT_COMPLETED
+    while (text := await prompts()) is not None:
+        code = await prompt_and_wait(server, run, text, ctrl_c.turn_started)
+        if server.gone.is_set():
+            return code
+        ctrl_c.turn_over()
+    return code
+
+
+async def run_prompt(options: RunOptions) -> int:
+    """``tiller run``: the one prompt; questions on the terminal when stdin is one."""
+    terminal = TerminalInput(sys.stdin.fileno()) if _stdin_is_tty() else None
+    pending = [options.prompt]
+
+    async def once() -> str | None:
+        return pending.pop() if pending else None
+
+    return await run_prompts(
+        once, options.workspace, options.initialization_options, options.yes, terminal
+    )
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False

@@ -1,0 +1,208 @@
+"""The plain client's half of a session: events rendered as text and questions asked a line
+at a time (``tiller run``, and ``tiller chat`` when stdout is not a terminal).
+
+- stdout: the answer text as it streams, the tool log (``… bash ls``, ``✓ bash ls (12 ms)``,
+  ``✗ bash make: exit code 2``), the plan when one is presented, and at the end of a turn that
+  did not complete its outcome and trail (``read_file ✓ → edit_file ✓ → bash ✗``);
+- stderr: notices (``· text``), questions, previews and errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tiller import protocol as p
+from tiller.faces.client.jsonrpc import Handlers
+from tiller.faces.client.questions import (
+    Question,
+    checkpoint_question,
+    confirm_question,
+    plan_question,
+)
+from tiller.faces.client.render import finished_line, preview_text, tool_summary, trail_text
+from tiller.faces.client.terminal import Output, TerminalInput
+from tiller.jsontypes import JSON
+
+NO_ANSWER = "no answer (end of input)"
+
+
+@dataclass
+class Run:
+    """One run of prompts: renders events, answers the server's questions, tracks the end."""
+
+    output: Output
+    yes: bool
+    terminal: TerminalInput | None
+    turn_ended: dict[str, JSON] = field(default_factory=dict)
+    _ended: asyncio.Event = field(default_factory=asyncio.Event)
+    _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def handlers(self) -> Handlers:
+        return Handlers(
+            notifications={p.EVENT: self.on_event, "window/showMessage": self.show_message},
+            requests={
+                p.CONFIRM_TOOL: self.confirm_tool,
+                p.APPROVE_PLAN: self.approve_plan,
+                p.CHECKPOINT: self.checkpoint,
+            },
+        )
+
+    # --- notifications (synchronous, so they render in the order they arrive) ----------------
+
+    def show_message(self, params: Any) -> None:
+        message = params.get("message") if isinstance(params, dict) else None
+        if message:
+            self.output.info(f"· {message}")
+
+    def on_event(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        out = self.output
+        match params.get("type"):
+            case "textDelta":
+                out.write(str(params.get("text", "")))
+            case "thinkingDelta":
+                if out.out_tty:  # on a pipe, stdout carries the answer only
+                    out.write(out.dim(str(params.get("text", ""))))
+            case "toolStarted":
+                name = str(params.get("name", "?"))
+                summary = tool_summary(name, params.get("input"))
+                self._calls[str(params.get("toolUseId"))] = (name, summary)
+                out.line(out.dim(f"… {name} {summary}".rstrip()))
+            case "toolFinished":
+                out.line(self._finished_line(params))
+            case "notice":
+                out.info(f"· {params.get('text', '')}")
+            case "planRequested":
+                out.line("plan:")
+                out.line(str(params.get("plan", "")).rstrip("\n"))
+            case "command":  # a slash command's answer
+                out.line(str(params.get("message", "")))
+            case "planDecided":
+                if params.get("approved"):
+                    out.line("plan approved")
+                else:
+                    feedback = params.get("feedback")
+                    out.line("plan rejected" + (f": {feedback}" if feedback else ""))
+            case "turnEnded":
+                self._turn_ended(params)
+            case _:
+                pass
+
+    def _finished_line(self, params: JSON) -> str:
+        tool_id = str(params.get("toolUseId"))
+        name, summary = self._calls.get(tool_id, (str(params.get("name", "?")), ""))
+        return finished_line(f"{name} {summary}".rstrip(), params)
+
+    def _turn_ended(self, params: JSON) -> None:
+        out = self.output
+        out.end_line()
+        outcome = params.get("outcome")
+        trail = trail_text(params.get("trail"))
+        if outcome == "failed":
+            error = params.get("error") or {}
+            out.info(f"error ({error.get('kind', 'internal')}): {error.get('message', '')}")
+        if outcome != "completed":
+            out.line(str(outcome))
+            if trail:
+                out.line(trail)
+        self.turn_ended[str(params.get("turnId"))] = params
+        self._ended.set()
+
+    async def wait_turn(self, turn_id: str, server_gone: asyncio.Event) -> JSON | None:
+        """The turn's ``turnEnded`` event; ``None`` if the server went away first."""
+        while turn_id not in self.turn_ended:
+            if server_gone.is_set():
+                return None
+            self._ended.clear()
+            ended = asyncio.create_task(self._ended.wait())
+            gone = asyncio.create_task(server_gone.wait())
+            try:
+                await asyncio.wait({ended, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                ended.cancel()
+                gone.cancel()
+        return self.turn_ended[turn_id]
+
+    # --- requests: the user decides -----------------------------------------------------------
+
+    async def confirm_tool(self, params: Any) -> JSON:
+        params = params if isinstance(params, dict) else {}
+        name = str(params.get("name", "?"))
+        summary = tool_summary(name, params.get("input"))
+        if self.yes:
+            return {"decision": "allow"}
+        if self.terminal is None:
+            self.output.info(f"· denied {name} {summary}: no terminal to confirm on (use --yes)")
+            return {"decision": "deny", "feedback": "no terminal to confirm on"}
+        preview = preview_text(name, params.get("preview"), self.output.err_tty)
+        no_answer = {"decision": "deny", "feedback": NO_ANSWER}
+        return await self._withdrawable(
+            name, self._on_terminal(confirm_question(params), no_answer, shown=preview)
+        )
+
+    async def approve_plan(self, params: Any) -> JSON:
+        params = params if isinstance(params, dict) else {}  # planRequested showed the plan
+        if self.yes:
+            return {"approved": True, "mode": "acceptEdits"}
+        if self.terminal is None:
+            # Rejected without feedback: the turn ends here (with feedback, the model revises).
+            self.output.info("· plan not approved: no terminal to approve on (use --yes)")
+            return {"approved": False}
+        no_answer = {"approved": False, "feedback": NO_ANSWER}
+        return await self._withdrawable("plan", self._on_terminal(plan_question(params), no_answer))
+
+    async def checkpoint(self, params: Any) -> JSON:
+        params = params if isinstance(params, dict) else {}
+        trail = trail_text(params.get("trail"))
+        self.output.line(
+            f"checkpoint: {params.get('toolsUsed', '?')} tool calls so far"
+            + (f": {trail}" if trail else "")
+        )
+        if self.yes:
+            return {"continue": True}
+        if self.terminal is None:
+            self.output.info("· stopping: no terminal to ask whether to continue (use --yes)")
+            return {"continue": False}
+        question = checkpoint_question(params)
+        return await self._withdrawable(
+            "checkpoint", self._on_terminal(question, {"continue": False})
+        )
+
+    async def _withdrawable(self, what: str, question: Awaitable[JSON]) -> JSON:
+        try:
+            return await question
+        except asyncio.CancelledError:
+            self.output.info(f"· the question ({what}) was withdrawn")
+            raise
+
+    async def _on_terminal(self, question: Question, no_answer: JSON, shown: str = "") -> JSON:
+        """Ask until a line names a choice: ``no_answer`` at end of input. A choice that
+        asks for feedback takes the rest of its line, or else asks for it on the next."""
+        async with self._ask_lock:
+            if shown:
+                self.output.info(shown)
+            self.output.info(question.title)
+            while True:
+                line = await self._ask(question.prompt_line())
+                if line is None:
+                    return no_answer
+                picked = question.from_line(line)
+                if picked is None:
+                    self.output.info(f"Please answer {question.keys_text()}.")
+                    continue
+                if not picked.choice.asks_feedback:
+                    return picked.choice.answered()
+                feedback = picked.feedback or await self._ask("Feedback (empty for none):")
+                return picked.choice.answered(feedback or "")
+
+    async def _ask(self, prompt: str) -> str | None:
+        assert self.terminal is not None
+        self.output.info(prompt)
+        self.output.err.write("> ")
+        self.output.err.flush()
+        return await self.terminal.readline()

@@ -1,0 +1,137 @@
+"""The server's questions as choices, defined once for both terminal clients (pure).
+
+``tiller chat`` answers with a single key: a key that is not one of a question's choices
+answers nothing, so typing cannot answer an approval by accident (the checkpoint's keys differ
+from the confirmation's on purpose: a ``y`` meant for one never continues the other).
+``tiller run`` reads a line: a choice's key or one of its words, then optionally feedback. A
+choice with ``asks_feedback`` collects feedback (empty for none) when none came with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from tiller.faces.client.render import tool_summary, trail_text
+from tiller.jsontypes import JSON
+
+QuestionKind = Literal["confirm", "plan", "checkpoint"]
+
+
+@dataclass(frozen=True)
+class Choice:
+    key: str
+    label: str
+    answer: JSON
+    asks_feedback: bool = False
+    words: tuple[str, ...] = ()  # what a typed line may say instead of the key
+
+    def answered(self, feedback: str = "") -> JSON:
+        feedback = feedback.strip()
+        return {**self.answer, "feedback": feedback} if feedback else dict(self.answer)
+
+
+@dataclass(frozen=True)
+class LineAnswer:
+    """A typed line that picked a choice; ``feedback`` is whatever followed the first word."""
+
+    choice: Choice
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: QuestionKind
+    title: str
+    choices: tuple[Choice, ...]
+
+    def choice(self, key: str) -> Choice | None:
+        """The choice a key picks; ``None`` for any other key (it does nothing)."""
+        return next((c for c in self.choices if c.key == key), None)
+
+    def from_line(self, line: str) -> LineAnswer | None:
+        """The choice a typed line names by its first word (key or word, any case)."""
+        word, _, rest = line.strip().partition(" ")
+        word = word.lower().rstrip(",:")
+        for choice in self.choices:
+            if word == choice.key or word in choice.words:
+                return LineAnswer(choice, rest.strip())
+        return None
+
+    def prompt_line(self) -> str:
+        return "  ".join(f"[{c.key}] {c.label}" for c in self.choices)
+
+    def keys_text(self) -> str:
+        """``y, a or n``: the keys, for a reminder."""
+        keys = [c.key for c in self.choices]
+        return ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else "".join(keys)
+
+
+def confirm_question(params: Any) -> Question:
+    params = params if isinstance(params, dict) else {}
+    name = str(params.get("name", "?"))
+    summary = tool_summary(name, params.get("input"))
+    preview = params.get("preview") if isinstance(params.get("preview"), dict) else {}
+    always = "all edits" if preview.get("kind") == "diff" else "this command"
+    return Question(
+        "confirm",
+        f"Allow {name} {summary}".rstrip() + "?",
+        (
+            Choice("y", "yes", {"decision": "allow"}, words=("yes",)),
+            Choice(
+                "a",
+                f"yes, {always} this session",
+                {"decision": "allowSession"},
+                words=("always",),
+            ),
+            Choice(
+                "n",
+                "no, and tell it why",
+                {"decision": "deny"},
+                asks_feedback=True,
+                words=("no",),
+            ),
+        ),
+    )
+
+
+def plan_question(params: Any) -> Question:
+    return Question(
+        "plan",
+        "Approve the plan?",
+        (
+            Choice(
+                "a",
+                "approve, accept edits",
+                {"approved": True, "mode": "acceptEdits"},
+                words=("approve",),
+            ),
+            Choice(
+                "m",
+                "approve, ask before edits",
+                {"approved": True, "mode": "default"},
+                words=("manual", "manually"),
+            ),
+            Choice(
+                "r",
+                "reject with feedback",
+                {"approved": False},
+                asks_feedback=True,
+                words=("reject",),
+            ),
+        ),
+    )
+
+
+def checkpoint_question(params: Any) -> Question:
+    params = params if isinstance(params, dict) else {}
+    trail = trail_text(params.get("trail"))
+    used = params.get("toolsUsed", "?")
+    return Question(
+        "checkpoint",
+        f"{used} tool calls so far" + (f" ({trail})" if trail else "") + ". Continue?",
+        (
+            Choice("c", "continue", {"continue": True}, words=("continue",)),
+            Choice("s", "stop here", {"continue": False}, words=("stop",)),
+        ),
+    )

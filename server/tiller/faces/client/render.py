@@ -1,0 +1,128 @@
+"""Text of the tool log shared by the terminal clients: summaries, trails, diffs."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from tiller.jsontypes import JSON
+
+SUMMARY_WIDTH = 60
+DIM, BOLD, RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
+RED, GREEN, CYAN = "\x1b[31m", "\x1b[32m", "\x1b[36m"
+
+
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """Text from the model, a file or a command, made harmless for a terminal: control
+    characters (escape sequences, carriage returns, bells) become visible ``^X`` marks."""
+    return _UNSAFE.sub(lambda m: f"^{chr((ord(m.group()) + 64) % 128)}", text)
+
+
+def shorten(text: str, width: int = SUMMARY_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def tool_summary(name: str, tool_input: Any) -> str:
+    """A few words that identify a call: its path, command or pattern."""
+    if not isinstance(tool_input, dict):
+        return ""
+    match name:
+        case "bash":
+            return shorten(str(tool_input.get("command", "")))
+        case "grep":
+            where = tool_input.get("path") or tool_input.get("glob")
+            pattern = str(tool_input.get("pattern", ""))
+            return shorten(f"{pattern} in {where}" if where else pattern)
+        case "list_files":
+            parts = [str(tool_input[k]) for k in ("path", "pattern") if tool_input.get(k)]
+            return shorten(" ".join(parts) or ".")
+        case "todo_write":
+            todos = tool_input.get("todos")
+            return f"{len(todos)} items" if isinstance(todos, list) else ""
+    for key in ("path", "command", "pattern"):
+        if isinstance(tool_input.get(key), str):
+            return shorten(tool_input[key])
+    return ""
+
+
+def first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return shorten(line, 100)
+    return ""
+
+
+def trail_text(trail: Any) -> str:
+    if not isinstance(trail, list):
+        return ""
+    return " → ".join(
+        f"{item.get('name', '?')} {'✓' if item.get('status') == 'ok' else '✗'}"
+        for item in trail
+        if isinstance(item, dict)
+    )
+
+
+def finished_line(head: str, params: JSON, with_stats: bool = False) -> str:
+    """``✓ bash ls (12 ms)`` or ``✗ bash make: exit code 2`` for a ``toolFinished`` event;
+    ``with_stats`` adds the lines an edit added and removed when the server says."""
+    if params.get("status") == "ok":
+        stats = diff_stats(params.get("diff")) if with_stats else ""
+        return f"✓ {head} ({params.get('durationMs', 0)} ms{stats})"
+    reason = first_line(str(params.get("output", ""))) or str(params.get("status"))
+    return f"✗ {head}: {reason}"
+
+
+def diff_stats(diff: Any) -> str:
+    """``, +3 -1`` from a ``toolFinished.diff`` (v2), else nothing."""
+    if not isinstance(diff, dict):
+        return ""
+    added, removed = diff.get("added"), diff.get("removed")
+    if not isinstance(added, int) or not isinstance(removed, int):
+        return ""
+    return f", +{added} -{removed}"
+
+
+def diff_text(preview: JSON) -> str:
+    path = str(preview.get("path", "file"))
+    before = str(preview.get("before") or "")
+    after = str(preview.get("after") or "")
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile="/dev/null" if not before else f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def color_diff_line(line: str) -> str:
+    if line.startswith("+") and not line.startswith("+++"):
+        return f"{GREEN}{line}{RESET}"
+    if line.startswith("-") and not line.startswith("---"):
+        return f"{RED}{line}{RESET}"
+    if line.startswith("@@"):
+        return f"{CYAN}{line}{RESET}"
+    return line
+
+
+def preview_text(name: str, preview: Any, color: bool) -> str:
+    """What a ``tiller/confirmTool`` asks about: a unified diff, a command, or a text."""
+    if not isinstance(preview, dict):
+        return f"{name} wants to run."
+    match preview.get("kind"):
+        case "diff":
+            header = f"{name} wants to change {preview.get('path', '?')}:"
+            diff = diff_text(preview).rstrip("\n") or "(no changes)"
+            if color:
+                diff = "\n".join(color_diff_line(line) for line in diff.splitlines())
+            return f"{header}\n{diff}"
+        case "command":
+            cwd, command = preview.get("cwd", "?"), preview.get("command", "")
+            return f"{name} wants to run in {cwd}:\n  $ {command}"
+        case _:
+            return f"{name} wants to run:\n{preview.get('text', '')}"

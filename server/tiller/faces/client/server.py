@@ -1,0 +1,138 @@
+"""The server as a child process: spawn it, initialize, talk, shut it down (or kill it).
+
+The server runs in its own session (``start_new_session``): Ctrl-C on the terminal reaches the
+client only, and the client decides what it means (interrupt, clear the line, quit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tiller import __version__
+from tiller.faces.client.jsonrpc import Handlers, JsonRpcConnection, RpcError
+from tiller.jsontypes import JSON
+
+SHUTDOWN_SECONDS = 5.0
+QUIT_GRACE_SECONDS = 1.0
+STREAM_LIMIT = 1 << 24  # one JSON-RPC header line is short, but be generous with stderr lines
+
+
+def server_command() -> list[str]:
+    return [sys.executable, "-m", "tiller"]
+
+
+class ServerProcess:
+    """One running server and its JSON-RPC connection."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        handlers: Handlers,
+        on_stderr: Callable[[str], None],
+    ) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.rpc = JsonRpcConnection(process.stdout, process.stdin, handlers)
+        self._tasks = [
+            asyncio.create_task(self.rpc.serve()),
+            asyncio.create_task(_forward_lines(process.stderr, on_stderr)),
+        ]
+
+    @classmethod
+    async def start(
+        cls,
+        handlers: Handlers,
+        on_stderr: Callable[[str], None],
+        env: Mapping[str, str] | None = None,
+    ) -> ServerProcess:
+        process = await asyncio.create_subprocess_exec(
+            *server_command(),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(os.environ if env is None else env),
+            start_new_session=True,
+            limit=STREAM_LIMIT,
+        )
+        return cls(process, handlers, on_stderr)
+
+    @property
+    def gone(self) -> asyncio.Event:
+        """Set when the connection ends (the server exited or closed its stdout)."""
+        return self.rpc.closed
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        return await self.rpc.request(method, params)
+
+    async def initialize(self, workspace: Path, options: JSON, client_name: str) -> JSON:
+        """``initialize`` + ``initialized``; ``RpcError`` when the server refuses the options."""
+        result = await self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "clientInfo": {"name": client_name, "version": __version__},
+                "rootUri": workspace.as_uri(),
+                "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
+                "capabilities": {},
+                "initializationOptions": options,
+            },
+        )
+        self.rpc.notify("initialized", {})
+        return result if isinstance(result, dict) else {}
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+    async def wait_exit(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self.process.wait(), seconds)
+        except TimeoutError:
+            self.kill()
+            await self.process.wait()
+
+    async def shutdown(self) -> None:
+        """``shutdown`` + ``exit``, then wait for the process; kill it if it does not go."""
+        if self.process.returncode is None and not self.gone.is_set():
+            try:
+                await asyncio.wait_for(self.request("shutdown"), SHUTDOWN_SECONDS)
+                self.rpc.notify("exit")
+            except (TimeoutError, RpcError, ConnectionError):
+                self.kill()
+        await self.wait_exit(SHUTDOWN_SECONDS)
+        await self._drain()
+
+    async def abandon(self) -> None:
+        """Quit now: end of input tells the server to cancel its work (stopping running
+        commands) and exit; whatever is still there a moment later is killed."""
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError, RuntimeError):
+                self.process.stdin.close()
+        await self.wait_exit(QUIT_GRACE_SECONDS)
+        await self._drain()
+
+    async def _drain(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*self._tasks), SHUTDOWN_SECONDS)
+
+
+async def _forward_lines(
+    stream: asyncio.StreamReader | None, on_line: Callable[[str], None]
+) -> None:
+    """The server's log (its stderr) line by line; an undrained pipe would stall it."""
+    if stream is None:
+        return
+    with contextlib.suppress(ConnectionError, ValueError):
+        while line := await stream.readline():
+            on_line(line.decode(errors="replace"))

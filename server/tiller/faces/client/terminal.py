@@ -1,0 +1,105 @@
+"""The terminal as the plain clients use it: output on stdout and stderr, lines of input."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from typing import TextIO
+
+from tiller.faces.client.render import DIM, RESET
+
+
+class Output:
+    """stdout for the answer and the tool log, stderr for everything else."""
+
+    def __init__(self, out: TextIO, err: TextIO) -> None:
+        self.out = out
+        self.err = err
+        self.out_tty = out.isatty()
+        self.err_tty = err.isatty()
+        self._at_line_start = True
+
+    def write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._at_line_start = text.endswith("\n")
+
+    def line(self, text: str) -> None:
+        self.end_line()
+        self.write(text + "\n")
+
+    def end_line(self) -> None:
+        if not self._at_line_start:
+            self.write("\n")
+
+    def info(self, text: str) -> None:
+        """A line on stderr; on a shared terminal, first finish the answer's open line."""
+        if self.out_tty:
+            self.end_line()
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def dim(self, text: str) -> str:
+        return f"{DIM}{text}{RESET}" if self.out_tty else text
+
+
+class TerminalInput:
+    """Lines from the terminal, read in a daemon thread so the event loop never blocks.
+
+    A read in flight survives a withdrawn question and serves the next one. The thread is a
+    daemon reading the raw file descriptor: an executor thread (``asyncio.to_thread``) blocked
+    in ``input()`` would keep the process from exiting until the user pressed Enter.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._wanted = threading.Semaphore(0)
+        self._lines: asyncio.Queue[str | None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._requested = False
+        self._eof = False
+
+    async def readline(self) -> str | None:
+        """The next line without its newline; ``None`` at end of input."""
+        if self._eof:
+            return None
+        if self._lines is None or self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self._lines = asyncio.Queue()
+        if not self._requested:
+            self._requested = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="tiller-stdin", daemon=True)
+                self._thread.start()
+            self._wanted.release()
+        line = await self._lines.get()
+        self._requested = False
+        if line is None:
+            self._eof = True
+        return line
+
+    def _run(self) -> None:
+        while True:
+            self._wanted.acquire()
+            line = self._read_line()
+            assert self._loop is not None and self._lines is not None
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(self._lines.put_nowait, line)
+            if line is None:
+                return
+
+    def _read_line(self) -> str | None:
+        data = bytearray()
+        while not data.endswith(b"\n"):
+            try:
+                chunk = os.read(self._fd, 1)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return data.decode(errors="replace") if data else None
+            data += chunk
+        return data[:-1].decode(errors="replace").rstrip("\r")

@@ -1,0 +1,2 @@
+"""The Tiller protocol face: JSON-RPC over stdio (our framing, message checks), pygls, the
+handler table with typed params."""

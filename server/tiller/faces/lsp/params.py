@@ -1,0 +1,186 @@
+"""Request params: the wire's camelCase object made into a `protocol` dataclass by one cattrs
+converter, and every way it can be wrong said one way.
+
+`structure_params` is the one place a request's params are checked: strict types (a number is
+not a string, ``1`` is not ``true``), the members of a ``Literal``, `Between` and `NonBlank`.
+What it cannot know (an unknown session id) the handler says. Unknown members are ignored.
+The lone surrogates and out-of-range numbers no handler takes were refused before, for every
+method (`tiller.faces.lsp.wire.flaw`).
+
+Every problem is one `InvalidParams` (-32602) naming the member: ``params.turnId: 'turnId' must
+be a string``, ``params.limit: 'limit' must be an integer from 1 to 1000``, ``params.mode:
+unknown mode 'yolo': expected one of default, acceptEdits, plan``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Callable
+from functools import cache
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+from cattrs import ClassValidationError, Converter
+from cattrs.errors import AttributeValidationNote
+from cattrs.gen import make_dict_structure_fn, override
+
+from tiller.errors import InvalidParams
+from tiller.protocol import INT64_MAX, Between, NonBlank, Unset, wire_name
+
+P = TypeVar("P")
+
+
+class Problem(ValueError):
+    """What is wrong with a member's value, said once its name is known."""
+
+    def __init__(self, say: Callable[[str], str]) -> None:
+        super().__init__(say("value"))
+        self.say = say
+
+
+def structure_params(cls: type[P], raw: object) -> P:
+    """``raw`` (a request's params: an object, or None when left out) as a ``cls``."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidParams("params must be an object")
+    try:
+        return _converter().structure(raw, cls)
+    except ClassValidationError as err:
+        raise InvalidParams(_say(cls, err)) from err
+
+
+def describe(hint: Any) -> str:
+    """What a param of type ``hint`` must be, as a phrase: ``an integer from 1 to 1000``."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:
+        base, *marks = args
+        for mark in marks:
+            if isinstance(mark, Between):
+                if mark.high == INT64_MAX:
+                    return f"an integer of at least {mark.low}"
+                return f"an integer from {mark.low} to {mark.high}"
+            if isinstance(mark, NonBlank):
+                return "a non-empty string"
+        return describe(base)
+    if origin is Literal:
+        return "one of " + ", ".join(str(arg) for arg in args)
+    if origin in (Union, types.UnionType):
+        kinds = [describe(arg) for arg in args if arg not in (Unset, type(None))]
+        return " or ".join(kinds) + (" or null" if type(None) in args else "")
+    return {str: "a string", bool: "a boolean", int: "an integer"}.get(hint, str(hint))
+
+
+def _say(cls: type[Any], err: ClassValidationError) -> str:
+    """The first problem of ``err``, naming its member."""
+    hints = get_type_hints(cls, include_extras=True)
+    for problem in err.exceptions:
+        note = next(
+            (
+                n
+                for n in getattr(problem, "__notes__", ())
+                if isinstance(n, AttributeValidationNote)
+            ),
+            None,
+        )
+        if note is None:
+            continue
+        name = wire_name(note.name)
+        if isinstance(problem, Problem):
+            detail = problem.say(name)
+        elif isinstance(problem, KeyError):
+            detail = f"'{name}' is required and must be {describe(hints[note.name])}"
+        else:
+            detail = f"'{name}' must be {describe(hints[note.name])}"
+        return f"params.{name}: {detail}"
+    return f"params: {err.exceptions[0] if err.exceptions else err}"
+
+
+# --- the converter ----------------------------------------------------------------------------
+
+
+@cache
+def _converter() -> Converter:
+    converter = Converter(forbid_extra_keys=False)
+
+    def strict(kind: type[Any]) -> Callable[[Any, Any], Any]:
+        def structure(value: Any, _: Any) -> Any:
+            if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
+                raise TypeError(f"expected {kind.__name__}, got {value!r:.40}")
+            return value
+
+        return structure
+
+    for kind in (str, bool, int):
+        converter.register_structure_hook(kind, strict(kind))
+
+    def literal(hint: Any) -> Callable[[Any, Any], Any]:
+        allowed = get_args(hint)
+
+        def structure(value: Any, _: Any) -> Any:
+            for option in allowed:
+                if value == option and type(value) is type(option):
+                    return option
+            shown = ", ".join(str(option) for option in allowed)
+            raise Problem(lambda name: f"unknown {name} {value!r:.80}: expected one of {shown}")
+
+        return structure
+
+    def annotated(hint: Any) -> Callable[[Any, Any], Any]:
+        base, *marks = get_args(hint)
+        inner = converter.get_structure_hook(base)
+
+        def structure(value: Any, _: Any) -> Any:
+            result = inner(value, base)
+            for mark in marks:
+                if isinstance(mark, Between) and not mark.low <= result <= mark.high:
+                    raise ValueError(f"{result} is not within {mark.low} … {mark.high}")
+                if isinstance(mark, NonBlank) and not result.strip():
+                    raise Problem(lambda name: f"'{name}' must not be empty")
+            return result
+
+        return structure
+
+    def unless_unset(hint: Any) -> Callable[[Any, Any], Any]:
+        """``X | Unset``: a member that was sent is an ``X`` (left out, it keeps the default)."""
+        rest = [arg for arg in get_args(hint) if arg is not Unset]
+        sent: Any = Union[tuple(rest)]  # noqa: UP007 (built at run time)
+        inner = converter.get_structure_hook(sent)
+        return lambda value, _: inner(value, sent)
+
+    def member(hint: Any) -> Callable[[Any, Any], Any]:
+        inner = converter.get_structure_hook(hint)
+        return lambda value, _: inner(value, hint)  # not the type cattrs passes: it lost the marks
+
+    def params(cls: type[Any]) -> Callable[[Any, Any], Any]:
+        # The hints with their Annotated marks (cattrs resolves string annotations without).
+        hints = get_type_hints(cls, include_extras=True)
+        fields: dict[str, Any] = {
+            field.name: override(
+                rename=wire_name(field.name), struct_hook=member(hints[field.name])
+            )
+            for field in dataclasses.fields(cls)
+        }
+        return make_dict_structure_fn(cls, converter, **fields)
+
+    converter.register_structure_hook_factory(_is_literal, literal)
+    converter.register_structure_hook_factory(_is_annotated, annotated)
+    converter.register_structure_hook_factory(_may_be_unset, unless_unset)
+    converter.register_structure_hook_factory(_is_dataclass, params)
+    return converter
+
+
+def _is_literal(hint: Any) -> bool:
+    return get_origin(hint) is Literal
+
+
+def _is_annotated(hint: Any) -> bool:
+    return get_origin(hint) is Annotated
+
+
+def _may_be_unset(hint: Any) -> bool:
+    return get_origin(hint) in (Union, types.UnionType) and Unset in get_args(hint)
+
+
+def _is_dataclass(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)

@@ -1,0 +1,405 @@
+"""The pygls server: one table of handlers, the session's output mapped to notifications.
+
+Each client request is a flat handler taking the server and its params, already structured
+into a `protocol` dataclass (`tiller.faces.lsp.params`); `serve` registers them all with one error
+mapping. Handlers are thin and async (never ``@server.thread()``): the turn runs as its own
+task, so `tiller/interrupt` and friends are answered at once while a turn is busy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from tiller import __version__
+from tiller import protocol as p
+from tiller.config import Config, parse_config
+from tiller.core import rewinding, session_commands
+from tiller.core.approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
+from tiller.core.events import Posted
+from tiller.core.scheduler import ToolCall
+from tiller.core.session import Handled, Queued, Session, Started
+from tiller.core.session_commands import SwitchTo
+from tiller.core.sessions import Seat, Sessions, seat_of
+from tiller.errors import InvalidParams, TillerError
+from tiller.faces.lsp.params import structure_params
+from tiller.faces.lsp.pygls_adapter import cancel_request, forget_request
+from tiller.faces.lsp.wire import plain_dict_converter
+from tiller.jsontypes import JSON
+from tiller.model.models import thinking_problem
+from tiller.protocol import State, Thinking, Todo, TrailItem
+from tiller.runtime import Runtime
+from tiller.workspace.tools.base import Preview
+
+log = logging.getLogger(__name__)
+
+
+class TillerServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("tiller", __version__, converter_factory=plain_dict_converter)
+        self.sessions: Sessions | None = None
+        self.session: Session | None = None  # the one this client shows
+        self.background: set[asyncio.Future[Any]] = set()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Log only: a stray late answer must never pop "Error in server" up at the user.
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+    async def switch_to(self, session: Session) -> None:
+        """Make ``session`` current: the old one is closed at once (its turn interrupted, its
+        queue dropped) and waited for."""
+        old, self.session = self.live_session(), session
+        await self.live_sessions().switch(old, session)
+        self.protocol.notify(p.TODOS, {"todos": [t.to_wire() for t in session.todos]})
+
+    async def terminate(self) -> None:
+        """SIGTERM: interrupt the turn (its commands' process groups die with it), then exit."""
+        if self.sessions is not None and self.session is not None:
+            await self.sessions.close(self.session, wait=3)
+        logging.shutdown()
+        os._exit(128 + signal.SIGTERM)
+
+    def live_session(self) -> Session:
+        if self.session is None:
+            raise JsonRpcException("The server is not initialized yet", code=-32002)
+        return self.session
+
+    def live_sessions(self) -> Sessions:
+        if self.sessions is None:
+            raise JsonRpcException("The server is not initialized yet", code=-32002)
+        return self.sessions
+
+
+class RpcSink:
+    def __init__(self, server: TillerServer) -> None:
+        self.server = server
+
+    def event(self, posted: Posted) -> None:
+        self.server.protocol.notify(p.EVENT, posted.to_wire())
+
+    def state(self, state: State) -> None:
+        self.server.protocol.notify(p.STATE, state.to_wire())
+
+    def todos(self, todos: tuple[Todo, ...]) -> None:
+        self.server.protocol.notify(p.TODOS, {"todos": [t.to_wire() for t in todos]})
+
+
+class RpcApprover:
+    """Asks the client; fails closed; an interrupt sends ``$/cancelRequest``."""
+
+    def __init__(self, server: TillerServer, config: Config) -> None:
+        self.server = server
+        self.config = config
+
+    async def _ask(
+        self, method: str, params: Mapping[str, Any], timeout: float | None = None
+    ) -> Any:
+        protocol = self.server.protocol
+        msg_id = f"tiller-{os.urandom(6).hex()}"
+        future = protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except (asyncio.CancelledError, TimeoutError):
+            # Forget the request so a late answer is ignored quietly, then tell the client.
+            cancel_request(protocol, msg_id)
+            raise
+        finally:
+            forget_request(protocol, msg_id)  # pygls keeps _result_types of error answers
+
+    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+        params = {
+            "turnId": turn_id,
+            "toolUseId": call.id,
+            "name": call.name,
+            "input": call.input,
+            "preview": preview.to_wire(),
+        }
+        try:
+            answer = await self._ask(p.CONFIRM_TOOL, params)
+        except Exception as err:
+            log.warning("confirmTool failed, denying: %s", err)
+            return DENIED_BY_DEFAULT
+        decision = answer.get("decision") if isinstance(answer, dict) else None
+        if decision not in ("allow", "allowSession", "deny"):
+            log.warning("malformed confirmTool answer, denying: %r", answer)
+            return DENIED_BY_DEFAULT
+        feedback = answer.get("feedback")
+        return ToolAnswer(decision, feedback if isinstance(feedback, str) else None)
+
+    async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
+        try:
+            params: p.ApprovePlanParams = {"turnId": turn_id, "plan": plan}
+            answer = await self._ask(p.APPROVE_PLAN, params)
+        except Exception as err:
+            log.warning("approvePlan failed, not approved: %s", err)
+            return PLAN_NOT_APPROVED
+        if not isinstance(answer, dict) or not isinstance(answer.get("approved"), bool):
+            log.warning("malformed approvePlan answer, not approved: %r", answer)
+            return PLAN_NOT_APPROVED
+        feedback = answer.get("feedback")
+        mode = answer.get("mode", "acceptEdits")
+        if mode not in ("acceptEdits", "default"):
+            mode = "acceptEdits"
+        return PlanAnswer(answer["approved"], feedback if isinstance(feedback, str) else None, mode)
+
+    async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
+        params: p.CheckpointParams = {
+            "turnId": turn_id,
+            "toolsUsed": tools_used,
+            "trail": [t.to_wire() for t in trail],
+        }
+        try:
+            answer = await self._ask(
+                p.CHECKPOINT, params, timeout=self.config.checkpoint_timeout_seconds
+            )
+        except TimeoutError:
+            log.warning(
+                "checkpoint unanswered after %ss: stopping", self.config.checkpoint_timeout_seconds
+            )
+            return False
+        except Exception as err:
+            log.warning("checkpoint failed, stopping: %s", err)
+            return False
+        return isinstance(answer, dict) and answer.get("continue") is True
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    if params.workspace_folders:
+        path = to_fs_path(params.workspace_folders[0].uri)
+    elif params.root_uri:
+        path = to_fs_path(params.root_uri)
+    else:
+        path = params.root_path
+    return Path(path or os.getcwd()).resolve()
+
+
+# --- handlers: one per client request, (server, params) -> the answer -----------------------
+
+
+async def prompt(ls: TillerServer, params: p.PromptParams) -> p.PromptResult:
+    match await session_commands.prompt(ls.live_sessions(), ls.live_session(), params.text):
+        case Started(turn_id=turn_id):
+            return {"status": "started", "turnId": turn_id}
+        case Queued(position=position):
+            return {"status": "queued", "queuePosition": position}
+        case Handled(message=message):
+            return {"status": "handled", "message": message}
+        case SwitchTo(session=session, message=message):
+            await ls.switch_to(session)
+            return {"status": "handled", "message": message}
+
+
+async def interrupt(ls: TillerServer, params: p.InterruptParams) -> p.InterruptResult:
+    turn_id = ls.live_session().interrupt(params.turn_id)
+    return {"interrupted": True, "turnId": turn_id} if turn_id else {"interrupted": False}
+
+
+async def cycle_mode(ls: TillerServer, params: p.NoParams) -> p.ModeResult:
+    return {"mode": ls.live_session().cycle_mode()}
+
+
+async def set_mode(ls: TillerServer, params: p.SetModeParams) -> p.ModeResult:
+    session = ls.live_session()
+    session.set_mode(params.mode)
+    return {"mode": session.mode}
+
+
+async def set_model(ls: TillerServer, params: p.SetModelParams) -> p.ModelResult:
+    return {"model": await ls.live_session().choose_model(params.model.strip())}
+
+
+async def list_models(ls: TillerServer, params: p.NoParams) -> JSON:
+    session, provider = ls.live_session(), ls.live_session().provider
+    try:
+        ids = [m.id for m in await provider.list_models()]
+    except TillerError as err:
+        log.warning("listing models failed: %s", err)
+        ids = []
+    if session.model not in ids:
+        ids.insert(0, session.model)
+    return {"models": [provider.spec(i).to_wire() for i in ids], "current": session.model}
+
+
+async def set_thinking(ls: TillerServer, params: p.SetThinkingParams) -> p.ThinkingWire:
+    session = ls.live_session()
+    thinking = Thinking(
+        params.enabled,
+        p.kept(params.budget_tokens, session.thinking.budget_tokens),
+        p.kept(params.effort, session.thinking.effort),
+    )
+    problem = thinking_problem(
+        thinking, session.provider.spec(session.model), session.config.max_tokens
+    )
+    if problem is not None:
+        raise InvalidParams(f"params.budgetTokens: {problem}")
+    return session.set_thinking(thinking).to_wire()
+
+
+async def get_state(ls: TillerServer, params: p.NoParams) -> p.StateWire:
+    return ls.live_session().state().to_wire()
+
+
+async def get_todos(ls: TillerServer, params: p.NoParams) -> p.TodoBoard:
+    return {"todos": [t.to_wire() for t in ls.live_session().todos]}
+
+
+async def clear_queue(ls: TillerServer, params: p.NoParams) -> p.ClearQueueResult:
+    return {"cleared": ls.live_session().clear_queue()}
+
+
+async def _switch(ls: TillerServer, target: Session) -> p.StateWire:
+    await ls.switch_to(target)
+    return target.state().to_wire()
+
+
+async def session_new(ls: TillerServer, params: p.NoParams) -> p.StateWire:
+    current = ls.live_session()
+    return await _switch(ls, ls.live_sessions().fresh(current, seat_of(current)))
+
+
+async def session_resume(ls: TillerServer, params: p.SessionResumeParams) -> p.StateWire:
+    current = ls.live_session()
+    resumed = ls.live_sessions().resume(params.session_id, current.workspace, seat_of(current))
+    return await _switch(ls, resumed)
+
+
+async def session_fork(ls: TillerServer, params: p.SessionForkParams) -> p.StateWire:
+    forked = ls.live_sessions().fork(ls.live_session(), params.session_id, params.turn_id)
+    return await _switch(ls, forked)
+
+
+async def session_slice(ls: TillerServer, params: p.SessionSliceParams) -> p.StateWire:
+    child = await ls.live_sessions().slice(ls.live_session(), params.session_id, params.spec)
+    return await _switch(ls, child)
+
+
+async def session_list(ls: TillerServer, params: p.SessionListParams) -> JSON:
+    where = params.workspace or str(ls.live_session().workspace)
+    workspace = None if where == "all" else (where.rstrip("/") or "/")
+    return {"sessions": [row.to_wire() for row in ls.live_sessions().list(workspace)]}
+
+
+async def session_transcript(ls: TillerServer, params: p.SessionTranscriptParams) -> p.Transcript:
+    session = ls.live_session()
+    session_id = session.id if params.session_id is None else params.session_id
+    if session_id != session.id and session.store.row(session_id) is None:
+        raise InvalidParams(f"unknown sessionId {session_id!r}")
+    entries, more = session.store.transcript(session_id, params.before, params.limit)
+    return {"entries": entries, "more": more}
+
+
+async def checkpoints(ls: TillerServer, params: p.CheckpointsParams) -> JSON:
+    rows = await rewinding.list_checkpoints(ls.live_session(), params.session_id)
+    return {"checkpoints": [row.to_wire() for row in rows]}
+
+
+async def rewind(ls: TillerServer, params: p.RewindParams) -> JSON:
+    return await rewinding.rewind(
+        ls.live_session(), params.turn_id, files=params.files,
+        conversation=params.conversation, dry_run=params.dry_run,
+    )  # fmt: skip
+
+
+async def undo_rewind(ls: TillerServer, params: p.UndoRewindParams) -> JSON:
+    return await rewinding.undo_rewind(ls.live_session(), params.undo_id)
+
+
+Answer = Mapping[str, Any]
+Handler = Callable[[TillerServer, Any], Awaitable[Answer]]
+Route = tuple[type[Any], Handler]
+P = TypeVar("P")
+
+
+def route(params: type[P], handler: Callable[[TillerServer, P], Awaitable[Answer]]) -> Route:
+    """A table entry: mypy checks that ``handler`` takes ``params``."""
+    return params, handler
+
+
+HANDLERS: Final[dict[str, Route]] = {
+    p.PROMPT: route(p.PromptParams, prompt),
+    p.INTERRUPT: route(p.InterruptParams, interrupt),
+    p.CYCLE_MODE: route(p.NoParams, cycle_mode),
+    p.SET_MODE: route(p.SetModeParams, set_mode),
+    p.SET_MODEL: route(p.SetModelParams, set_model),
+    p.LIST_MODELS: route(p.NoParams, list_models),
+    p.SET_THINKING: route(p.SetThinkingParams, set_thinking),
+    p.GET_STATE: route(p.NoParams, get_state),
+    p.GET_TODOS: route(p.NoParams, get_todos),
+    p.CLEAR_QUEUE: route(p.NoParams, clear_queue),
+    p.SESSION_LIST: route(p.SessionListParams, session_list),
+    p.SESSION_NEW: route(p.NoParams, session_new),
+    p.SESSION_RESUME: route(p.SessionResumeParams, session_resume),
+    p.SESSION_FORK: route(p.SessionForkParams, session_fork),
+    p.SESSION_SLICE: route(p.SessionSliceParams, session_slice),
+    p.SESSION_TRANSCRIPT: route(p.SessionTranscriptParams, session_transcript),
+    p.CHECKPOINTS: route(p.CheckpointsParams, checkpoints),
+    p.REWIND: route(p.RewindParams, rewind),
+    p.UNDO_REWIND: route(p.UndoRewindParams, undo_rewind),
+}
+"""Every client request (`protocol.CLIENT_REQUESTS`): its params and its handler."""
+
+
+def serve(server: TillerServer, method: str, params_type: type[Any], handler: Handler) -> None:
+    """Register ``handler`` for ``method``: params structured first; a `TillerError` is
+    -32602 (`InvalidParams`, or a number too large for where it goes) or -32603."""
+
+    async def answer(ls: TillerServer, raw: Any) -> Answer:
+        try:
+            return await handler(ls, structure_params(params_type, raw))
+        except InvalidParams as err:
+            raise JsonRpcInvalidParams(err.message) from err
+        except OverflowError as err:
+            raise JsonRpcInvalidParams(f"a number in the params is out of range: {err}") from err
+        except TillerError as err:
+            raise JsonRpcException(err.message, code=-32603) from err
+
+    server.feature(method)(answer)
+
+
+# --- the LSP lifecycle ------------------------------------------------------------------------
+
+
+def initialize(ls: TillerServer, params: types.InitializeParams) -> None:
+    try:
+        config = parse_config(params.initialization_options)
+        runtime = Runtime(config)
+    except TillerError as err:  # ConfigError included
+        raise JsonRpcInvalidParams(err.message) from err
+    ls.sessions = Sessions(runtime)
+    seat = Seat(RpcSink(ls), RpcApprover(ls, config))
+    ls.session = ls.sessions.create(workspace_root(params), seat)
+
+
+def initialized(ls: TillerServer, params: Any) -> None:
+    session, sessions = ls.live_session(), ls.live_sessions()
+    session.publish()
+    sessions.greet(session)
+    sessions.runtime.warm_up(session.workspace)
+    asyncio.get_running_loop().add_signal_handler(
+        signal.SIGTERM, lambda: ls.background.add(asyncio.ensure_future(ls.terminate()))
+    )
+
+
+async def shutdown(ls: TillerServer, params: Any) -> None:
+    if ls.sessions is not None and ls.session is not None:  # at once: the queue is dropped
+        await ls.sessions.close(ls.session)
+
+
+def build_server() -> TillerServer:
+    server = TillerServer()
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
+    server.feature(types.SHUTDOWN)(shutdown)
+    for method, (params_type, handler) in HANDLERS.items():
+        serve(server, method, params_type, handler)
+    return server

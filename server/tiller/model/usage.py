@@ -1,0 +1,90 @@
+"""Token usage of a model call, a turn or a session: a value that adds up (the ledger's unit)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tiller.jsontypes import JSON
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens as the API splits them; ``cost_usd`` is None when a price is unknown."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    @property
+    def total_input(self) -> int:
+        """Everything the request read: uncached input plus cache reads and cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else self.cost_usd + other.cost_usd
+        )
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            cost,
+        )
+
+    def to_wire(self) -> JSON:
+        return {
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheReadTokens": self.cache_read_tokens,
+            "cacheWriteTokens": self.cache_write_tokens,
+            "costUsd": None if self.cost_usd is None else round(self.cost_usd, 6),
+        }
+
+    @staticmethod
+    def from_wire(data: JSON) -> Usage:
+        cost = data.get("costUsd")
+        return Usage(
+            int(data.get("inputTokens", 0)),
+            int(data.get("outputTokens", 0)),
+            int(data.get("cacheReadTokens", 0)),
+            int(data.get("cacheWriteTokens", 0)),
+            float(cost) if isinstance(cost, int | float) else None,
+        )
+
+
+NO_USAGE = Usage()
+
+
+@dataclass(frozen=True)
+class ContextUse:
+    """How full the model's context was after a step: what the step read plus what it wrote
+    (both are in the next request)."""
+
+    used_tokens: int
+    window_tokens: int
+
+    @staticmethod
+    def after(step: Usage, window_tokens: int) -> ContextUse:
+        return ContextUse(step.total_input + step.output_tokens, window_tokens)
+
+    def to_wire(self) -> JSON:
+        return {"usedTokens": self.used_tokens, "windowTokens": self.window_tokens}
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """A session's running totals (a value: ``record`` returns the next one).
+
+    ``total`` is every model call of the session, summaries included; ``context`` is the last
+    step's ``ContextUse`` (None before the first step)."""
+
+    total: Usage = NO_USAGE
+    context: ContextUse | None = None
+
+    def record(self, usage: Usage, context: ContextUse | None) -> Ledger:
+        return Ledger(self.total + usage, context or self.context)

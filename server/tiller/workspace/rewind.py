@@ -1,0 +1,189 @@
+"""Checkpoints around every turn and the rewind that uses them (the async face of
+``checkpoints.ShadowRepo``: one git operation at a time, off the event loop)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tiller.workspace.checkpoints import (
+    Changes,
+    CheckpointError,
+    ShadowRepo,
+    git_available,
+    shadow_dir_for,
+)
+from tiller.workspace.store import CheckpointRow, CheckpointTable, SessionStore
+
+log = logging.getLogger(__name__)
+
+GC_EVERY = 50  # snapshots between background packs
+
+
+@dataclass(frozen=True)
+class RewindPreview:
+    """What a rewind would do, and which of those files someone other than the agent changed
+    after the turn (so a client can warn before overwriting them)."""
+
+    changes: Changes
+    user_changed: tuple[str, ...]
+
+
+@dataclass
+class CheckpointKeeper:
+    """Snapshots the workspace before and after each turn; restores any of them.
+
+    A restore cut short (the server killed mid-rewind, or a failed one) is finished before
+    anything else touches the workspace: every operation here finishes it first, under the
+    same lock, and ``recover`` lets a turn wait for it before it runs at all."""
+
+    repo: ShadowRepo
+    table: CheckpointTable
+    retention_days: int = 30
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _since_gc: int = 0
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
+    _recovered: list[str] = field(default_factory=list)  # finished, not yet reported
+    _restores: int = 0  # restores asked for in this process and not yet done
+
+    @staticmethod
+    def open(
+        data_dir: Path, workspace: Path, store: SessionStore, retention_days: int
+    ) -> CheckpointKeeper | None:
+        """None when git is missing (checkpoints are then off, and the user is told)."""
+        if not git_available():
+            return None
+        repo = ShadowRepo(shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,))
+        return CheckpointKeeper(repo, CheckpointTable(store), retention_days)
+
+    async def recover(self) -> tuple[str, ...]:
+        """Wait until no restore is pending: one cut short (the server killed mid-rewind, or
+        a restore that failed) is finished now, one under way is waited for; raises
+        CheckpointError or OSError when it cannot be finished. The targets of the restores
+        finished so since the last call, for the caller to report."""
+        if self._restores or await asyncio.to_thread(self.repo.restore_pending):
+            task = asyncio.ensure_future(self._locked_finish())
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            try:
+                await asyncio.shield(task)  # an interrupt never cuts a restore
+            except (CheckpointError, OSError) as err:
+                if not await asyncio.to_thread(self.repo.restore_pending):
+                    raise
+                raise CheckpointError(
+                    f"{err}. Fix the cause and send the prompt again (the rewind is then "
+                    f"finished first), or delete {self.repo.journal_path} to give that rewind up"
+                ) from err
+        done, self._recovered = tuple(self._recovered), []
+        return done
+
+    async def _locked_finish(self) -> None:
+        async with self._lock:
+            await self._finish_pending()
+
+    async def _finish_pending(self) -> None:
+        """Finish a restore cut short (call with the lock held)."""
+        target = await asyncio.to_thread(self.repo.finish_interrupted_restore)
+        if target is not None:
+            log.warning("finished a restore to %s that was cut short", target)
+            self._recovered.append(target)
+
+    async def before_turn(self, session_id: str, turn_id: str, prompt: str) -> None:
+        """Snapshot the workspace as the turn starts; raises CheckpointError."""
+        async with self._lock:  # the row is written before the turn's closing snapshot looks
+            await self._finish_pending()
+            snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
+            self.table.add(
+                CheckpointRow(
+                    session_id, turn_id, prompt.strip()[:200], time.time(), snap.commit, None, 0,
+                    snap.skipped,
+                )
+            )  # fmt: skip
+
+    def after_turn(self, session_id: str, turn_id: str) -> None:
+        """Snapshot the workspace as the turn ended, in the background (the turn's end is
+        never delayed by it; the next turn's snapshot waits for it)."""
+        task = asyncio.ensure_future(self._after(session_id, turn_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _after(self, session_id: str, turn_id: str) -> None:
+        try:
+            async with self._lock:
+                rows = self.table.of_session(session_id)
+                row = next((r for r in rows if r.turn_id == turn_id), None)
+                if row is None:
+                    return  # no snapshot was taken as the turn started
+                snap = await asyncio.to_thread(self.repo.snapshot, f"after {turn_id}")
+                changes = await asyncio.to_thread(self.repo.changes, snap.commit, row.before)
+            self.table.finish(session_id, turn_id, snap.commit, changes.count)
+            self._since_gc += 1
+            if self._since_gc >= GC_EVERY:
+                self._since_gc = 0
+                await self.housekeeping()
+        except (CheckpointError, OSError) as err:
+            log.warning("checkpoint after %s failed: %s", turn_id, err)
+
+    async def settled(self) -> None:
+        """Wait for background snapshots (tests, shutdown)."""
+        while self._background:
+            await asyncio.wait(set(self._background))
+
+    def of_session(self, session_id: str) -> list[CheckpointRow]:
+        return self.table.of_session(session_id)
+
+    async def preview(self, rows: Sequence[CheckpointRow], index: int) -> RewindPreview:
+        """Rewinding to before ``rows[index]``: the changes, and the files changed by someone
+        else than the agent since (between turns, or after the last one)."""
+        async with self._lock:
+            await self._finish_pending()
+            now = (await asyncio.to_thread(self.repo.snapshot, "rewind preview")).commit
+            changes = await asyncio.to_thread(self.repo.changes, now, rows[index].before)
+            outside: set[str] = set()
+            later = rows[index:]
+            for done, following in itertools.pairwise(later):
+                if done.after is not None:
+                    gap = await asyncio.to_thread(self.repo.changes, following.before, done.after)
+                    outside.update(gap.changed + gap.added + gap.removed)
+            last = later[-1].after
+            if last is not None:
+                gap = await asyncio.to_thread(self.repo.changes, now, last)
+                outside.update(gap.changed + gap.added + gap.removed)
+        touched = set(changes.changed + changes.added + changes.removed)
+        return RewindPreview(changes, tuple(sorted(outside & touched)))
+
+    async def snapshot_now(self, why: str) -> str:
+        async with self._lock:
+            await self._finish_pending()
+            return (await asyncio.to_thread(self.repo.snapshot, why)).commit
+
+    async def restore(self, commit: str) -> Changes:
+        self._restores += 1  # a turn that starts meanwhile waits for it (``recover``)
+        try:
+            async with self._lock:
+                await self._finish_pending()
+                return await asyncio.to_thread(self.repo.restore, commit)
+        finally:
+            self._restores -= 1
+
+    async def housekeeping(self) -> None:
+        """Finish a restore cut short (at start), drop checkpoints past their retention, then
+        pack the shadow repository (between turns, in a worker thread)."""
+        self.table.prune(time.time() - self.retention_days * 86400)
+        live = self.table.live_commits(str(self.repo.workspace))
+        try:
+            async with self._lock:
+                await self._finish_pending()
+                await asyncio.to_thread(self.repo.ensure)
+                await asyncio.to_thread(self.repo.keep_alive, live)
+                # Under the lock too: gc removes the object directories it empties, and a
+                # snapshot writing into one of them meanwhile fails ("unable to create
+                # temporary file"), leaving its turn without a checkpoint.
+                await asyncio.to_thread(self.repo.gc)
+        except (CheckpointError, OSError) as err:
+            log.warning("checkpoint housekeeping failed: %s", err)
