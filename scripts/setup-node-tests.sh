@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Installs the npm packages the Python tests use: the TypeScript ACP SDK that
-# tests/e2e/acp_ts_client.mjs (a second, independent ACP client) runs on, pinned by
-# tests/e2e/acp-ts/package-lock.json. Needs Node.js and npm (the extension's tests need them too).
+# Installs the npm packages the Python tests use, each pinned by its package-lock.json:
+# - tests/e2e/acp-ts: the TypeScript ACP SDK that tests/e2e/acp_ts_client.mjs (a second,
+#   independent ACP client) runs on;
+# - tests/e2e/acpx: acpx, a third-party headless ACP client that tests/e2e/test_acpx.py drives
+#   against `tiller acp` (it declares node >=22.13 but runs on Node 20: npm only warns).
+# Needs Node.js and npm (the extension's tests need them too). Nothing is downloaded at test time.
 set -euo pipefail
-cd "$(dirname "$0")/../tests/e2e/acp-ts"
 if ! command -v npm >/dev/null 2>&1; then
-  echo "npm is required for the TypeScript ACP client test (tests/e2e/acp-ts); install Node.js 20" >&2
+  echo "npm is required for the ACP client tests (tests/e2e/acp-ts, tests/e2e/acpx); install Node.js 20" >&2
   exit 1
 fi
-# Only when the lock changed since the last install (npm ci always starts from scratch).
-if ! cmp -s package-lock.json node_modules/.installed-lock.json 2>/dev/null; then
-  npm ci --no-audit --no-fund --loglevel=error
-  cp package-lock.json node_modules/.installed-lock.json
-fi
+for dir in acp-ts acpx; do
+  cd "$(dirname "$0")/../tests/e2e/$dir"
+  # Only when the lock changed since the last install (npm ci always starts from scratch).
+  if ! cmp -s package-lock.json node_modules/.installed-lock.json 2>/dev/null; then
+    npm ci --no-audit --no-fund --loglevel=error
+    cp package-lock.json node_modules/.installed-lock.json
+  fi
+  cd - >/dev/null
+done

@@ -107,14 +107,29 @@ class Sessions:
         return session
 
     def create(
-        self, workspace: Path, seat: Seat, shape: Shape | None = None, *, session_id: str = ""
+        self,
+        workspace: Path,
+        seat: Seat,
+        shape: Shape | None = None,
+        *,
+        session_id: str = "",
+        stored: bool = False,
     ) -> Session:
-        """A new, empty session (stored with its first prompt); ``shape`` gives its mode,
-        model and thinking (default: the settings)."""
+        """A new, empty session; ``shape`` gives its mode, model and thinking (default: the
+        settings). It is stored with its first prompt, or at once when ``stored`` (ACP: a
+        client may load or list a session it has not prompted yet); its title comes with
+        the first prompt either way."""
         config = self.runtime.config
         shape = shape or Shape(config.permission_mode, config.model, config.thinking)
         shape = replace(shape, todos=(), messages=())
-        return self._open(session_id or new_id("ses"), workspace, seat, shape)
+        session = self._open(session_id or new_id("ses"), workspace, seat, shape)
+        if stored:
+            now = time.time()
+            self.store.create(
+                SessionRow(session.id, str(workspace), "", None, now, now, session.model,
+                           session.mode, session.thinking, (), 0)
+            )  # fmt: skip
+        return session
 
     def fresh(self, like: Session, seat: Seat) -> Session:
         """A new session with ``like``'s workspace, mode, model and thinking."""

@@ -172,8 +172,11 @@ class SessionStore:
         migrate(self.db)
 
     def create(self, row: SessionRow) -> None:
+        """Store a new session; one already stored is kept, only a missing title (stored
+        before its first prompt) is filled in."""
         self.db.execute(
-            "INSERT OR IGNORE INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
+            "SET title=excluded.title WHERE sessions.title=''",
             (
                 row.id, row.workspace, row.title, row.parent_id, row.created_at, row.updated_at,
                 row.model, row.mode, json.dumps(row.thinking.to_wire()),

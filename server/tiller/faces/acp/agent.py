@@ -8,6 +8,8 @@ and answers ``session/prompt`` when its turn's ``turnEnded`` has gone out.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import logging
 import re
@@ -30,6 +32,7 @@ from acp.schema import (
     AuthenticateResponse,
     AvailableCommand,
     AvailableCommandInput,
+    BlobResourceContents,
     ClientCapabilities,
     CloseSessionResponse,
     ConfigOptionUpdate,
@@ -145,9 +148,24 @@ def _shown_uri(uri: str, workspace: Path) -> str:
     return str(path)
 
 
+def blob_size(blob: str) -> int:
+    """The size in bytes of base64 ``blob`` (estimated when it is not valid base64)."""
+    try:
+        return len(base64.b64decode(blob, validate=False))
+    except (binascii.Error, ValueError):
+        return len(blob) * 3 // 4
+
+
+def blob_note(uri: str, mime_type: str | None, size: int) -> str:
+    """What the model is told of a binary resource: the prompt path takes text only."""
+    kind = mime_type or "unknown type"
+    return f"[binary resource {uri}, {kind}, {size} bytes: not shown to the model]"
+
+
 def prompt_text(blocks: Sequence[PromptBlock], workspace: Path) -> str:
     """The ACP prompt as the one text the core takes: mentions inline as ``@path``,
-    embedded resources appended as ``<context>`` sections."""
+    embedded resources appended as ``<context>`` sections; a binary one (an image too:
+    the core's prompt is text) is mentioned and described by a note instead."""
     inline: list[str] = []
     context: list[str] = []
     for block in blocks:
@@ -160,6 +178,12 @@ def prompt_text(blocks: Sequence[PromptBlock], workspace: Path) -> str:
                 shown = _shown_uri(uri, workspace)
                 inline.append(f"@{shown}")
                 context.append(f'<context ref="{shown}">\n{text}\n</context>')
+            case EmbeddedResourceContentBlock(
+                resource=BlobResourceContents(uri=uri, blob=blob, mime_type=mime_type)
+            ):
+                shown = _shown_uri(uri, workspace)
+                inline.append(f"@{shown}")
+                context.append(blob_note(uri, mime_type, blob_size(blob)))
             case _:
                 raise invalid_params(
                     f"{block.type} content is not supported (promptCapabilities says so)"
@@ -188,7 +212,13 @@ class AcpSession:
         self.view = SessionUpdates(self.calls)
         config = runtime.config
         self.approver = AcpApprover(
-            client, session_id, self.outbox, self.calls, config.checkpoint_timeout_seconds
+            client,
+            session_id,
+            self.outbox,
+            self.calls,
+            config.checkpoint_timeout_seconds,
+            # A question answered "cancelled" is the start of the turn's cancel.
+            cancelled=self.cancel,
         )
         self.lock = asyncio.Lock()  # one prompt at a time; the next waits for its turn
         self.cancels = 0  # bumped by session/cancel: prompts older than that answer cancelled
@@ -201,11 +231,12 @@ class AcpSession:
             # Its terminals, when offered, for the commands the user approves.
             terminal=ClientTerminal.offered(client, session_id, capabilities),
         )
-        # resume(): the stored mode, model, thinking, todos and (repaired) history.
+        # resume(): the stored mode, model, thinking, todos and (repaired) history. A new
+        # one is stored at once: session/load and session/list know it before any prompt.
         self.session = (
             sessions.resume(session_id, workspace, seat)
             if restore
-            else sessions.create(workspace, seat, session_id=session_id)
+            else sessions.create(workspace, seat, session_id=session_id, stored=True)
         )
         if not restore:
             sessions.greet(self.session)
@@ -483,7 +514,7 @@ class TillerAgent:
                 SessionInfo(
                     session_id=r.id,
                     cwd=r.workspace,
-                    title=r.title,
+                    title=r.title or None,  # not prompted yet
                     updated_at=r.to_wire()["updatedAt"],
                 )
                 for r in page

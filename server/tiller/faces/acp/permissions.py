@@ -7,9 +7,11 @@
   made for the occasion when the plan is the model's final text;
 - a tool-budget checkpoint: continue / stop, on a call made for the occasion.
 
-An error, a malformed answer, a ``cancelled`` outcome or an unknown option means no. When the
-turn is interrupted while the question is open, the waiting request is dropped (a late answer
-is ignored) and the interrupt goes on.
+An error, a malformed answer or an unknown option means no. A ``cancelled`` outcome means
+"the prompt turn was cancelled" (the schema's words): the turn is interrupted at once, as by
+``session/cancel`` (which may arrive later, or never), and its prompt answers ``cancelled``.
+When the turn is interrupted while the question is open, the waiting request is dropped (a
+late answer is ignored) and the interrupt goes on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from acp.helpers import (
@@ -98,12 +100,14 @@ class AcpApprover:
         outbox: Outbox,
         calls: ToolCalls,
         checkpoint_timeout: float,
+        cancelled: Callable[[], None],
     ) -> None:
         self.client = client
         self.session_id = session_id
         self.outbox = outbox
         self.calls = calls
         self.checkpoint_timeout = checkpoint_timeout
+        self.cancelled = cancelled  # interrupts the turn: the answer was "cancelled"
         self._ids = itertools.count(1)
 
     async def _ask(
@@ -112,7 +116,8 @@ class AcpApprover:
         options: Sequence[PermissionOption],
         timeout: float | None = None,
     ) -> str | None:
-        """The chosen option id, or None for no answer (error, cancelled, malformed)."""
+        """The chosen option id, or None for no answer (error, cancelled, malformed). A
+        ``cancelled`` answer interrupts the turn: this call then raises CancelledError."""
         await self.outbox.flush()  # the editor has seen the tool call before the question
         try:
             answer = await asyncio.wait_for(
@@ -130,6 +135,11 @@ class AcpApprover:
             log.warning("request_permission failed, counting it as no: %s", err)
             return None
         picked = chosen(answer)
+        if picked is None:  # outcome "cancelled": the prompt turn was cancelled
+            log.info("request_permission answered cancelled: cancelling the turn")
+            self.cancelled()
+            await asyncio.sleep(0)  # the interrupt lands here, as if it came while asking
+            return None
         if picked not in {o.option_id for o in options}:
             return None
         return picked

@@ -1,0 +1,205 @@
+"""A third-party ACP client against ``tiller acp``: acpx (openclaw/acpx), the headless ACP
+CLI, pinned in tests/e2e/acpx/package-lock.json and installed by scripts/setup-node-tests.sh.
+
+Each step is an ``acpx --agent '<python> -m tiller --acp'`` command, as a user or a script
+runs it; the agent talks to the fake Messages API (tests/fakeapi.py). acpx keeps its session
+records under ``$HOME/.acpx``, so every test has its own HOME. How acpx answers permissions:
+``--approve-all`` / ``--deny-all``; with neither, a question is asked on the terminal when
+stdin and stderr are TTYs (here a pty), and ``--non-interactive-permissions fail`` answers
+it ``cancelled`` when they are not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import pty
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fakeapi import FakeMessagesAPI
+from test_acp import agent_env, assert_valid_history, tool_results
+from test_turn_basics import text, tool_use
+
+ACPX_DIR = Path(os.environ.get("TILLER_ACPX_DIR", Path(__file__).parent / "acpx"))
+ACPX = ACPX_DIR / "node_modules" / ".bin" / "acpx"
+AGENT = f"{sys.executable} -m tiller --acp"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="node/npm are missing: acpx cannot run (scripts/setup-node-tests.sh installs it)",
+)
+
+
+@dataclass(frozen=True)
+class Ran:
+    code: int
+    out: str
+    err: str
+
+
+@dataclass
+class Acpx:
+    """acpx commands against ``tiller acp`` in ``workspace``, with their own HOME."""
+
+    workspace: Path
+    env: dict[str, str]
+
+    def argv(self, *args: str) -> list[str]:
+        # --ttl 1: the queue owner (which holds the agent) exits 1 s after its last prompt.
+        return [str(ACPX), "--agent", AGENT, "--cwd", str(self.workspace), "--ttl", "1", *args]
+
+    async def run(self, *args: str) -> Ran:
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv(*args),
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 90)
+        assert proc.returncode is not None
+        return Ran(proc.returncode, out.decode(), err.decode())
+
+    async def owner_gone(self) -> None:
+        """Until no queue owner holds the agent (its 1 s idle TTL ran out), so the next
+        prompt starts a new agent process, which loads the session."""
+        for _ in range(60):  # each `status` takes a node start; the TTL is 1 s
+            ran = await self.run("--format", "json", "status")
+            if json.loads(ran.out).get("status") != "alive":
+                return
+        raise AssertionError(f"the acpx queue owner never went away: {ran}")
+
+
+@pytest.fixture
+def acpx(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> Acpx:
+    if not ACPX.exists():
+        pytest.fail(f"{ACPX} is missing: run scripts/setup-node-tests.sh")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = agent_env(api, tmp_path / "data")
+    env["HOME"] = str(home)
+    return Acpx(workspace, env)
+
+
+def read_pty(fd: int) -> bytes:
+    """What the program wrote to its terminal; b"" once it closed it (Linux: EIO)."""
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return b""
+
+
+def agent_sessions(ran: Ran) -> list[str]:
+    listed = json.loads(ran.out)
+    assert listed["source"] == "agent", listed  # session/list, not acpx's own records
+    return [s["sessionId"] for s in listed["sessions"]]
+
+
+async def test_acpx_new_session_then_prompts_edit_and_load_that_session(
+    acpx: Acpx, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    api.enqueue(
+        {"content": [text("Hello from Tiller.")]},
+        {"content": [tool_use("write_file", "toolu_ok", path="kept.txt", content="kept\n")]},
+        {"content": [text("Wrote kept.txt.")]},
+        {"content": [tool_use("write_file", "toolu_no", path="denied.txt", content="no\n")]},
+        {"content": [text("Left denied.txt alone.")]},
+    )
+    created = await acpx.run("--format", "json", "sessions", "new")
+    assert created.code == 0, created
+    session_id = json.loads(created.out)["acpxRecordId"]
+    # Listed by the agent before its first prompt (it was not: it had nothing stored).
+    assert agent_sessions(await acpx.run("--format", "json", "sessions", "list")) == [session_id]
+
+    # The prompt starts a new agent process that loads the session `sessions new` made.
+    said = await acpx.run("prompt", "say hello")
+    assert said.code == 0, said
+    assert "session/load" in said.out and "session/new" not in said.out
+    assert "Hello from Tiller." in said.out and "[done] end_turn" in said.out
+
+    approved = await acpx.run("--approve-all", "prompt", "write kept.txt")
+    assert approved.code == 0, approved
+    assert "Wrote kept.txt." in approved.out and "[done] end_turn" in approved.out
+    assert (workspace / "kept.txt").read_text() == "kept\n"
+
+    # Load again, in a fresh agent process: the history comes back, the session goes on.
+    await acpx.owner_gone()
+    denied = await acpx.run("--deny-all", "prompt", "write denied.txt")
+    assert denied.code == 5, denied  # acpx: every permission request of the prompt denied
+    assert "session/load" in denied.out
+    assert "Left denied.txt alone." in denied.out and "[done] end_turn" in denied.out
+    assert not (workspace / "denied.txt").exists()
+
+    assert agent_sessions(await acpx.run("--format", "json", "sessions", "list")) == [session_id]
+    assert_valid_history(api)
+    last = api.message_requests()[-1].body["messages"]
+    prompts = [
+        m["content"][0]["text"]
+        for m in last
+        if m["role"] == "user" and m["content"][0].get("type") == "text"
+    ]
+    assert prompts == ["say hello", "write kept.txt", "write denied.txt"]
+    results = {r["tool_use_id"]: r.get("is_error", False) for r in tool_results(api)}
+    assert results == {"toolu_ok": False, "toolu_no": True}
+    await acpx.owner_gone()
+
+
+async def test_acpx_ctrl_c_while_it_asks_permission_cancels_the_turn(
+    acpx: Acpx, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    api.enqueue(
+        {"content": [tool_use("write_file", "toolu_w", path="asked.txt", content="x\n")]},
+        {"content": [text("This answer must never be asked for.")]},
+    )
+    # acpx asks on the terminal only when stdin and stderr are TTYs: give it a pty.
+    leader, follower = pty.openpty()
+    proc = await asyncio.create_subprocess_exec(
+        *acpx.argv("exec", "write asked.txt"),
+        env=acpx.env,
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    )
+    os.close(follower)
+    loop = asyncio.get_running_loop()
+    shown = b""
+    try:
+        while b"Allow" not in shown:  # the question is open on the terminal
+            chunk = await asyncio.wait_for(loop.run_in_executor(None, read_pty, leader), 60)
+            assert chunk, f"acpx closed the terminal without asking: {shown!r}"
+            shown += chunk
+        proc.send_signal(signal.SIGINT)  # Ctrl+C: acpx sends session/cancel
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        os.close(leader)
+    report = out.decode()
+    assert "[done] cancelled" in report, report
+    assert not (workspace / "asked.txt").exists()
+    assert len(api.message_requests()) == 1  # no model request after the cancel
+
+
+async def test_acpx_answering_a_question_cancelled_cancels_the_turn(
+    acpx: Acpx, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    # No terminal and --non-interactive-permissions fail: acpx answers the question
+    # {"outcome": "cancelled"} and sends no session/cancel; the turn must still be cancelled.
+    api.enqueue(
+        {"content": [tool_use("write_file", "toolu_w", path="asked.txt", content="x\n")]},
+        {"content": [text("This answer must never be asked for.")]},
+    )
+    ran = await acpx.run("--non-interactive-permissions", "fail", "exec", "write asked.txt")
+    assert "[done] cancelled" in ran.out, ran
+    assert ran.code == 5 and "Permission prompt unavailable" in ran.err, ran
+    assert not (workspace / "asked.txt").exists()
+    assert len(api.message_requests()) == 1
