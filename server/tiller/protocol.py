@@ -429,24 +429,35 @@ class CommandEvent(EventEnvelope):
     message: str
 
 
-class RewoundEvent(EventEnvelope):
+class FileEffects(TypedDict):
+    """What a rewind (or its undo) does to each file: ``reverted`` (its content brought back),
+    ``deleted``, ``restored`` (re-created). ``changed``/``added``/``removed`` are the old view
+    of the same files, seen from now (``added``: deleted by the operation, ``removed``:
+    re-created by it), kept for older clients; transcript entries journaled before the
+    effect fields existed have only the old ones."""
+
+    reverted: list[str]
+    deleted: list[str]
+    restored: list[str]
+    changed: list[str]
+    added: list[str]
+    removed: list[str]
+
+
+class RewoundEvent(EventEnvelope, FileEffects):
     """``turnId`` (envelope and field) is the turn rewound to."""
 
     type: Literal["rewound"]
     files: bool
     conversation: bool
     undoId: str
-    changed: list[str]
-    added: list[str]
-    removed: list[str]
 
 
-class RewindUndoneEvent(EventEnvelope):
+class RewindUndoneEvent(EventEnvelope, FileEffects):
+    """What the undo did to files (``restored``: the files the rewind had deleted)."""
+
     type: Literal["rewindUndone"]
     undoId: str
-    changed: list[str]
-    added: list[str]
-    removed: list[str]
 
 
 class TurnEndedEvent(EventEnvelope):
@@ -550,10 +561,9 @@ class CheckpointList(TypedDict):
     checkpoints: list[CheckpointInfo]
 
 
-class RewindResult(TypedDict):
-    changed: list[str]
-    added: list[str]
-    removed: list[str]
+class RewindResult(FileEffects):
+    """``tiller/rewind`` (``dryRun``: what it would do) and ``tiller/undoRewind``."""
+
     undoId: NotRequired[str]
     userChanged: NotRequired[list[str]]
 

@@ -33,7 +33,7 @@ async def test_todo_write_replaces_the_board_and_drives_state(
     assert tiller.todos[-1]["todos"][1] == todo("c", "in_progress", "Doing c")
     assert any(s["activeTodo"] == "Doing a" for s in tiller.states)
     state = await tiller.request("tiller/getState")
-    assert state["activeTodo"] == "Doing c"
+    assert state["activeTodo"] is None  # nothing is in progress while no turn runs
     assert state["todoCounts"] == {"completed": 1, "total": 2}
     assert (await tiller.request("tiller/getTodos"))["todos"] == tiller.todos[-1]["todos"]
 
@@ -173,7 +173,7 @@ async def test_a_crashing_stop_hook_is_reported_and_does_not_wedge_the_turn(
     ("command", "fragment"),
     [
         ("/help", "/thinking [off|low|medium|high|max|N]"),
-        ("/mode", "Mode: default"),
+        ("/mode", "Mode: ask before edits"),
         ("/model", "Model: claude-test-1"),
         ("/thinking", "Thinking: off"),
         ("/todo", "empty"),
@@ -195,7 +195,7 @@ async def test_slash_commands_that_report(
 
 
 async def test_slash_commands_that_change_state(tiller: Tiller, api: FakeMessagesAPI) -> None:
-    assert (await tiller.prompt("/mode acceptEdits"))["message"] == "Mode: acceptEdits"
+    assert (await tiller.prompt("/mode acceptEdits"))["message"] == "Mode: accept edits"
     assert (await tiller.prompt("/plan"))["message"] == "Mode: plan"
     api.models.append("claude-x")  # /model checks the id against the API's list
     assert "unknown model" in (await tiller.prompt("/model claude-nope"))["message"]

@@ -1,5 +1,7 @@
 """Checkpoints and rewind: whatever wrote the files (edit tools or shell commands), a rewind
-puts the workspace back byte for byte, and an undo puts the later state back."""
+puts the workspace back byte for byte, and an undo puts the later state back. Answers say what
+happens to each file; the slash commands (/rewind --dry-run, /undo) serve terminal clients; the
+todo board and the mode words follow (users' reports)."""
 
 from __future__ import annotations
 
@@ -337,3 +339,187 @@ async def test_interrupted_restore_finishes_before_next_turn(
     assert not (shadow / "tiller-restore.journal").exists()
     notices = [e["text"] for e in again.events_of("notice", ended["turnId"])]
     assert any("interrupted" in n for n in notices), notices
+
+
+# --- answers by effect, the chat's /rewind --dry-run and /undo, the board after a rewind ---------
+
+
+async def notes_turn(tiller: Tiller, api: FakeMessagesAPI) -> str:
+    """A turn that creates NOTES.md and fib.py (the users' report)."""
+    api.enqueue(
+        {
+            "content": [
+                tool_use("write_file", "w1", path="NOTES.md", content="# notes\n"),
+                tool_use("write_file", "w2", path="fib.py", content="def fib(n): ...\n"),
+            ]
+        },
+        {"content": [text("wrote them")]},
+    )
+    return str((await tiller.run("write notes and fib"))["turnId"])
+
+
+EFFECTS = ("reverted", "deleted", "restored")
+
+
+def effects(answer: dict[str, Any]) -> dict[str, list[str]]:
+    return {k: sorted(answer[k]) for k in EFFECTS}
+
+
+async def test_rewind_answers_and_events_say_what_happens_to_each_file(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """Regression: rewinding to before a turn that created two files deleted them, yet every
+    answer read "0 changed, 2 added, 0 removed" (and the undo "2 removed")."""
+    (workspace / "app.py").write_text("v1\n")
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    turn = await notes_turn(tiller, api)
+    (workspace / "app.py").write_text("v2\n")  # changed after the turn: reverted too
+    created = ["NOTES.md", "fib.py"]
+    said = {"reverted": ["app.py"], "deleted": created, "restored": []}
+
+    preview = await tiller.request(
+        "tiller/rewind", {"turnId": turn, "files": True, "conversation": True, "dryRun": True}
+    )
+    assert effects(preview) == said
+    assert (workspace / "NOTES.md").exists()
+    done = await tiller.request(
+        "tiller/rewind", {"turnId": turn, "files": True, "conversation": True}
+    )
+    assert effects(done) == said and not (workspace / "fib.py").exists()
+    assert sorted(done["added"]) == created  # the old view stays, for older clients
+    rewound = await tiller.wait_event("rewound")
+    assert effects(rewound) == said and sorted(rewound["added"]) == created
+
+    undone = await tiller.request("tiller/undoRewind", {"undoId": done["undoId"]})
+    back = {"reverted": ["app.py"], "deleted": [], "restored": created}
+    assert effects(undone) == back and (workspace / "fib.py").exists()
+    assert sorted(undone["removed"]) == created
+    assert effects(await tiller.wait_event("rewindUndone")) == back
+    entries = (await tiller.request("tiller/session/transcript"))["entries"]
+    journaled = {e["kind"]: e for e in entries if e["kind"] in ("rewound", "rewindUndone")}
+    assert effects(journaled["rewound"]) == said and effects(journaled["rewindUndone"]) == back
+
+
+async def test_chat_can_dry_run_a_rewind_and_undo_it_with_slash_commands(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """Regression: `tiller chat` could not undo a rewind (its answer named the RPC
+    tiller/undoRewind) and had no dry run."""
+    tiller: Tiller = await start(permissionMode="acceptEdits")
+    turn = await notes_turn(tiller, api)
+    assert "/undo" in (await tiller.prompt("/help"))["message"]
+
+    preview = (await tiller.prompt("/rewind --dry-run"))["message"]
+    assert "Dry run" in preview and "delete 2 file(s): NOTES.md, fib.py" in preview
+    assert f"/rewind {turn}" in preview
+    assert (workspace / "NOTES.md").exists() and not tiller.events_of("rewound")
+    again = (await tiller.prompt(f"/rewind --dry-run {turn}"))["message"]
+    assert again == preview
+
+    answer = (await tiller.prompt("/rewind"))["message"]
+    assert "deleted NOTES.md, fib.py" in answer and "write notes and fib" in answer
+    assert "/undo" in answer and "tiller/" not in answer
+    assert not (workspace / "NOTES.md").exists()
+
+    undone = (await tiller.prompt("/undo"))["message"]
+    assert "restored NOTES.md, fib.py" in undone and "tiller/" not in undone
+    assert (workspace / "NOTES.md").read_text() == "# notes\n"
+    assert "Nothing to undo" in (await tiller.prompt("/undo"))["message"]
+    assert "undo_nope" in (await tiller.prompt("/undo undo_nope"))["message"]
+
+    # An older rewind is undone by its id, the newest by /undo.
+    first = (await tiller.prompt(f"/rewind {turn}"))["message"]
+    undo_id = first.rsplit("/undo ", 1)[1].rstrip(").")
+    await tiller.prompt(f"/rewind {turn}")
+    assert "Undid" in (await tiller.prompt(f"/undo {undo_id}"))["message"]
+    assert "Undid" in (await tiller.prompt("/undo"))["message"]
+    assert "Nothing to undo" in (await tiller.prompt("/undo"))["message"]
+
+
+def todo(content: str, status: str) -> dict[str, str]:
+    return {"content": content, "status": status, "activeForm": f"Doing {content}"}
+
+
+async def test_conversation_rewind_puts_the_todo_board_back(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    """Regression: after rewinding the conversation to before the turn that wrote the todos,
+    the board (and the status lines) kept them."""
+    board1 = [todo("a", "in_progress"), todo("b", "pending")]
+    board2 = [todo("a", "completed"), todo("b", "in_progress")]
+    api.enqueue(
+        {"content": [tool_use("todo_write", "t1", todos=board1)]}, {"content": [text("one")]}
+    )
+    first = (await tiller.run("plan"))["turnId"]
+    api.enqueue({"content": [text("just talking")]})
+    await tiller.run("chat")  # a turn that leaves the board alone
+    api.enqueue(
+        {"content": [tool_use("todo_write", "t2", todos=board2)]}, {"content": [text("two")]}
+    )
+    second = (await tiller.run("work"))["turnId"]
+
+    async def board() -> list[dict[str, str]]:
+        return list((await tiller.request("tiller/getTodos"))["todos"])
+
+    to_second = await tiller.request(
+        "tiller/rewind", {"turnId": second, "files": False, "conversation": True}
+    )
+    assert await board() == board1 and tiller.todos[-1]["todos"] == board1
+    state = await tiller.request("tiller/getState")
+    assert state["activeTodo"] is None and state["todoCounts"] == {"completed": 0, "total": 2}
+    to_first = await tiller.request(
+        "tiller/rewind", {"turnId": first, "files": False, "conversation": True}
+    )
+    assert await board() == [] and tiller.todos[-1]["todos"] == []
+    await tiller.request("tiller/undoRewind", {"undoId": to_first["undoId"]})
+    assert await board() == board1
+    await tiller.request("tiller/undoRewind", {"undoId": to_second["undoId"]})
+    assert await board() == board2
+    files_only = await tiller.request(
+        "tiller/rewind", {"turnId": first, "files": True, "conversation": False}
+    )
+    assert files_only["undoId"] and await board() == board2  # the conversation is kept
+
+
+async def test_an_interrupted_turn_leaves_no_todo_in_progress(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    """Regression: after an interrupted turn the status lines kept saying "in progress"."""
+    api.enqueue(
+        {"content": [tool_use("todo_write", "t1", todos=[todo("a", "in_progress")])]},
+        {"content": [text("working on a, then stalling")], "hangAfterEvents": 4},
+    )
+    turn = (await tiller.prompt("work on a"))["turnId"]
+    await tiller.wait_for(lambda: any(s["activeTodo"] == "Doing a" for s in tiller.states))
+    await api.wait_hanging()
+    await tiller.request("tiller/interrupt")
+    assert (await tiller.turn_end(turn))["outcome"] == "interrupted"
+    state = await tiller.request("tiller/getState")
+    assert state["busy"] is False and state["activeTodo"] is None
+    assert tiller.states[-1]["activeTodo"] is None
+    # The board keeps the item; /todo does not present it as running.
+    assert (await tiller.request("tiller/getTodos"))["todos"] == [todo("a", "in_progress")]
+    assert "no turn is running" in (await tiller.prompt("/todo"))["message"]
+
+
+async def test_mode_names_the_answer_lists_are_taken_and_worded_alike(
+    tiller: Tiller,
+) -> None:
+    """Regression: `/mode accept edits` was refused by a message listing "accept edits", and
+    the notice said "Mode is now accept edits" where the answer said "Mode: acceptEdits"."""
+    refused = (await tiller.prompt("/mode turbo"))["message"]
+    assert "accept edits" in refused
+    for typed, mode in (
+        ("accept edits", "acceptEdits"),
+        ("Ask-Before-Edits", "default"),
+        ("ACCEPTEDITS", "acceptEdits"),
+        ("plan", "plan"),
+    ):
+        answer = (await tiller.prompt(f"/mode {typed}"))["message"]
+        state = await tiller.request("tiller/getState")
+        assert state["mode"] == mode, typed
+        assert answer == {"acceptEdits": "Mode: accept edits", "default": "Mode: ask before edits",
+                          "plan": "Mode: plan"}[mode]  # fmt: skip
+    notices = [e["text"] for e in tiller.events_of("notice") if "Mode" in e["text"]]
+    assert notices and all(n.startswith("Mode: ") for n in notices), notices
+    assert (await tiller.prompt("/mode"))["message"] == "Mode: plan"

@@ -11,6 +11,7 @@ from tiller.faces.chat.printer import Printer
 from tiller.faces.chat.view import (
     outcome_lines,
     queue_lines,
+    rewind_line,
     todo_summary,
     toolbar_text,
     usage_text,
@@ -164,9 +165,11 @@ def test_questions_commands_and_rewinds_are_redrawn_with_their_answers() -> None
         {"seq": 6, "kind": "checkpointRequested", "toolsUsed": 30},
         {"seq": 7, "kind": "checkpointDecided", "continue": False},
         {"seq": 8, "kind": "rewound", "turnId": "turn-1", "files": True, "conversation": True,
-         "undoId": "undo-1", "changed": ["a.py"], "added": [], "removed": []},
-        {"seq": 9, "kind": "rewindUndone", "undoId": "undo-1", "changed": ["a.py"],
-         "added": [], "removed": []},
+         "undoId": "undo-1", "reverted": ["a.py"], "deleted": ["n.md"], "restored": [],
+         "changed": ["a.py"], "added": ["n.md"], "removed": []},
+        {"seq": 9, "kind": "rewindUndone", "undoId": "undo-1", "reverted": ["a.py"],
+         "deleted": [], "restored": ["n.md"], "changed": ["a.py"], "added": [],
+         "removed": ["n.md"]},
     ]  # fmt: skip
     assert redrawn(entries) == [
         "› /mode plan",
@@ -178,9 +181,28 @@ def test_questions_commands_and_rewinds_are_redrawn_with_their_answers() -> None
         "→ denied: not now",
         "checkpoint: 30 tool calls so far",
         "→ stop",
-        "↺ rewound files (1 changed, 0 added, 0 removed) and the conversation to before turn-1",
-        "↺ rewind undone: files 1 changed, 0 added, 0 removed",
+        "↺ rewound files (1 reverted, 1 deleted) and the conversation to before turn-1",
+        "↺ rewind undone: files 1 reverted, 1 restored",
     ]
+
+
+def test_rewind_lines_say_what_happened_to_files_even_for_old_entries() -> None:
+    """Regression: a rewind that deleted two files read "0 changed, 2 added, 0 removed".
+    Entries journaled before the effect fields carry only the old view (seen from now)."""
+    old_rewind = {"type": "rewound", "turnId": "t1", "files": True, "conversation": False,
+                  "changed": [], "added": ["NOTES.md", "fib.py"], "removed": []}  # fmt: skip
+    assert rewind_line(old_rewind) == "↺ rewound files (2 deleted) to before t1"
+    old_undo = {"type": "rewindUndone", "changed": [], "added": [], "removed": ["NOTES.md"]}
+    assert rewind_line(old_undo) == "↺ rewind undone: files 1 restored"
+    talk_only = {"type": "rewound", "turnId": "t1", "files": False, "conversation": True,
+                 "reverted": [], "deleted": [], "restored": []}  # fmt: skip
+    assert rewind_line(talk_only) == "↺ rewound the conversation to before t1"
+    nothing = {"type": "rewindUndone", "reverted": [], "deleted": [], "restored": []}
+    assert rewind_line(nothing) == "↺ rewind undone: no file changes"
+    unchanged = {**talk_only, "files": True}
+    assert rewind_line(unchanged) == (
+        "↺ rewound files (no changes) and the conversation to before t1"
+    )
 
 
 def test_queue_lines_number_the_waiting_prompts() -> None:

@@ -53,10 +53,13 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
       const picked = await vscode.window.showQuickPick(
         [...checkpoints].reverse().map((checkpoint) => ({
           label: checkpoint.prompt.split("\n")[0] || "(empty prompt)",
-          description: [`${checkpoint.changedFiles} file(s) changed in this turn`, age(checkpoint.createdAt, now)].filter(Boolean).join(" · "),
+          description: [`this prompt touched ${checkpoint.changedFiles} file(s)`, age(checkpoint.createdAt, now)].filter(Boolean).join(" · "),
           turnId: checkpoint.turnId,
         })),
-        { title: "Tiller: Rewind to Before a Prompt", placeHolder: checkpoints.length === 0 ? "No checkpoints in this chat yet" : "Pick a prompt: you see what changes before anything happens" },
+        {
+          title: "Tiller: Rewind to Before a Prompt",
+          placeHolder: checkpoints.length === 0 ? "No checkpoints in this chat yet" : "Pick a prompt: you see which files would be reverted, deleted or restored before anything happens",
+        },
       );
       if (picked !== undefined) {
         await chat.rewind(picked.turnId);

@@ -331,31 +331,54 @@ export interface CommandEvent {
   message: string;
 }
 
+/**
+ * What a rewind (or its undo) does to each file: `reverted` (its content brought back),
+ * `deleted`, `restored` (re-created). `changed`/`added`/`removed` are the old view
+ * of the same files, seen from now (`added`: deleted by the operation, `removed`:
+ * re-created by it), kept for older clients; transcript entries journaled before the
+ * effect fields existed have only the old ones.
+ */
+export interface FileEffects {
+  reverted: string[];
+  deleted: string[];
+  restored: string[];
+  changed: string[];
+  added: string[];
+  removed: string[];
+}
+
 /** `turnId` (envelope and field) is the turn rewound to. */
 export interface RewoundEvent {
   sessionId: string;
   turnId: string | null;
   seq: number;
   parentTurnId?: string;
+  reverted: string[];
+  deleted: string[];
+  restored: string[];
+  changed: string[];
+  added: string[];
+  removed: string[];
   type: "rewound";
   files: boolean;
   conversation: boolean;
   undoId: string;
-  changed: string[];
-  added: string[];
-  removed: string[];
 }
 
+/** What the undo did to files (`restored`: the files the rewind had deleted). */
 export interface RewindUndoneEvent {
   sessionId: string;
   turnId: string | null;
   seq: number;
   parentTurnId?: string;
-  type: "rewindUndone";
-  undoId: string;
+  reverted: string[];
+  deleted: string[];
+  restored: string[];
   changed: string[];
   added: string[];
   removed: string[];
+  type: "rewindUndone";
+  undoId: string;
 }
 
 export interface TurnEndedEvent {
@@ -458,7 +481,11 @@ export interface CheckpointList {
   checkpoints: CheckpointInfo[];
 }
 
+/** `tiller/rewind` (`dryRun`: what it would do) and `tiller/undoRewind`. */
 export interface RewindResult {
+  reverted: string[];
+  deleted: string[];
+  restored: string[];
   changed: string[];
   added: string[];
   removed: string[];

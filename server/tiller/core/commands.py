@@ -19,13 +19,14 @@ from tiller.model.models import (
     thinking_note,
     thinking_problem,
 )
-from tiller.protocol import EFFORTS, MODES, Mode, Thinking, Todo
+from tiller.protocol import EFFORTS, MODE_WORDS, MODES, Mode, Thinking, Todo
 from tiller.workspace.store import CheckpointRow, SessionRow
 from tiller.workspace.tools.todo import render_board
 
 HELP: Final = """Commands:
   /help                 this list
-  /mode [name]          show or set the mode (default, acceptEdits, plan)
+  /mode [name]          show or set the mode: ask before edits (default), accept edits
+                        (acceptEdits), plan
   /model [id]           show or set the model (from the next turn)
   /thinking [off|low|medium|high|max|N]
                         show or set thinking: an effort, or a budget of N tokens
@@ -38,6 +39,9 @@ HELP: Final = """Commands:
   /compact              summarize older turns to free context
   /checkpoints          list the turns this session can rewind to
   /rewind [turnId]      put files and conversation back to before a turn (default: the last)
+  /rewind --dry-run [turnId]
+                        list the files a rewind would revert, delete or restore; change nothing
+  /undo [undoId]        undo a rewind (default: the last one of this session)
   /slice SPEC           a child session from turn ranges: A:B, summarize:A:B[:'focus'],
                         compact:A:B, inject:'text' (percentages allowed: 80%:)
   /queue                show queued prompts
@@ -124,6 +128,12 @@ class ListCheckpoints:
 @dataclass(frozen=True)
 class RewindTo:
     turn_id: str | None  # None: the last turn
+    dry_run: bool = False  # list what it would do, change nothing
+
+
+@dataclass(frozen=True)
+class UndoRewind:
+    undo_id: str | None  # None: the last rewind of the session
 
 
 CommandResult = (
@@ -139,8 +149,14 @@ CommandResult = (
     | ForkSession
     | ListCheckpoints
     | RewindTo
+    | UndoRewind
     | SliceSession
 )
+
+DRY_RUN: Final = "--dry-run"
+MODE_NAMES: Final = ", ".join(
+    MODE_WORDS[m] + (f" ({m})" if m != MODE_WORDS[m] else "") for m in MODES
+)  # every name listed is taken by /mode
 
 
 def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> CommandResult:
@@ -151,11 +167,11 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
         case "/help":
             return Reply(HELP)
         case "/mode" if not arg:
-            return Reply(f"Mode: {session.mode}")
+            return Reply(mode_text(session.mode))
         case "/mode":
-            mode = next((m for m in MODES if m.lower() == arg.lower()), None)
+            mode = mode_named(arg)
             if mode is None:
-                return Reply(f"Unknown mode {arg!r}. Modes: {', '.join(MODES)}")
+                return Reply(f"Unknown mode {arg!r}. Modes: {MODE_NAMES}")
             return ChangeMode(mode)
         case "/plan":
             return ChangeMode("plan")
@@ -166,7 +182,7 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
         case "/thinking":
             return _thinking(arg, session.thinking, resolve(session.model), max_tokens)
         case "/todo":
-            return Reply(render_board(session.todos))
+            return Reply(board_text(session.todos, busy=session.busy))
         case "/queue" if arg.lower() == "clear":
             return ClearQueue()
         case "/queue":
@@ -194,9 +210,40 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
         case "/slice":
             return SliceSession(arg)
         case "/rewind":
-            return RewindTo(arg or None)
+            words = arg.split()
+            dry_run = any(w.lower() == DRY_RUN for w in words)
+            rest = [w for w in words if w.lower() != DRY_RUN]
+            if len(rest) > 1 or any(w.startswith("-") for w in rest):
+                return Reply("Usage: /rewind [--dry-run] [turnId] (turn ids: see /checkpoints)")
+            return RewindTo(rest[0] if rest else None, dry_run)
+        case "/undo":
+            return UndoRewind(arg or None)
         case _:
             return Reply(f"Unknown command {name!r}.\n\n{HELP}")
+
+
+def mode_text(mode: Mode) -> str:
+    """How every answer and notice names the mode: ``Mode: accept edits``."""
+    return f"Mode: {MODE_WORDS[mode]}"
+
+
+def _squeezed(name: str) -> str:
+    return "".join(c for c in name.lower() if c not in " -_")
+
+
+def mode_named(name: str) -> Mode | None:
+    """A mode by its id or its words, any case, spaces/dashes/underscores ignored:
+    ``accept edits``, ``Accept-Edits``, ``acceptEdits``, ``ask before edits``, ``default``."""
+    wanted = _squeezed(name)
+    return next((m for m in MODES if wanted in (_squeezed(m), _squeezed(MODE_WORDS[m]))), None)
+
+
+def board_text(todos: Sequence[Todo], *, busy: bool) -> str:
+    """``/todo``: the board; while no turn runs, an in-progress item is not shown as running."""
+    board = render_board(todos)
+    if not busy and any(t.status == "in_progress" for t in todos):
+        board += "\n(no turn is running: [~] marks the item the last turn left unfinished)"
+    return board
 
 
 def format_sessions(rows: Sequence[SessionRow], current_id: str) -> str:
@@ -254,6 +301,11 @@ def format_checkpoints(rows: Sequence[CheckpointRow]) -> str:
     for row in rows:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.created_at))
         lines.append(
-            f"{row.turn_id}  {when}  {row.changed_files} file(s) changed  {row.prompt[:60]}"
+            f"{row.turn_id}  {when}  the turn touched {row.changed_files} file(s)  "
+            f"{row.prompt[:60]}"
         )
-    return "Checkpoints (rewind with /rewind <turnId>):\n" + "\n".join(lines)
+    return (
+        "Checkpoints (/rewind --dry-run <turnId> lists what a rewind to before that turn would "
+        "revert, delete or restore; /rewind <turnId> does it, /undo undoes it):\n"
+        + "\n".join(lines)
+    )

@@ -125,7 +125,9 @@ class CommandAnswered:
 
 @dataclass(frozen=True)
 class Rewound:
-    """Files and/or the conversation were brought back to before turn ``to_turn_id``."""
+    """Files and/or the conversation were brought back to before turn ``to_turn_id``;
+    ``changes`` goes on the wire by effect (``reverted``, ``deleted``, ``restored``) and in the
+    old view (``changed``, ``added``, ``removed``: seen from now)."""
 
     to_turn_id: str
     files: bool
@@ -136,6 +138,8 @@ class Rewound:
 
 @dataclass(frozen=True)
 class RewindUndone:
+    """The rewind ``undo_id`` was undone; ``changes`` as in ``Rewound`` (what the undo did)."""
+
     undo_id: str
     changes: Changes
 

@@ -1,20 +1,30 @@
 """Rewind and its undo: the workspace and/or the conversation put back to before a turn
-(from the checkpoints taken around every turn), and the rewind itself undone."""
+(from the checkpoints taken around every turn), and the rewind itself undone.
+
+Every answer and event says what the operation does to each file: ``reverted`` (its content
+brought back), ``deleted``, ``restored`` (re-created); see ``Changes``. A conversation rewind
+(and its undo) also puts the todo board back: see ``board_after``."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from tiller.core import history
 from tiller.core.events import RewindUndone, Rewound
 from tiller.core.history import Message
 from tiller.core.session import Session, new_id
 from tiller.core.sessions import carried_turn_ids
-from tiller.errors import InvalidParams
+from tiller.errors import InvalidParams, ToolInputError
 from tiller.jsontypes import JSON
+from tiller.protocol import Todo
 from tiller.workspace.checkpoints import Changes
 from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.store import CheckpointRow, RewindRow
+from tiller.workspace.tools.todo import parse_todos
+
+NAMES_SHOWN = 5  # file names per effect in a one-line answer
+NAMES_LISTED = 20  # in a dry run's list
 
 
 def keeper_of(session: Session) -> CheckpointKeeper:
@@ -66,24 +76,9 @@ async def rewind(
         RewindRow(undo_id, session.id, undo_commit, saved, saved_ids), time.time()
     )
     session.emit_in(turn_id, Rewound(turn_id, files, conversation, undo_id, changes))
+    if saved is not None:
+        _put_board_back(session, saved, session.messages)
     return {**changes.to_wire(), "undoId": undo_id}
-
-
-async def rewind_command(session: Session, turn_id: str | None) -> str:
-    """``/rewind [turnId]``: files and conversation, to before the turn (default: last)."""
-    try:
-        rows = await list_checkpoints(session)
-        target = turn_id or (rows[-1].turn_id if rows else None)
-        if target is None:
-            return "Nothing to rewind yet: no turn has a checkpoint in this session."
-        done = await rewind(session, target, files=True, conversation=True)
-    except InvalidParams as err:
-        return err.message
-    counts = ", ".join(f"{len(done[k])} {k}" for k in ("changed", "added", "removed"))
-    return (
-        f"Rewound to before {target}: files {counts} (as seen from now); the conversation "
-        f"ends before that turn. Undo with tiller/undoRewind {done['undoId']}."
-    )
 
 
 async def undo_rewind(session: Session, undo_id: str) -> JSON:
@@ -92,14 +87,146 @@ async def undo_rewind(session: Session, undo_id: str) -> JSON:
         raise InvalidParams("A turn is running: interrupt it first, then undo the rewind.")
     row = keeper.table.rewind(undo_id)
     if row is None:
-        raise InvalidParams(f"unknown undoId {undo_id!r} (already undone, or expired)")
+        raise InvalidParams(f"nothing to undo for {undo_id!r}: unknown, already undone, or expired")
     if row.session_id != session.id:
-        raise InvalidParams(f"undoId {undo_id!r} belongs to session {row.session_id}")
+        raise InvalidParams(f"the rewind {undo_id!r} belongs to session {row.session_id}")
     await keeper.settled()
     changes = await keeper.restore(row.files_commit) if row.files_commit else Changes()
+    replaced = session.messages
     if row.messages is not None:
         session.messages = row.messages
         session.store.replace_messages(session.id, row.messages, row.turn_ids)
     keeper.table.drop_rewind(undo_id)
     session.emit_in(None, RewindUndone(undo_id, changes))
+    if row.messages is not None:
+        _put_board_back(session, replaced, row.messages)
     return changes.to_wire()
+
+
+# --- the todo board follows the conversation --------------------------------------------------
+
+
+def last_board(messages: Sequence[Message]) -> tuple[Todo, ...] | None:
+    """The board the last successful ``todo_write`` in ``messages`` wrote; None when none did
+    (a failed, denied or interrupted call wrote nothing)."""
+    failed = {
+        block.get("tool_use_id")
+        for message in messages
+        for block in message.content
+        if block.get("type") == "tool_result" and block.get("is_error")
+    }
+    for message in reversed(messages):
+        for block in reversed(message.content):
+            if (
+                block.get("type") != "tool_use"
+                or block.get("name") != "todo_write"
+                or block.get("id") in failed
+            ):
+                continue
+            tool_input = block.get("input")
+            try:
+                return parse_todos(tool_input if isinstance(tool_input, dict) else {})
+            except ToolInputError:
+                continue
+    return None
+
+
+def board_after(
+    old: Sequence[Message], new: Sequence[Message], current: tuple[Todo, ...]
+) -> tuple[Todo, ...]:
+    """The todo board once the history ``old`` is replaced by ``new`` (a conversation rewind,
+    or its undo). Unchanged unless a message that goes or comes wrote it; then the board the
+    last ``todo_write`` of ``new`` wrote, or empty when ``new`` has none (never written, or
+    compacted away: the board from before is then unknown, so it is cleared)."""
+    same = 0
+    while same < min(len(old), len(new)) and old[same] == new[same]:
+        same += 1
+    if last_board(old[same:]) is None and last_board(new[same:]) is None:
+        return current
+    return last_board(new) or ()
+
+
+def _put_board_back(session: Session, old: Sequence[Message], new: Sequence[Message]) -> None:
+    board = board_after(old, new, session.todos)
+    if board != session.todos:
+        session.replace_todos(board)
+
+
+# --- slash commands ---------------------------------------------------------------------------
+
+
+async def rewind_command(session: Session, turn_id: str | None, *, dry_run: bool = False) -> str:
+    """``/rewind [--dry-run] [turnId]``: files and conversation, to before the turn (default:
+    the last); the dry run lists what it would do and changes nothing."""
+    try:
+        rows = await list_checkpoints(session)
+        if turn_id is None and not rows:
+            return "Nothing to rewind yet: no turn has a checkpoint in this session."
+        row = rows[-1] if turn_id is None else next((r for r in rows if r.turn_id == turn_id), None)
+        if row is None:
+            return f"No checkpoint for turn {turn_id!r} in this session (see /checkpoints)."
+        target = row.turn_id
+        done = await rewind(session, target, files=True, conversation=True, dry_run=dry_run)
+    except InvalidParams as err:
+        return err.message
+    where = f"before {target} (“{_first_line(row.prompt)}”)"
+    if dry_run:
+        return _dry_run_text(where, target, done)
+    return (
+        f"Rewound to {where}: {_effects_line(done)}. The conversation now ends before that "
+        f"turn. Undo with /undo (or /undo {done['undoId']})."
+    )
+
+
+async def undo_command(session: Session, undo_id: str | None) -> str:
+    """``/undo [undoId]``: undo a rewind of this session (default: the last one)."""
+    try:
+        wanted = undo_id or keeper_of(session).last_rewind(session.id)
+        if wanted is None:
+            return "Nothing to undo: no rewind of this session is left to undo."
+        done = await undo_rewind(session, wanted)
+    except InvalidParams as err:
+        return err.message
+    return f"Undid the rewind {wanted}: {_effects_line(done)}."
+
+
+def _first_line(text: str, limit: int = 60) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _files(answer: JSON, key: str) -> list[str]:
+    value = answer.get(key)
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _names(files: Sequence[str], limit: int) -> str:
+    shown = ", ".join(files[:limit])
+    return shown + (f" and {len(files) - limit} more" if len(files) > limit else "")
+
+
+def _effects_line(answer: JSON) -> str:
+    """``deleted NOTES.md, fib.py; reverted app.py`` or ``no file changed``."""
+    said = [
+        f"{verb} {_names(files, NAMES_SHOWN)}"
+        for verb in ("reverted", "deleted", "restored")
+        if (files := _files(answer, verb))
+    ]
+    return "; ".join(said) or "no file changed"
+
+
+def _dry_run_text(where: str, target: str, answer: JSON) -> str:
+    lines = [f"Dry run: nothing was changed. Rewinding to {where} would:"]
+    for verb, key in (("revert", "reverted"), ("delete", "deleted"), ("restore", "restored")):
+        if files := _files(answer, key):
+            lines.append(f"  {verb} {len(files)} file(s): {_names(files, NAMES_LISTED)}")
+    if len(lines) == 1:
+        lines.append("  change no file")
+    lines.append("  end the conversation before that turn")
+    if yours := _files(answer, "userChanged"):
+        lines.append(
+            f"Changed since that turn by someone other than the agent (the rewind undoes "
+            f"that too): {_names(yours, NAMES_LISTED)}"
+        )
+    lines.append(f"Do it with /rewind {target}; /undo undoes it.")
+    return "\n".join(lines)

@@ -132,7 +132,7 @@ class Session:
     def set_mode(self, mode: Mode) -> None:
         if mode != self.mode:
             self.mode = mode
-            self.emit(Notice(f"Mode is now {MODE_WORDS[mode]}"))
+            self.emit(Notice(f"Mode: {MODE_WORDS[mode]}"))  # the words of commands.mode_text
             self.publish()
 
     def set_grants(self, grants: Grants) -> None:
@@ -237,9 +237,7 @@ class Session:
             busy=self.busy,
             turn_id=self.turn_id or self._last_turn,
             queue=tuple(self.queue),
-            active_todo=next(
-                (t.active_form for t in self.todos if t.status == "in_progress"), None
-            ),
+            active_todo=active_todo(self.todos) if self.busy else None,
             todo_completed=sum(t.status == "completed" for t in self.todos),
             todo_total=len(self.todos),
             tools_used=self.tools_used,
@@ -439,3 +437,9 @@ class Session:
             self.checkpoints.after_turn(self.id, turn_id)
         if self.queue and not self.closed:
             self._start(self.queue.popleft())
+
+
+def active_todo(todos: Sequence[Todo]) -> str | None:
+    """The in_progress item's activeForm. Only while a turn runs: an item that an interrupted
+    (or failed) turn left in_progress stays on the board, but no one is working on it."""
+    return next((t.active_form for t in todos if t.status == "in_progress"), None)

@@ -22,9 +22,11 @@ from tiller.core.commands import (
     ResumeSession,
     RewindTo,
     SliceSession,
+    UndoRewind,
     format_checkpoints,
     format_sessions,
     interpret,
+    mode_text,
 )
 from tiller.core.events import CommandAnswered
 from tiller.core.session import Handled, Queued, Session, Started
@@ -66,7 +68,7 @@ async def apply(sessions: Sessions, session: Session, result: CommandResult) -> 
             return Handled(message)
         case ChangeMode(mode=mode):
             session.set_mode(mode)
-            return Handled(f"Mode: {session.mode}")
+            return Handled(mode_text(session.mode))
         case ChangeModel(model=model):
             try:
                 await session.choose_model(model)
@@ -88,8 +90,10 @@ async def apply(sessions: Sessions, session: Session, result: CommandResult) -> 
             except InvalidParams as err:
                 return Handled(err.message)
             return Handled(format_checkpoints(rows))
-        case RewindTo(turn_id=turn_id):
-            return Handled(await rewinding.rewind_command(session, turn_id))
+        case RewindTo(turn_id=turn_id, dry_run=dry_run):
+            return Handled(await rewinding.rewind_command(session, turn_id, dry_run=dry_run))
+        case UndoRewind(undo_id=undo_id):
+            return Handled(await rewinding.undo_command(session, undo_id))
         case Compact():
             if session.busy:
                 return Handled("A turn is running: /compact once it has ended.")

@@ -56,7 +56,9 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Changes:
-    """How the workspace differs, as seen from the state a restore brings back."""
+    """How the workspace differs from the state a restore brings back, kept as git sees it
+    (``changed``/``added``/``removed``: seen from now). ``reverted``/``deleted``/``restored``
+    say the same by what the restore does to each file; people and the wire read those."""
 
     changed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()  # present now, absent then: a restore removes them
@@ -66,8 +68,27 @@ class Changes:
     def count(self) -> int:
         return len(self.changed) + len(self.added) + len(self.removed)
 
+    @property
+    def reverted(self) -> tuple[str, ...]:
+        """Files whose content the restore brings back."""
+        return self.changed
+
+    @property
+    def deleted(self) -> tuple[str, ...]:
+        """Files the restore deletes (they did not exist then)."""
+        return self.added
+
+    @property
+    def restored(self) -> tuple[str, ...]:
+        """Files the restore re-creates (they were deleted since)."""
+        return self.removed
+
     def to_wire(self) -> dict[str, list[str]]:
+        """By effect, then the old fields (seen from now) for older clients."""
         return {
+            "reverted": list(self.reverted),
+            "deleted": list(self.deleted),
+            "restored": list(self.restored),
             "changed": list(self.changed),
             "added": list(self.added),
             "removed": list(self.removed),

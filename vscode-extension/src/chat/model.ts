@@ -725,15 +725,28 @@ export function decideCheckpoint(model: ChatModel, id: string, decision: Checkpo
   return decideCheckpointWhere(model, id, decision, pending);
 }
 
-interface FileChanges {
+/** A rewind's (or its undo's) files: by effect, or only the old view (seen from now) in entries journaled before the effects existed. */
+export interface FileChanges {
+  reverted?: unknown;
+  deleted?: unknown;
+  restored?: unknown;
   changed?: unknown;
   added?: unknown;
   removed?: unknown;
 }
 
-function fileCounts(changes: FileChanges): string {
-  const count = (files: unknown): number => (Array.isArray(files) ? files.length : 0);
-  return `${count(changes.changed)} changed, ${count(changes.added)} added, ${count(changes.removed)} removed`;
+/** What a rewind or its undo does to files, counted by effect: "1 reverted, 2 deleted" (zero counts left out), or "" when no file changes. */
+export function fileEffects(changes: FileChanges): string {
+  const count = (files: unknown, old: unknown): number => (Array.isArray(files) ? files.length : Array.isArray(old) ? old.length : 0);
+  const counts: [number, string][] = [
+    [count(changes.reverted, changes.changed), "reverted"],
+    [count(changes.deleted, changes.added), "deleted"],
+    [count(changes.restored, changes.removed), "restored"],
+  ];
+  return counts
+    .filter(([n]) => n > 0)
+    .map(([n, effect]) => `${n} ${effect}`)
+    .join(", ");
 }
 
 function shorten(text: string, length: number): string {
@@ -742,7 +755,7 @@ function shorten(text: string, length: number): string {
 
 /** Files and/or the conversation went back to before turn `turnId`: the rewound turns fade. */
 function rewound(model: ChatModel, turnId: string, event: Extract<TillerEvent, { type: "rewound" }>): ChatModel {
-  const what = [event.files ? `files (${fileCounts(event)})` : "", event.conversation ? "the conversation" : ""].filter(Boolean).join(" and ");
+  const what = [event.files ? `files (${fileEffects(event) || "no changes"})` : "", event.conversation ? "the conversation" : ""].filter(Boolean).join(" and ");
   const prompt = model.items.find((item) => item.kind === "user" && item.turnId === turnId);
   const where = prompt !== undefined && prompt.kind === "user" ? `“${shorten(prompt.text.split("\n")[0] ?? "", 60)}”` : "an earlier prompt";
   const from = prompt !== undefined ? model.items.indexOf(prompt) : -1;
@@ -766,7 +779,8 @@ function rewindUndone(model: ChatModel, event: Extract<TillerEvent, { type: "rew
       return rest as ChatItem;
     },
   );
-  return addNotice(settled, `Rewind undone: files ${fileCounts(event)}.`, "info", false);
+  const effects = fileEffects(event);
+  return addNotice(settled, `Rewind undone: ${effects !== "" ? `files ${effects}` : "no file changes"}.`, "info", false);
 }
 
 /** Entry kinds the journal folds: all the deltas of a stream become one entry. */

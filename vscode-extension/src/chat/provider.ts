@@ -14,6 +14,7 @@ import {
   applyEvent,
   applyState,
   emptyChat,
+  fileEffects,
   fromTranscript,
   setProvider,
   trailingConnectionNotices,
@@ -40,10 +41,6 @@ const CHAT_COMMANDS: ReadonlySet<ChatCommand> = new Set<ChatCommand>([
   "tiller.restartServer",
 ]);
 const EDITS_KEPT = 200;
-
-function countFiles(result: { changed: string[]; added: string[]; removed: string[] }): string {
-  return `${result.changed.length} changed, ${result.added.length} added, ${result.removed.length} removed`;
-}
 
 export const CHAT_VIEW_ID = "tiller.chat";
 
@@ -311,11 +308,11 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   async rewind(turnId: string): Promise<void> {
     const prompt = this.promptOf(turnId);
     const preview = await this.server.request("tiller/rewind", { turnId, files: true, conversation: true, dryRun: true });
-    const files = [...preview.changed, ...preview.added, ...preview.removed];
+    const files = [...preview.reverted, ...preview.deleted, ...preview.restored];
     const listed = files.slice(0, 15).join("\n") + (files.length > 15 ? `\n… and ${files.length - 15} more` : "");
     const yours = preview.userChanged ?? [];
     const detail = [
-      files.length === 0 ? "No file changed since this prompt." : `Files back to how they were before this prompt (${countFiles(preview)}):\n${listed}`,
+      files.length === 0 ? "No file changed since this prompt." : `Files back to how they were before this prompt (${fileEffects(preview)}):\n${listed}`,
       yours.length > 0 ? `You changed ${yours.length} of them yourself since; those changes are undone too: ${yours.join(", ")}` : "",
       "The conversation continues from before this prompt. You can undo the rewind.",
     ]

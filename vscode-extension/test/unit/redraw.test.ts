@@ -173,7 +173,7 @@ test("a chat redrawn from what the real server journaled is the chat it showed l
     const command = model.items.filter((item) => item.kind === "user" && item.text === "/mode plan");
     assert.equal(command.length, 1, "the slash command shows once");
     assert.ok(only(model, "notice").some((notice) => notice.text === "Mode: plan"));
-    assert.ok(only(model, "notice").some((notice) => notice.text.startsWith("Rewound files (1 changed, 0 added, 0 removed) and the conversation")));
+    assert.ok(only(model, "notice").some((notice) => notice.text.startsWith("Rewound files (1 reverted) and the conversation")));
     assert.ok(only(model, "notice").some((notice) => notice.text.startsWith("Rewind undone")));
     assert.ok(model.items.every((item) => item.faded !== true), "the undone rewind fades nothing");
     assert.ok(only(model, "notice").some((notice) => notice.text.includes("retrying this step")));
@@ -354,7 +354,7 @@ test("a rewind fades the rewound turns, offers its undo, and the undo restores t
   ];
   const rewound = fromTranscript("s1", entries);
   const notice = only(rewound, "notice").at(-1);
-  assert.equal(notice?.text, "Rewound files (0 changed, 1 added, 0 removed) and the conversation to before “write a file”.");
+  assert.equal(notice?.text, "Rewound files (1 deleted) and the conversation to before “write a file”.");
   assert.equal(notice?.undoId, "undo_1");
   assert.deepEqual(rewound.items.map((item) => item.faded === true), [false, false, true, true, false]);
   const undone = fromTranscript("s1", [...entries, { seq: 6, turnId: null, kind: "rewindUndone", undoId: "undo_1", changed: [], added: [], removed: ["a.txt"] }]);

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tiller.faces.client.render import shorten, trail_text
+from tiller.faces.client.render import mode_words, shorten, trail_text
 from tiller.jsontypes import JSON
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -26,7 +26,7 @@ def toolbar_text(state: JSON | None, frame: int = 0) -> str:
     """``mode · model · active todo (3/8) · queued N · context %`` from ``tiller/state``."""
     if state is None:
         return "starting the server…"
-    parts = [str(state.get("mode", "?")), str(state.get("model", "?"))]
+    parts = [mode_words(state.get("mode")), str(state.get("model", "?"))]
     counts = state.get("todoCounts")
     total = counts.get("total", 0) if isinstance(counts, dict) else 0
     if isinstance(total, int) and total > 0:
@@ -126,14 +126,22 @@ def confirm_decided_line(params: JSON) -> str:
 
 
 def rewind_line(params: JSON) -> str:
-    """A ``rewound`` or ``rewindUndone`` event as one line."""
-    counts = ", ".join(
-        f"{len(v) if isinstance(v := params.get(k), list) else 0} {k}"
-        for k in ("changed", "added", "removed")
-    )
+    """A ``rewound`` or ``rewindUndone`` event as one line, saying what it did to files:
+    ``reverted``, ``deleted``, ``restored`` (an entry journaled before those fields has only
+    ``changed``/``added``/``removed``, seen from now: the same files, by effect)."""
+
+    def count(effect: str, old: str) -> int:
+        files = params.get(effect, params.get(old))
+        return len(files) if isinstance(files, list) else 0
+
+    effects = [
+        (count(effect, old), effect)
+        for effect, old in (("reverted", "changed"), ("deleted", "added"), ("restored", "removed"))
+    ]
+    counts = ", ".join(f"{n} {effect}" for n, effect in effects if n)
     if params.get("type") == "rewindUndone":
-        return f"↺ rewind undone: files {counts}"
-    what = [f"files ({counts})"] if params.get("files") else []
+        return f"↺ rewind undone: {f'files {counts}' if counts else 'no file changes'}"
+    what = [f"files ({counts or 'no changes'})"] if params.get("files") else []
     what += ["the conversation"] if params.get("conversation") else []
     return f"↺ rewound {' and '.join(what) or 'nothing'} to before {params.get('turnId')}"
 
