@@ -12,4 +12,4 @@ done
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
 export DEBIAN_FRONTEND=noninteractive
 as_root apt-get update -qq
-as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+as_root apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}" </dev/null

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux
 
 WIDTH, HEIGHT = 110, 32
 WAIT = 20.0
-TOOLBAR = "default · claude-test-1"
+TOOLBAR = "ask before edits · claude-test-1"  # the mode's words, as notices say it
 
 
 def tool_use(name: str, tool_id: str, **tool_input: object) -> dict[str, object]:
@@ -40,9 +40,11 @@ def text(value: str) -> dict[str, object]:
     return {"type": "text", "text": value}
 
 
-def chat_env(data_dir: Path) -> dict[str, str]:
+def chat_env(data_dir: Path, key: str | None = "test-key") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
-    env.update(TILLER_DATA_DIR=str(data_dir), ANTHROPIC_API_KEY="test-key", TERM="xterm-256color")
+    env.update(TILLER_DATA_DIR=str(data_dir), TERM="xterm-256color")
+    if key is not None:
+        env["ANTHROPIC_API_KEY"] = key
     return env
 
 
@@ -147,12 +149,12 @@ async def start_chat(
 ) -> AsyncIterator[Callable[..., Any]]:
     """Start `tiller chat ARGS...` against the fake; wait for its toolbar."""
 
-    async def start(*args: str, toolbar: str = TOOLBAR) -> Terminal:
+    async def start(*args: str, toolbar: str = TOOLBAR, key: str | None = "test-key") -> Terminal:
         argv = [
             sys.executable, "-m", "tiller.faces.cli", "chat", "--workspace", str(workspace),
             "--base-url", api.base_url, "--model", "claude-test-1", *args,
         ]  # fmt: skip
-        terminal.start(argv, chat_env(tmp_path / "data"), workspace)
+        terminal.start(argv, chat_env(tmp_path / "data", key), workspace)
         await terminal.wait(toolbar)
         return terminal
 
@@ -218,11 +220,16 @@ async def test_an_answer_streams_above_while_the_prompt_stays(
 async def test_shift_tab_cycles_the_mode_in_the_toolbar(start_chat: Any) -> None:
     term = await start_chat()
     term.keys("BTab")
-    await term.wait(lambda s: "acceptEdits · claude-test-1" in bottom(s, 1)[0])
+    await term.wait(lambda s: "accept edits · claude-test-1" in bottom(s, 1)[0])
     term.keys("BTab")
     await term.wait(lambda s: "plan · claude-test-1" in bottom(s, 1)[0])
     term.keys("BTab")
-    await term.wait(lambda s: TOOLBAR in bottom(s, 1)[0])
+    screen = await term.wait(lambda s: TOOLBAR in bottom(s, 1)[0])
+    # The notices and the toolbar use the same words; the ids stay on the wire only.
+    notices = [line for line in screen.splitlines() if line.startswith("· ")]
+    assert any(line.endswith(" accept edits") for line in notices), screen
+    assert any(line.endswith(" ask before edits") for line in notices), screen
+    assert "acceptEdits" not in screen and "default ·" not in screen
 
 
 async def test_escape_interrupts_a_running_command_and_the_prompt_stays(
@@ -246,6 +253,40 @@ async def test_escape_interrupts_a_running_command_and_the_prompt_stays(
     # Well before the 30 s the command would take: the bound is only for a hung test.
     await term.wait(lambda s: "✗ bash exec -a" in s and "interrupted" in s and idle(s), timeout=10)
     assert _processes_with(marker) == []
+
+
+async def test_escape_on_a_pending_question_logs_no_unknown_message_id_warning(
+    api: FakeMessagesAPI, start_chat: Any
+) -> None:
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_w1", command="touch never.txt")]},
+        {"content": [text("Second turn answered.")]},
+    )
+    term = await start_chat()
+    term.type("make a file")
+    term.keys("Enter")
+    await term.wait("Allow bash touch never.txt")
+    term.keys("Escape")
+    await term.wait(lambda s: "interrupted" in s and idle(s))
+    # The chat answered the withdrawn question after the server had cancelled it; a later
+    # prompt is read after that answer, so any warning about it is on screen by its reply.
+    term.type("again")
+    term.keys("Enter")
+    screen = await term.wait(lambda s: "Second turn answered." in s and idle(s), whole=True)
+    assert "unknown message id" not in screen
+    assert "WARNING" not in screen
+
+
+async def test_without_a_key_the_chat_names_the_variable_and_the_demo_at_once(
+    api: FakeMessagesAPI, start_chat: Any
+) -> None:
+    term = await start_chat(key=None)
+    term.type("hello")
+    term.keys("Enter")
+    screen = await term.wait(lambda s: "No API key" in s and idle(s), whole=True)
+    assert "ANTHROPIC_API_KEY" in screen and "--demo" in screen
+    assert "retrying" not in screen and "busy or unreachable" not in screen
+    assert api.requests == []
 
 
 async def test_a_prompt_typed_while_the_agent_works_runs_after_the_turn(
@@ -292,7 +333,8 @@ async def test_the_todo_board_prints_when_it_changes_and_shows_in_the_toolbar(
     term = await start_chat()
     term.type("plan the work")
     term.keys("Enter")
-    screen = await term.wait(lambda s: "Board set." in s and idle(s, "Fixing the bug (1/3)"))
+    # Once the turn is over no item is shown as running: the toolbar has the count only.
+    screen = await term.wait(lambda s: "Board set." in s and idle(s, "todos 1/3"))
     assert "☰ todos 1/3 · ▸ Fixing the bug · next: Run the tests" in screen
     term.type("/todo")
     term.keys("Enter")
@@ -328,7 +370,7 @@ async def test_a_plan_is_approved_in_plan_mode_and_the_file_appears(
     assert "plan approved" in screen
     assert "✓ write_file plan.txt" in screen
     assert (workspace / "plan.txt").read_text() == "hi\n"
-    await term.wait(lambda s: "acceptEdits · claude-test-1" in bottom(s, 1)[0])
+    await term.wait(lambda s: "accept edits · claude-test-1" in bottom(s, 1)[0])
 
 
 async def test_a_denied_edit_leaves_the_file_alone(

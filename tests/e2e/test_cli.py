@@ -188,15 +188,58 @@ def test_demo_without_workspace_runs_in_a_fresh_temp_dir(tmp_path: Path) -> None
         timeout=RUN_TIMEOUT,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    match = re.search(r"demo workspace: (.+)", done.stderr)
+    match = re.search(r"demo workspace: (\S+)", done.stderr)
     assert match, done.stderr
     demo_dir = Path(match.group(1).strip())
     try:
-        assert (demo_dir / "tiller-demo" / "hello.py").is_file()
+        assert "✓ write_file tiller-demo/hello.py" in done.stdout
         assert list(cwd.iterdir()) == []
         assert str(demo_dir) not in done.stdout
+        assert "removed on exit" in done.stderr
+        assert not demo_dir.exists()  # every demo used to leave /tmp/tiller-demo-XXXX behind
     finally:
         shutil.rmtree(demo_dir, ignore_errors=True)
+
+
+def test_demo_run_again_in_the_same_workspace_does_not_recreate_hello(
+    workspace: Path, tmp_path: Path
+) -> None:
+    def demo() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, "--demo", "--yes", "--workspace", str(workspace), "show", "me"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=cli_env(tmp_path / "data"),
+            timeout=RUN_TIMEOUT,
+        )
+
+    first = demo()
+    assert first.returncode == 0, first.stdout + first.stderr
+    hello = workspace / "tiller-demo" / "hello.py"
+    written = hello.read_text()
+    again = demo()
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "write_file" not in again.stdout and "edit_file" not in again.stdout
+    assert "nothing to write or edit" in again.stdout
+    assert "Hello, Tiller user!" in again.stdout
+    assert hello.read_text() == written
+
+
+def test_demo_plan_without_a_terminal_exits_2_and_says_to_use_yes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [*CLI, "--demo", "--mode", "plan", "--workspace", str(workspace), "show", "me"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path / "data"),
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr  # was 0 ("plan rejected")
+    assert "no terminal to approve on" in done.stderr and "--yes" in done.stderr
+    assert not (workspace / "tiller-demo").exists()
 
 
 def test_usage_errors_exit_64(tmp_path: Path, workspace: Path) -> None:
@@ -260,7 +303,8 @@ async def test_plan_mode_denies_write_file(
     )
     cli = await start_cli("--mode", "plan", "write new.txt", api=api)
     code = await cli.wait()
-    assert code == 0, cli.report()
+    assert code == 2, cli.report()  # stopped: nobody could approve the plan
+    assert "no terminal to approve on (use --yes)" in cli.stderr
     assert "✗ write_file new.txt: " in cli.stdout
     assert not (workspace / "new.txt").exists()
     # No terminal to approve the plan on: rejected, and the turn ends there.
@@ -295,6 +339,24 @@ async def test_sigint_interrupts_a_running_command(api: FakeMessagesAPI, start_c
     assert processes_with(marker) == []
 
 
+async def test_an_interrupted_command_with_blank_output_shows_no_empty_partial_header(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path
+) -> None:
+    command = "printf '\\n  \\n'; touch started; exec sleep 30"
+    api.enqueue({"content": [tool_use("bash", "toolu_p1", command=command)]})
+    cli = await start_cli("--yes", "wait", api=api)
+    await cli.wait_output("… bash printf")
+    deadline = time.monotonic() + 20
+    while not (workspace / "started").exists():
+        assert time.monotonic() < deadline, cli.report()
+        await asyncio.sleep(0.05)
+    cli.process.send_signal(signal.SIGINT)
+    code = await cli.wait()
+    assert code == 130, cli.report()
+    assert "✗ bash printf" in cli.stdout
+    assert "partial output before the interrupt" not in cli.stdout + cli.stderr, cli.report()
+
+
 async def test_second_sigint_quits_at_once(api: FakeMessagesAPI, start_cli: Any) -> None:
     marker = f"tiller-cli-stubborn-{uuid.uuid4().hex[:8]}"
     api.enqueue(
@@ -324,6 +386,55 @@ async def test_failed_turn_exits_1_with_the_error_kind(
     assert code == 1, cli.report()
     assert "error (auth): " in cli.stderr
     assert "failed" in cli.stdout
+
+
+async def test_refused_key_fails_at_once_saying_the_key_was_refused(
+    api: FakeMessagesAPI, start_cli: Any
+) -> None:
+    api.enqueue(
+        {"error": {"status": 401, "type": "authentication_error", "message": "invalid x-api-key"}}
+    )
+    cli = await start_cli("hello", api=api)
+    code = await cli.wait()
+    assert code == 1, cli.report()
+    assert "refused the key" in cli.stderr and "ANTHROPIC_API_KEY" in cli.stderr, cli.report()
+    assert "retrying" not in cli.stderr
+    assert [r.status for r in api.requests if r.path == "/v1/messages"] == [401]
+
+
+async def test_missing_key_fails_at_once_naming_the_variable_and_the_demo(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    done = await asyncio.create_subprocess_exec(
+        *CLI, "--workspace", str(workspace), "--base-url", api.base_url, "hello",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(tmp_path / "data"),  # no ANTHROPIC_API_KEY, no ANTHROPIC_AUTH_TOKEN
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(done.communicate(), RUN_TIMEOUT)
+    stderr = err.decode()
+    assert done.returncode == 1, out.decode() + stderr
+    assert "ANTHROPIC_API_KEY" in stderr and "ANTHROPIC_AUTH_TOKEN" in stderr, stderr
+    assert "--demo" in stderr
+    assert "retrying" not in stderr and "busy or unreachable" not in stderr
+    assert api.requests == []  # nothing was sent without a key
+
+
+async def test_retries_of_an_overloaded_api_show_one_notice_per_kind(
+    api: FakeMessagesAPI, start_cli: Any
+) -> None:
+    overloaded = {
+        "error": {"status": 529, "type": "overloaded_error", "message": "busy", "retryAfter": "0"}
+    }
+    api.enqueue(*[overloaded] * 9)  # 3 attempts of the step, each retried twice by the SDK
+    cli = await start_cli("hello", api=api)
+    code = await cli.wait()
+    assert code == 1, cli.report()
+    assert [r.status for r in api.requests if r.path == "/v1/messages"] == [529] * 9
+    notices = [line for line in cli.stderr.splitlines() if "retrying" in line]
+    assert len(notices) == 2, cli.report()  # the SDK's retry, the step's retry: once each
+    assert "error (overloaded)" in cli.stderr
 
 
 async def test_checkpoint_without_terminal_stops_with_exit_2(
@@ -471,3 +582,43 @@ async def test_chat_without_a_terminal_runs_each_line_as_tiller_run_would(
     requests = api.message_requests()
     assert len(requests) == 3
     assert len(requests[2].body["messages"]) == 5  # the same session: one history
+
+
+async def test_piped_chat_hints_at_what_it_accepts_not_at_yes(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_n2", command="touch m")]},
+        {"content": [text("Denied.")]},
+    )
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "tiller.faces.cli", "chat", "--workspace", str(workspace)],
+        *["--base-url", api.base_url, "--model", "claude-test-1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=cli_env(tmp_path / "data", "test-key"),
+    )
+    out, err = await asyncio.wait_for(process.communicate(b"make m\n"), RUN_TIMEOUT)
+    stderr = err.decode()
+    assert process.returncode == 0, out.decode() + stderr
+    assert "no terminal to confirm on" in stderr
+    assert "(use --yes)" not in stderr  # `tiller chat` has no --yes
+    assert "tiller run --yes" in stderr
+    assert not (workspace / "m").exists()
+
+
+async def test_interrupt_during_a_question_logs_no_unknown_message_id_warning(
+    api: FakeMessagesAPI, start_cli: Any, terminal: tuple[int, int]
+) -> None:
+    """The client answers the request the server cancelled; that late answer is expected."""
+    _, slave = terminal
+    api.enqueue({"content": [tool_use("bash", "toolu_t6", command="touch never.txt")]})
+    cli = await start_cli("make a file", api=api, stdin=slave)
+    await cli.wait_output("[y] yes", "stderr")
+    cli.process.send_signal(signal.SIGINT)
+    code = await cli.wait(timeout=15)
+    assert code == 130, cli.report()
+    assert "withdrawn" in cli.stderr
+    assert "unknown message id" not in cli.stderr, cli.report()
+    assert "WARNING" not in cli.stderr, cli.report()

@@ -97,3 +97,39 @@ async def test_in_plan_mode_the_first_scene_presents_a_plan_and_a_rejection_chan
     assert "use a different name" in plans[1]
     assert ended["outcome"] == "completed", ended
     assert not (workspace / "tiller-demo").exists()
+
+
+async def test_a_revised_plan_is_visibly_revised_not_just_a_line_longer(
+    start: Any, workspace: Path
+) -> None:
+    tiller: Tiller = await start(permissionMode="plan", **DEMO)
+    answers = iter([{"approved": False, "feedback": "call it greet.py"}])
+
+    async def revise_once(params: dict[str, Any]) -> dict[str, Any]:
+        return next(answers, {"approved": False})
+
+    tiller.on_plan = revise_once
+    await tiller.run("show me", timeout=60)
+    first, revised = [p["plan"] for m, p in tiller.asked if m == "tiller/approvePlan"]
+    assert "revision 1" in revised.splitlines()[0]
+    assert "What changed" in revised
+    assert "1. Follow your feedback: “call it greet.py”." in revised
+    old_steps = [line for line in first.splitlines() if line[:1].isdigit()]
+    new_steps = [line for line in revised.splitlines() if line[:1].isdigit()]
+    assert len(new_steps) == len(old_steps) + 1 and new_steps[0] not in old_steps
+
+
+async def test_a_hello_already_as_written_is_not_written_again(start: Any, workspace: Path) -> None:
+    from tiller.model.demo_provider import HELLO_SOURCE
+
+    (workspace / "tiller-demo").mkdir()
+    (workspace / "tiller-demo" / "hello.py").write_text(HELLO_SOURCE)  # left by a restart
+    tiller: Tiller = await start(**DEMO)
+    tiller.on_confirm = allow
+    ended = await tiller.run("show me", timeout=60)
+    assert ended["outcome"] == "completed", ended
+    asked = [p["name"] for m, p in tiller.asked if m == "tiller/confirmTool"]
+    assert "write_file" not in asked
+    assert "nothing to create" in tiller.text_of(ended["turnId"])
+    assert "did not write it again" in ended["final"]
+    assert 'greet("Tiller user")' in (workspace / "tiller-demo" / "hello.py").read_text()

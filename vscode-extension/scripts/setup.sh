@@ -12,7 +12,7 @@ for package in "${packages[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   as_root apt-get update -qq
-  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+  as_root apt-get install -y -qq --no-install-recommends --no-upgrade "${missing[@]}" </dev/null
 fi
 if ! command -v node >/dev/null || [ "$(node -p 'process.versions.node.split(".")[0]')" != 20 ]; then
   echo "Node.js 20 is required (code-server $CODE_SERVER_VERSION runs on Node 20); found: $(node --version 2>/dev/null || echo none)" >&2

@@ -229,7 +229,7 @@ class ToolRunner:
             )
         partial = running.output.text()
         text = history.INTERRUPTED_RESULT
-        if partial:
+        if partial.strip():
             text += f" (partial output before the interrupt):\n{partial}"
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, ToolResult(text, True), "interrupted", ms)

@@ -7,8 +7,12 @@ Protocol, ``tiller.faces.acp``).
 one prompt, streams what happens and exits when the turn ends (output:
 ``tiller.faces.client.plain``).
 
-Exit codes: 0 completed (or a slash command handled), 1 failed, 2 stopped at a checkpoint,
-130 interrupted (Ctrl-C), 64 usage errors.
+Exit codes: 0 completed (or a slash command handled), 1 failed, 2 stopped at a checkpoint
+(or at a plan that no terminal could approve: ``--yes`` approves it), 130 interrupted
+(Ctrl-C), 64 usage errors.
+
+``--demo`` without ``--workspace`` plays in a new temporary folder, removed when the client
+exits (with the server it started).
 
 ``tiller chat`` with stdout not on a terminal runs the headless client too: each line of stdin
 is a prompt, rendered as ``tiller run`` renders it.
@@ -18,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
@@ -28,7 +34,9 @@ from tiller import __version__
 from tiller.faces.client.headless import run_prompt
 from tiller.faces.client.options import EXIT_USAGE, ChatOptions, RunOptions
 from tiller.jsontypes import JSON
-from tiller.protocol import MODES
+from tiller.protocol import MODE_WORDS, MODES
+
+DEMO_PREFIX = "tiller-demo-"
 
 
 class UsageError(Exception):
@@ -43,7 +51,14 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_session_options(command: argparse.ArgumentParser) -> None:
     """The options ``run`` and ``chat`` share: mode, model, where answers come from, workspace."""
-    command.add_argument("--mode", choices=MODES, default="default", help="permission mode")
+    command.add_argument(
+        "--mode",
+        choices=MODES,
+        default="default",
+        help="permission mode: "
+        + ", ".join(f"{mode} ({MODE_WORDS[mode]})" for mode in MODES)
+        + "; default: %(default)s",
+    )
     command.add_argument("--model", help="model id (default: $TILLER_MODEL or the server's)")
     source = command.add_mutually_exclusive_group()
     source.add_argument(
@@ -57,7 +72,8 @@ def _add_session_options(command: argparse.ArgumentParser) -> None:
         "--workspace",
         metavar="DIR",
         type=Path,
-        help="workspace root (default: the current directory; with --demo a new temp dir)",
+        help="workspace root (default: the current directory; with --demo a new temp dir, "
+        "removed on exit)",
     )
     command.add_argument(
         "--tool-budget",
@@ -75,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run one prompt to its end and exit",
         description="Run one prompt in a workspace and exit when the turn ends. Exit code: "
-        "0 completed, 1 failed, 2 stopped, 130 interrupted, 64 usage error.",
+        "0 completed, 1 failed, 2 stopped (a checkpoint, or a plan with no terminal to approve "
+        "it on), 130 interrupted, 64 usage error.",
     )
     _add_session_options(run)
     run.add_argument(
@@ -122,8 +139,12 @@ def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
         if not workspace.is_dir():
             raise UsageError(f"--workspace: not a directory: {args.workspace}")
     elif args.demo:
-        workspace = Path(tempfile.mkdtemp(prefix="tiller-demo-")).resolve()
-        print(f"· demo workspace: {workspace}", file=sys.stderr, flush=True)
+        workspace = Path(tempfile.mkdtemp(prefix=DEMO_PREFIX)).resolve()
+        print(
+            f"· demo workspace: {workspace} (removed on exit; --workspace DIR keeps one)",
+            file=sys.stderr,
+            flush=True,
+        )
     else:
         workspace = Path.cwd().resolve()
     return workspace, options
@@ -142,6 +163,16 @@ def parse_chat(args: argparse.Namespace) -> ChatOptions:
     return ChatOptions(workspace, options, args.resume)
 
 
+@contextmanager
+def removed_if_demo(args: argparse.Namespace, workspace: Path) -> Iterator[None]:
+    """The temp workspace ``--demo`` made is removed once the client (and its server) is done."""
+    try:
+        yield
+    finally:
+        if args.demo and args.workspace is None and workspace.name.startswith(DEMO_PREFIX):
+            shutil.rmtree(workspace, ignore_errors=True)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -149,12 +180,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         match args.command:
             case "run":
                 options = parse_run(args)
-                sys.exit(asyncio.run(run_prompt(options)))
+                with removed_if_demo(args, options.workspace):
+                    code = asyncio.run(run_prompt(options))
+                sys.exit(code)
             case "chat":
                 chat_options = parse_chat(args)
                 from tiller.faces.chat import run_chat  # prompt_toolkit loads only for the chat
 
-                sys.exit(run_chat(chat_options))
+                with removed_if_demo(args, chat_options.workspace):
+                    code = run_chat(chat_options)
+                sys.exit(code)
             case "acp":
                 from tiller.faces.acp import serve
 

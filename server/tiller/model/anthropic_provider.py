@@ -37,6 +37,14 @@ MAX_RETRIES: Final = 2
 CUT_OFF_REASONS: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
 RESCHEDULE_EVERY: Final = 1.0  # seconds: the idle timer is pushed back at most this often
 YIELD_EVERY: Final = 128  # events: let other tasks (getState, interrupt) run this often
+NO_KEY_MESSAGE: Final = (
+    "No API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment the "
+    "server starts from, or play the offline demo with --demo (no key, no network)."
+)
+KEY_REFUSED_MESSAGE: Final = (
+    "The model API refused the key: {detail}. Check ANTHROPIC_API_KEY "
+    "(or ANTHROPIC_AUTH_TOKEN), or play the offline demo with --demo."
+)
 
 _ERROR_TYPES: dict[str, ErrorKind] = {
     "authentication_error": "auth",
@@ -100,6 +108,14 @@ def error_from_body(body: object, where: str, *, retryable: bool | None = None) 
 
 def classify(err: BaseException) -> ProviderError:
     """Map any exception met while calling the API to a ProviderError a user can act on."""
+    problem = _classify(err)
+    if isinstance(err, anthropic.AuthenticationError):  # 401: the key itself was refused
+        detail = problem.message
+        return ProviderError("auth", KEY_REFUSED_MESSAGE.format(detail=detail), retryable=False)
+    return problem
+
+
+def _classify(err: BaseException) -> ProviderError:
     match err:
         case ProviderError():
             return err
@@ -398,7 +414,9 @@ class AnthropicClient:
     ) -> None:
         install_retry_notices()
         has_env_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        # Without any credential, fail at the first call with an ``auth`` error, not at start.
+        # Without any credential, every call fails at once with an ``auth`` error that says
+        # which variable to set (never retried: no network call is made), not at start.
+        self.has_key = bool(api_key or has_env_key)
         key = api_key or (None if has_env_key else "missing-api-key")
         self.max_tool_input_bytes = max_tool_input_bytes
         self.idle = stream_idle_seconds
@@ -414,6 +432,8 @@ class AnthropicClient:
     async def stream(
         self, request: ModelRequest, listener: StreamListener, spec: ModelSpec
     ) -> ModelResponse:
+        if not self.has_key:
+            raise ProviderError("auth", NO_KEY_MESSAGE, retryable=False)
         acc = StreamAccumulator(listener, self.max_tool_input_bytes)
 
         def announce(wait: float) -> None:
@@ -462,6 +482,8 @@ class AnthropicClient:
             ) from err
 
     async def list_models(self) -> list[ModelInfo]:
+        if not self.has_key:
+            raise ProviderError("auth", NO_KEY_MESSAGE, retryable=False)
         try:
             page = await self.client.models.list(limit=100)
         except (anthropic.APIError, httpx2.HTTPError) as err:

@@ -191,14 +191,28 @@ Scene = Callable[[Turn], Reply]
 
 def _plan_reply(turn: Turn, title: str, steps: Sequence[str]) -> Reply:
     """The rest of a scene as a plan, presented with exit_plan_mode (the server asks the user
-    to approve it; nothing else runs until then)."""
-    lines = [f"## Plan: {title}", ""]
-    lines += [f"{n}. {step}" for n, step in enumerate(steps, 1)]
-    if turn.revisions:
-        lines += ["", f"_Revised after your feedback: “{turn.revisions[-1]}”._"]
+    to approve it; nothing else runs until then). Each rejection with feedback revises it: the
+    feedback becomes steps of its own, first, and the plan says what changed."""
+    revision = len(turn.revisions)
+    heading = f"## Plan: {title}" if not revision else f"## Plan, revision {revision}: {title}"
+    lines = [heading, ""]
+    if revision:
+        earlier = {1: ".", 2: "; step 2 keeps your earlier feedback."}
+        kept = earlier.get(revision, f"; steps 2-{revision} keep your earlier feedback.")
+        lines += [
+            f"**What changed:** step 1 is new, from your feedback “{turn.revisions[-1]}”{kept} "
+            "The rest moved down.",
+            "",
+        ]
+    taken = [f"Follow your feedback: “{feedback}”." for feedback in reversed(turn.revisions)]
+    lines += [f"{n}. {step}" for n, step in enumerate([*taken, *steps], 1)]
     lines += ["", "Nothing changes until you approve."]
-    intro = "Here is the revised plan.\n" if turn.revisions else "Here is my plan.\n"
-    key = f"{PLAN_KEY}{len(turn.revisions)}"
+    intro = (
+        f"Here is the plan, revised after your feedback (revision {revision}).\n"
+        if revision
+        else "Here is my plan.\n"
+    )
+    key = f"{PLAN_KEY}{revision}"
     return Reply(intro, (turn.call(key, "exit_plan_mode", plan="\n".join(lines)),))
 
 
@@ -230,28 +244,39 @@ def hello_scene(turn: Turn) -> Reply:
             f"`{HELLO}` is already there from an earlier run; reading it first.\n",
             (turn.call("read0", "read_file", path=HELLO),),
         )
-    if not turn.has("write"):
-        return Reply(
-            f"Next I create `{HELLO}`.\n",
-            (turn.call("write", "write_file", path=HELLO, content=HELLO_SOURCE),),
+    earlier = _earlier_hello(turn.result("read0")) if exists else None
+    if earlier not in ("fresh", "edited"):
+        if not turn.has("write"):
+            verb = "replace it with a fresh copy of" if exists else "create"
+            return Reply(
+                f"Next I {verb} `{HELLO}`.\n",
+                (turn.call("write", "write_file", path=HELLO, content=HELLO_SOURCE),),
+            )
+        write = turn.result("write")
+        assert write is not None
+        if not write.ok:
+            what = "replacing" if exists else "creating"
+            why = (
+                f"You declined {what} it"
+                if write.denied_by_user
+                else f"{what.capitalize()} it failed "
+                f"({write.text.splitlines()[0] if write.text else 'error'})"
+            )
+            return Reply(f"{why}, so I stopped there: nothing was written to `{HELLO}`.\n")
+        if not turn.has("read"):
+            return Reply(
+                "Reading it back before changing it.\n",
+                (turn.call("read", "read_file", path=HELLO),),
+            )
+    if earlier != "edited" and not turn.has("edit"):
+        intro = (
+            "It already holds exactly the program I would write, so there is nothing to "
+            "create. Now a small edit: greet the one who steers.\n"
+            if earlier == "fresh"
+            else "Now a small edit: greet the one who steers.\n"
         )
-    write = turn.result("write")
-    assert write is not None
-    if not write.ok:
-        why = (
-            "You declined creating it"
-            if write.denied_by_user
-            else f"Creating it failed ({write.text.splitlines()[0] if write.text else 'error'})"
-        )
-        return Reply(f"{why}, so I stopped there: nothing was written to `{HELLO}`.\n")
-    if not turn.has("read"):
         return Reply(
-            "Reading it back before changing it.\n",
-            (turn.call("read", "read_file", path=HELLO),),
-        )
-    if not turn.has("edit"):
-        return Reply(
-            "Now a small edit: greet the one who steers.\n",
+            intro,
             (
                 turn.call(
                     "edit",
@@ -263,24 +288,62 @@ def hello_scene(turn: Turn) -> Reply:
             ),
         )
     if not turn.has("run"):
+        intro = (
+            "It already holds the finished program (written and edited by an earlier run), "
+            "so there is nothing to write or edit. Let's run it, and list the folder.\n"
+            if earlier == "edited"
+            else "Let's run it, and list the folder.\n"
+        )
         return Reply(
-            "Let's run it, and list the folder.\n",
+            intro,
             (
                 turn.call("run", "bash", command=f"python3 {HELLO}"),
                 turn.call("ls2", "bash", command=f"ls {HELLO_DIR}"),
             ),
         )
-    return Reply(_hello_closing(turn))
+    return Reply(_hello_closing(turn, earlier))
 
 
-def _hello_closing(turn: Turn) -> str:
+EDITED_SOURCE = HELLO_SOURCE.replace('greet("world")', 'greet("Tiller user")')
+
+
+def _file_text(read: Result) -> str:
+    """The file's text from a read_file result (numbered lines ``     1\\tline``)."""
+    lines = []
+    for line in read.text.splitlines():
+        number, tab, rest = line.partition("\t")
+        if tab and number.strip().isdigit():
+            lines.append(rest)
+    return "\n".join(lines).rstrip("\n")
+
+
+def _earlier_hello(read: Result | None) -> str | None:
+    """What an earlier run left in hello.py: ``fresh`` (as written), ``edited`` (written and
+    edited), ``other``; None when it could not be read."""
+    if read is None or not read.ok:
+        return None
+    text = _file_text(read)
+    if text == HELLO_SOURCE.rstrip("\n"):
+        return "fresh"
+    if text == EDITED_SOURCE.rstrip("\n"):
+        return "edited"
+    return "other"
+
+
+def _hello_closing(turn: Turn, earlier: str | None = None) -> str:
     edit, run = turn.result("edit"), turn.result("run")
-    done = [f"wrote `{HELLO}`"]
+    write = turn.result("write")
+    if write is not None and write.ok:
+        done = [f"wrote `{HELLO}`"]
+    elif earlier == "edited":
+        done = [f"found `{HELLO}` already written and edited, so I left it as it was"]
+    else:
+        done = [f"found `{HELLO}` already written, so I did not write it again"]
     if edit is not None and edit.ok:
         done.append("changed its greeting to “Tiller user” with an edit")
         greeting = "Hello, Tiller user!"
     else:
-        greeting = "Hello, world!"
+        greeting = "Hello, Tiller user!" if earlier == "edited" else "Hello, world!"
     if run is not None and run.ok:
         done.append(f"ran it (it printed `{run.text.strip() or greeting}`)")
     text = "Done. I " + ", ".join(done) + "."

@@ -13,6 +13,9 @@ from tiller.faces.client.headless import run_prompts
 from tiller.faces.client.options import ChatOptions
 from tiller.faces.client.terminal import TerminalInput
 
+CHAT_HINT = "run tiller chat on a terminal to answer, or `tiller run --yes PROMPT`"
+"""``tiller chat`` has no ``--yes``: what to do instead when nobody can answer."""
+
 
 def run_chat(options: ChatOptions) -> int:
     if not _is_tty(sys.stdout) or not _is_tty(sys.stdin):
@@ -40,6 +43,7 @@ async def run_plain(options: ChatOptions) -> int:
         yes=False,
         terminal=terminal,
         resume=options.resume,
+        yes_hint=CHAT_HINT,
     )
 
 

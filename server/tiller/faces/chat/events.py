@@ -27,8 +27,10 @@ from tiller.faces.client.render import (
     DIM,
     GREEN,
     RED,
+    RetryNotices,
     finished_line,
     terminal_safe,
+    tool_output,
     tool_summary,
 )
 from tiller.jsontypes import JSON
@@ -68,6 +70,7 @@ class EventLog:
         self.show_output = False
         self.last_board: str | None = None
         self.frame = 0  # of the spinner
+        self.retries = RetryNotices()
 
     def notifications(self) -> dict[str, NotificationHandler]:
         return {
@@ -97,6 +100,7 @@ class EventLog:
             return
         match params.get("type"):
             case "turnStarted":
+                self.retries.turn_over()
                 self.end_partial()
                 self.printer.print(f"› {params.get('prompt', '')}", BOLD)
             case "textDelta":
@@ -116,8 +120,10 @@ class EventLog:
             case "toolFinished":
                 self._tool_finished(params)
             case "notice":
-                self.end_partial()
-                self.printer.print(f"· {params.get('text', '')}", DIM)
+                said = str(params.get("text", ""))
+                if self.retries.first(said):
+                    self.end_partial()
+                    self.printer.print(f"· {said}", DIM)
             case "planDecided":
                 self.end_partial()
                 self.printer.print(plan_decided_line(params))
@@ -183,7 +189,7 @@ class EventLog:
         line = finished_line(head, params, with_stats=True)
         mark = GREEN if params.get("status") == "ok" else RED
         self.printer.print_parts((mark, line[:1]), ("", line[1:]))
-        output = str(params.get("output") or "").rstrip("\n")
+        output = tool_output(params).rstrip("\n")
         if self.show_output and output:
             for out_line in output.splitlines()[-20:]:
                 self.printer.print(f"  {out_line}", DIM)

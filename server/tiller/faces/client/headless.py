@@ -22,12 +22,13 @@ from tiller.faces.client.options import (
     EXIT_COMPLETED,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_STOPPED,
     EXIT_USAGE,
     INVALID_PARAMS,
     OUTCOME_EXIT,
     RunOptions,
 )
-from tiller.faces.client.plain import Run
+from tiller.faces.client.plain import YES_HINT, Run
 from tiller.faces.client.server import SHUTDOWN_SECONDS, ServerProcess
 from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
@@ -138,13 +139,17 @@ async def prompt_and_wait(
         output.info(f"error: unexpected answer to the prompt: {started!r}")
         return EXIT_FAILED
     on_started()
+    run.plan_unapproved = False
     ended = await run.wait_turn(started["turnId"], server.gone)
     if ended is None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.process.wait(), SHUTDOWN_SECONDS)
         output.info(f"error: the server exited unexpectedly (exit code {server.returncode})")
         return EXIT_FAILED
-    return OUTCOME_EXIT.get(str(ended.get("outcome")), EXIT_FAILED)
+    code = OUTCOME_EXIT.get(str(ended.get("outcome")), EXIT_FAILED)
+    if code == EXIT_COMPLETED and run.plan_unapproved:
+        return EXIT_STOPPED  # the turn ended because nobody could approve its plan
+    return code
 
 
 async def run_prompts(
@@ -154,12 +159,13 @@ async def run_prompts(
     yes: bool,
     terminal: TerminalInput | None,
     resume: str | None = None,
+    yes_hint: str = YES_HINT,
 ) -> int:
     """Run the prompts ``prompts`` gives, one turn after another, until it gives ``None``
     (``tiller run`` gives one; ``tiller chat`` on a pipe reads lines), in session ``resume``
     when given: the last exit code."""
     output = Output(sys.stdout, sys.stderr)
-    run = Run(output, yes, terminal)
+    run = Run(output, yes, terminal, yes_hint)
     main = asyncio.current_task()
     assert main is not None
     ctrl_c = CtrlC(output, main)

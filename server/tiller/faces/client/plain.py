@@ -22,11 +22,18 @@ from tiller.faces.client.questions import (
     confirm_question,
     plan_question,
 )
-from tiller.faces.client.render import finished_line, preview_text, tool_summary, trail_text
+from tiller.faces.client.render import (
+    RetryNotices,
+    finished_line,
+    preview_text,
+    tool_summary,
+    trail_text,
+)
 from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
 
 NO_ANSWER = "no answer (end of input)"
+YES_HINT = "use --yes"
 
 
 @dataclass
@@ -36,10 +43,13 @@ class Run:
     output: Output
     yes: bool
     terminal: TerminalInput | None
+    yes_hint: str = YES_HINT  # how to answer without a terminal (``tiller chat`` has no --yes)
+    plan_unapproved: bool = False  # a plan was presented and no terminal could approve it
     turn_ended: dict[str, JSON] = field(default_factory=dict)
     _ended: asyncio.Event = field(default_factory=asyncio.Event)
     _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _retries: RetryNotices = field(default_factory=RetryNotices)
 
     def handlers(self) -> Handlers:
         return Handlers(
@@ -76,7 +86,9 @@ class Run:
             case "toolFinished":
                 out.line(self._finished_line(params))
             case "notice":
-                out.info(f"· {params.get('text', '')}")
+                said = str(params.get("text", ""))
+                if self._retries.first(said):
+                    out.info(f"· {said}")
             case "planRequested":
                 out.line("plan:")
                 out.line(str(params.get("plan", "")).rstrip("\n"))
@@ -110,6 +122,7 @@ class Run:
             out.line(str(outcome))
             if trail:
                 out.line(trail)
+        self._retries.turn_over()
         self.turn_ended[str(params.get("turnId"))] = params
         self._ended.set()
 
@@ -137,7 +150,9 @@ class Run:
         if self.yes:
             return {"decision": "allow"}
         if self.terminal is None:
-            self.output.info(f"· denied {name} {summary}: no terminal to confirm on (use --yes)")
+            self.output.info(
+                f"· denied {name} {summary}: no terminal to confirm on ({self.yes_hint})"
+            )
             return {"decision": "deny", "feedback": "no terminal to confirm on"}
         preview = preview_text(name, params.get("preview"), self.output.err_tty)
         no_answer = {"decision": "deny", "feedback": NO_ANSWER}
@@ -150,8 +165,13 @@ class Run:
         if self.yes:
             return {"approved": True, "mode": "acceptEdits"}
         if self.terminal is None:
-            # Rejected without feedback: the turn ends here (with feedback, the model revises).
-            self.output.info("· plan not approved: no terminal to approve on (use --yes)")
+            # Rejected without feedback: the turn ends here (with feedback, the model revises)
+            # and the run exits as stopped, not as completed.
+            self.plan_unapproved = True
+            self.output.info(
+                f"· stopped: the plan needs approval and there is no terminal to approve on "
+                f"({self.yes_hint})"
+            )
             return {"approved": False}
         no_answer = {"approved": False, "feedback": NO_ANSWER}
         return await self._withdrawable("plan", self._on_terminal(plan_question(params), no_answer))
@@ -166,7 +186,9 @@ class Run:
         if self.yes:
             return {"continue": True}
         if self.terminal is None:
-            self.output.info("· stopping: no terminal to ask whether to continue (use --yes)")
+            self.output.info(
+                f"· stopping: no terminal to ask whether to continue ({self.yes_hint})"
+            )
             return {"continue": False}
         question = checkpoint_question(params)
         return await self._withdrawable(

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from tiller.jsontypes import JSON
+from tiller.protocol import MODE_WORDS
 
 SUMMARY_WIDTH = 60
 DIM, BOLD, RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -20,6 +21,47 @@ def terminal_safe(text: str) -> str:
     """Text from the model, a file or a command, made harmless for a terminal: control
     characters (escape sequences, carriage returns, bells) become visible ``^X`` marks."""
     return _UNSAFE.sub(lambda m: f"^{chr((ord(m.group()) + 64) % 128)}", text)
+
+
+def mode_words(mode: Any) -> str:
+    """A mode as the user reads it everywhere (``default`` -> ``ask before edits``); the id
+    itself stays on the wire and on the command line."""
+    if not isinstance(mode, str):
+        return "?"
+    return next((words for m, words in MODE_WORDS.items() if m == mode), mode)
+
+
+_EMPTY_PARTIAL = re.compile(r" \(partial output before the interrupt\):\s*\Z")
+
+
+def tool_output(params: JSON) -> str:
+    """A ``toolFinished`` event's output, without a partial-output header that nothing
+    follows (an interrupted command that had printed only blank lines)."""
+    return _EMPTY_PARTIAL.sub("", str(params.get("output") or ""))
+
+
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+
+
+class RetryNotices:
+    """Retry notices shown once per failure kind and turn: the SDK's and the step's retries
+    of the same fault differ only in their numbers (``retrying in 0.4 s``, ``(2/2)``)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def first(self, text: str) -> bool:
+        """Whether to show ``text``: any notice but a repeat of a retry already shown."""
+        if "retrying" not in text:
+            return True
+        kind = _NUMBERS.sub("#", text)
+        if kind in self.seen:
+            return False
+        self.seen.add(kind)
+        return True
+
+    def turn_over(self) -> None:
+        self.seen.clear()
 
 
 def shorten(text: str, width: int = SUMMARY_WIDTH) -> str:
@@ -73,7 +115,7 @@ def finished_line(head: str, params: JSON, with_stats: bool = False) -> str:
     if params.get("status") == "ok":
         stats = diff_stats(params.get("diff")) if with_stats else ""
         return f"✓ {head} ({params.get('durationMs', 0)} ms{stats})"
-    reason = first_line(str(params.get("output", ""))) or str(params.get("status"))
+    reason = first_line(tool_output(params)) or str(params.get("status"))
     return f"✗ {head}: {reason}"
 
 

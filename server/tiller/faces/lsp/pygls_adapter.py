@@ -7,7 +7,9 @@ pygls 2.1.1 keeps in-flight requests to the client in ``JsonRPCProtocol._request
 It also serves a pygls server over our own framing (`tiller.faces.lsp.stdio`) instead of
 ``server.start_io()``: every incoming value goes through `tiller.faces.lsp.wire.triage` first, so a
 request without params is answered, an answer without a result reaches the waiting request
-as an error, and a request pygls cannot structure is answered instead of dropped.
+as an error, and a request pygls cannot structure is answered instead of dropped. The answer
+a client still sends to a request we cancelled (``cancel_request``: an interrupt during a
+question) is dropped quietly; pygls would log "Received response to unknown message id".
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from typing import Any, BinaryIO
+import weakref
+from collections import OrderedDict
+from typing import Any, BinaryIO, Final
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -38,6 +42,13 @@ from tiller.jsontypes import JSON
 
 log = logging.getLogger(__name__)
 
+CANCELLED_KEPT: Final = 1024
+"""How many ids of requests we cancelled are remembered, to take their late answers quietly."""
+
+_cancelled: weakref.WeakKeyDictionary[JsonRPCProtocol, OrderedDict[MsgId, None]] = (
+    weakref.WeakKeyDictionary()
+)
+
 
 # --- private state of JsonRPCProtocol ---------------------------------------------------------
 
@@ -49,9 +60,25 @@ def forget_request(protocol: JsonRPCProtocol, msg_id: MsgId) -> None:
 
 
 def cancel_request(protocol: JsonRPCProtocol, msg_id: MsgId) -> None:
-    """Forget a request we sent and tell the client with ``$/cancelRequest``."""
+    """Forget a request we sent and tell the client with ``$/cancelRequest``; its answer, if
+    the client still sends one, is then dropped without pygls's "unknown message id" warning."""
     forget_request(protocol, msg_id)
+    ids = _cancelled.setdefault(protocol, OrderedDict())
+    ids[msg_id] = None
+    while len(ids) > CANCELLED_KEPT:
+        ids.popitem(last=False)
     protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+
+def late_answer(protocol: JsonRPCProtocol, message: JSON) -> bool:
+    """Whether ``message`` answers a request we cancelled (it is then forgotten)."""
+    if "method" in message or message.get("id") is None:
+        return False
+    ids = _cancelled.get(protocol)
+    if ids is None or message["id"] not in ids:
+        return False
+    del ids[message["id"]]
+    return True
 
 
 def shutting_down(protocol: JsonRPCProtocol) -> bool:
@@ -85,6 +112,9 @@ class PyglsEndpoint:
         self.writer.send(error_response(frame.request_id, PARSE_ERROR, reason))
 
     def _deliver(self, message: JSON) -> None:
+        if late_answer(self.protocol, message):
+            log.debug("late answer to cancelled request %r ignored", message["id"])
+            return
         is_call = "method" in message
         is_request = is_call and "id" in message
         if is_request and message["method"] != types.EXIT and shutting_down(self.protocol):
