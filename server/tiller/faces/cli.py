@@ -5,11 +5,19 @@ Protocol, ``tiller.faces.acp``).
 
 ``tiller run [options] PROMPT...`` starts the server (``python -m tiller``) over stdio, sends
 one prompt, streams what happens and exits when the turn ends (output:
-``tiller.faces.client.plain``).
+``tiller.faces.client.plain``). ``tiller run -``, or no PROMPT with stdin not a terminal,
+reads the prompt from stdin. For CI (docs/ci.md): ``--output-format json`` prints one result
+object, ``stream-json`` every event as a JSON line between an ``init`` and a ``result`` line
+(``tiller.faces.client.report``); ``--max-turns N`` stops the run before the tool calls of
+the model's response N+1 (``tiller.faces.client.limits``); ``--allowed-tools`` /
+``--disallowed-tools`` answer the server's confirmations for the tools they name.
 
-Exit codes: 0 completed (or a slash command handled), 1 failed, 2 stopped at a checkpoint
-(or at a plan that no terminal could approve: ``--yes`` approves it), 130 interrupted
-(Ctrl-C), 64 usage errors.
+Exit codes (one per outcome; ``EXIT_*`` in ``tiller.faces.client.options``):
+0 completed (or a slash command handled), 1 failed (the turn failed: ``error.kind`` says
+why), 2 stopped (at a checkpoint, at ``--max-turns``, or at a plan that no terminal could
+approve: ``--yes`` approves it), 3 refused (the model declined), 64 usage error (the command
+line, or options the server refused), 70 server died (it exited, or the link to it broke,
+mid-run), 130 interrupted (Ctrl-C).
 
 ``--demo`` without ``--workspace`` plays in a new temporary folder, removed when the client
 exits (with the server it started).
@@ -32,11 +40,30 @@ from typing import NoReturn
 
 from tiller import __version__
 from tiller.faces.client.headless import run_prompt
-from tiller.faces.client.options import EXIT_USAGE, ChatOptions, RunOptions
+from tiller.faces.client.options import (
+    EXIT_USAGE,
+    OUTPUT_FORMATS,
+    SERVER_TOOL_BUDGET,
+    ChatOptions,
+    RunOptions,
+    ToolRules,
+)
+from tiller.faces.client.report import JsonLines, RunReport
 from tiller.jsontypes import JSON
 from tiller.protocol import MODE_WORDS, MODES
 
 DEMO_PREFIX = "tiller-demo-"
+STDIN_PROMPT = "-"
+RUN_EXIT_CODES = """exit codes:
+  0    completed (or a slash command handled)
+  1    failed (the turn failed; with --output-format json, error.kind says why)
+  2    stopped (a checkpoint, --max-turns, or a plan with no terminal to approve it on)
+  3    refused (the model declined)
+  64   usage error
+  70   server died (it exited, or the link to it broke, mid-run)
+  130  interrupted (Ctrl-C)
+
+JSON output, its schema and a CI example: docs/ci.md."""
 
 
 class UsageError(Exception):
@@ -90,15 +117,46 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run one prompt to its end and exit",
-        description="Run one prompt in a workspace and exit when the turn ends. Exit code: "
-        "0 completed, 1 failed, 2 stopped (a checkpoint, or a plan with no terminal to approve "
-        "it on), 130 interrupted, 64 usage error.",
+        description="Run one prompt in a workspace and exit when the turn ends.\nThe prompt "
+        "is the PROMPT words, or stdin with `-` (or with no PROMPT on a pipe).",
+        epilog=RUN_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_session_options(run)
     run.add_argument(
         "--yes", "-y", action="store_true", help="allow every tool call, plan and checkpoint"
     )
-    run.add_argument("prompt", nargs="+", metavar="PROMPT", help="what to do")
+    run.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default="text",
+        help="text (default): the answer and tool log; json: one result object on stdout at "
+        "the end; stream-json: every event as a JSON line, then the result (text to stderr)",
+    )
+    run.add_argument(
+        "--max-turns",
+        metavar="N",
+        type=int,
+        help="let the tool calls of at most N model responses run: when response N+1 asks "
+        "for tools, they are not run and the run stops (exit 2)",
+    )
+    run.add_argument(
+        "--allowed-tools",
+        metavar="TOOLS",
+        help="comma-separated tools to allow when the server asks (e.g. bash,write_file)",
+    )
+    run.add_argument(
+        "--disallowed-tools",
+        metavar="TOOLS",
+        help="comma-separated tools to deny when the server asks (wins over --allowed-tools "
+        "and --yes)",
+    )
+    run.add_argument(
+        "prompt",
+        nargs="*",
+        metavar="PROMPT",
+        help="what to do; `-` (or nothing, on a pipe) reads it from stdin",
+    )
     chat = commands.add_parser(
         "chat",
         help="an interactive shell: a prompt that stays while the agent works",
@@ -150,12 +208,65 @@ def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
     return workspace, options
 
 
+def _tool_names(value: str | None, option: str) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    names = [name.strip() for name in value.split(",")]
+    if not all(names):
+        raise UsageError(f"{option}: expected comma-separated tool names, got {value!r}")
+    return frozenset(names)
+
+
+def _tool_rules(args: argparse.Namespace) -> ToolRules:
+    allowed = _tool_names(args.allowed_tools, "--allowed-tools")
+    disallowed = _tool_names(args.disallowed_tools, "--disallowed-tools")
+    if both := sorted(allowed & disallowed):
+        raise UsageError(f"both allowed and disallowed: {', '.join(both)}")
+    return ToolRules(allowed, disallowed)
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is None or sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+def _read_prompt(words: list[str]) -> tuple[str, bool]:
+    """The prompt, and whether it came from stdin (``-``, or no PROMPT on a pipe)."""
+    if words == [STDIN_PROMPT] or (not words and not _stdin_is_terminal()):
+        if sys.stdin is None:
+            raise UsageError("no stdin to read the prompt from")
+        return sys.stdin.buffer.read().decode(errors="replace").strip(), True
+    if STDIN_PROMPT in words:
+        raise UsageError("`-` (the prompt from stdin) must be the only PROMPT")
+    if not words:
+        raise UsageError("no prompt: give PROMPT, or `-` to read it from stdin")
+    return " ".join(words).strip(), False
+
+
 def parse_run(args: argparse.Namespace) -> RunOptions:
-    prompt = " ".join(args.prompt).strip()
+    if args.max_turns is not None and args.max_turns < 1:
+        raise UsageError("--max-turns must be 1 or more")
+    tools = _tool_rules(args)
+    prompt, from_stdin = _read_prompt(args.prompt)
     if not prompt:
         raise UsageError("the prompt is empty")
     workspace, options = _session_options(args)
-    return RunOptions(prompt, workspace, options, args.yes)
+    budget = SERVER_TOOL_BUDGET if args.tool_budget is None else args.tool_budget
+    if args.max_turns is not None:
+        options["toolBudget"] = 1  # a checkpoint before every batch; the client keeps `budget`
+    return RunOptions(
+        prompt,
+        workspace,
+        options,
+        args.yes,
+        output_format=args.output_format,
+        max_turns=args.max_turns,
+        tool_budget=budget,
+        tools=tools,
+        prompt_from_stdin=from_stdin,
+    )
 
 
 def parse_chat(args: argparse.Namespace) -> ChatOptions:
@@ -198,6 +309,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 parser.print_help(sys.stderr)
                 sys.exit(EXIT_USAGE)
     except UsageError as err:
+        if args.command == "run" and args.output_format != "text":
+            report = RunReport()
+            report.failed("usage", str(err))
+            JsonLines(sys.stdout, stream=True).result(report.result(EXIT_USAGE))
         parser.exit(EXIT_USAGE, f"tiller {args.command}: error: {err}\n")
 
 

@@ -18,10 +18,12 @@ from typing import Any
 
 from tiller import protocol as p
 from tiller.faces.client.jsonrpc import RpcError
+from tiller.faces.client.limits import StepCounter
 from tiller.faces.client.options import (
     EXIT_COMPLETED,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_SERVER_DIED,
     EXIT_STOPPED,
     EXIT_USAGE,
     INVALID_PARAMS,
@@ -29,6 +31,7 @@ from tiller.faces.client.options import (
     RunOptions,
 )
 from tiller.faces.client.plain import YES_HINT, Run
+from tiller.faces.client.report import JsonLines
 from tiller.faces.client.server import SHUTDOWN_SECONDS, ServerProcess
 from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
@@ -118,7 +121,9 @@ async def start_server(
     except RpcError as err:
         run.output.info(f"error: the server refused the options: {err.message}")
         await server.shutdown()
-        return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+        usage = err.code == INVALID_PARAMS
+        run.report.failed("usage" if usage else "server", err.message)
+        return EXIT_USAGE if usage else EXIT_FAILED
     return server
 
 
@@ -131,21 +136,29 @@ async def prompt_and_wait(
         started = await server.request(p.PROMPT, {"text": text})
     except RpcError as err:
         output.info(f"error: {err.message}")
+        run.report.failed("prompt", err.message)
         return EXIT_FAILED
     status = started.get("status") if isinstance(started, dict) else None
     if status == "handled":  # the ``command`` event showed the answer
+        message = started.get("message")
+        run.report.final = message if isinstance(message, str) else None
         return EXIT_COMPLETED
     if status != "started" or not isinstance(started.get("turnId"), str):
         output.info(f"error: unexpected answer to the prompt: {started!r}")
+        run.report.failed("prompt", f"unexpected answer to the prompt: {started!r}")
         return EXIT_FAILED
     on_started()
     run.plan_unapproved = False
+    run.report.turn_id, run.report.ended = started["turnId"], None
     ended = await run.wait_turn(started["turnId"], server.gone)
     if ended is None:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.process.wait(), SHUTDOWN_SECONDS)
-        output.info(f"error: the server exited unexpectedly (exit code {server.returncode})")
-        return EXIT_FAILED
+        why = f"the server exited unexpectedly (exit code {server.returncode})"
+        output.info(f"error: {why}")
+        run.report.failed("server_died", why)
+        return EXIT_SERVER_DIED
+    run.report.ended = ended
     code = OUTCOME_EXIT.get(str(ended.get("outcome")), EXIT_FAILED)
     if code == EXIT_COMPLETED and run.plan_unapproved:
         return EXIT_STOPPED  # the turn ended because nobody could approve its plan
@@ -160,12 +173,14 @@ async def run_prompts(
     terminal: TerminalInput | None,
     resume: str | None = None,
     yes_hint: str = YES_HINT,
+    run: Run | None = None,
 ) -> int:
     """Run the prompts ``prompts`` gives, one turn after another, until it gives ``None``
     (``tiller run`` gives one; ``tiller chat`` on a pipe reads lines), in session ``resume``
-    when given: the last exit code."""
-    output = Output(sys.stdout, sys.stderr)
-    run = Run(output, yes, terminal, yes_hint)
+    when given: the last exit code. ``run`` renders and answers (default: text on stdout)."""
+    if run is None:
+        run = Run(Output(sys.stdout, sys.stderr), yes, terminal, yes_hint)
+    output = run.output
     main = asyncio.current_task()
     assert main is not None
     ctrl_c = CtrlC(output, main)
@@ -180,7 +195,8 @@ async def run_prompts(
             return EXIT_INTERRUPTED
         except (ConnectionError, RuntimeError, OSError) as err:
             output.info(f"error: lost the server: {err}")
-            return EXIT_FAILED
+            run.report.failed("server_died", f"lost the server: {err}")
+            return EXIT_SERVER_DIED
         finally:
             output.end_line()
             await ctrl_c.stop_server()
@@ -194,6 +210,9 @@ async def _session(
     if isinstance(started, int):
         return started
     server = ctrl_c.server = started
+    if run.json_lines is not None:
+        run.report.session_from(await server.request(p.GET_STATE, {}))
+        run.json_lines.init(run.report, workspace)
     if resume is not None:
         try:
             await server.request(p.SESSION_RESUME, {"sessionId": resume})
@@ -210,16 +229,37 @@ async def _session(
 
 
 async def run_prompt(options: RunOptions) -> int:
-    """``tiller run``: the one prompt; questions on the terminal when stdin is one."""
-    terminal = TerminalInput(sys.stdin.fileno()) if _stdin_is_tty() else None
+    """``tiller run``: the one prompt; questions on the terminal when stdin is one (and did
+    not hold the prompt). With ``--output-format json|stream-json`` stdout carries JSON lines
+    alone and the text goes to stderr."""
+    terminal = (
+        TerminalInput(sys.stdin.fileno())
+        if _stdin_is_tty() and not options.prompt_from_stdin
+        else None
+    )
+    machine = options.output_format != "text"
+    output = Output(sys.stderr, sys.stderr) if machine else Output(sys.stdout, sys.stderr)
+    run = Run(output, options.yes, terminal, tools=options.tools)
+    if machine:
+        run.json_lines = JsonLines(sys.stdout, stream=options.output_format == "stream-json")
+    if options.max_turns is not None:
+        run.steps = StepCounter(options.max_turns, options.tool_budget)
     pending = [options.prompt]
 
     async def once() -> str | None:
         return pending.pop() if pending else None
 
-    return await run_prompts(
-        once, options.workspace, options.initialization_options, options.yes, terminal
+    code = await run_prompts(
+        once,
+        options.workspace,
+        options.initialization_options,
+        options.yes,
+        terminal,
+        run=run,
     )
+    if run.json_lines is not None:
+        run.json_lines.result(run.report.result(code))
+    return code
 
 
 def _stdin_is_tty() -> bool:

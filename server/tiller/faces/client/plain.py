@@ -16,6 +16,8 @@ from typing import Any
 
 from tiller import protocol as p
 from tiller.faces.client.jsonrpc import Handlers
+from tiller.faces.client.limits import StepCounter
+from tiller.faces.client.options import ToolRules
 from tiller.faces.client.questions import (
     Question,
     checkpoint_question,
@@ -29,6 +31,7 @@ from tiller.faces.client.render import (
     tool_summary,
     trail_text,
 )
+from tiller.faces.client.report import JsonLines, RunReport
 from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
 
@@ -45,6 +48,10 @@ class Run:
     terminal: TerminalInput | None
     yes_hint: str = YES_HINT  # how to answer without a terminal (``tiller chat`` has no --yes)
     plan_unapproved: bool = False  # a plan was presented and no terminal could approve it
+    tools: ToolRules = field(default_factory=ToolRules)  # --allowed-tools, --disallowed-tools
+    steps: StepCounter | None = None  # --max-turns
+    json_lines: JsonLines | None = None  # --output-format json|stream-json
+    report: RunReport = field(default_factory=RunReport)
     turn_ended: dict[str, JSON] = field(default_factory=dict)
     _ended: asyncio.Event = field(default_factory=asyncio.Event)
     _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -53,7 +60,11 @@ class Run:
 
     def handlers(self) -> Handlers:
         return Handlers(
-            notifications={p.EVENT: self.on_event, "window/showMessage": self.show_message},
+            notifications={
+                p.EVENT: self.on_event,
+                p.STATE: self.on_state,
+                "window/showMessage": self.show_message,
+            },
             requests={
                 p.CONFIRM_TOOL: self.confirm_tool,
                 p.APPROVE_PLAN: self.approve_plan,
@@ -68,9 +79,17 @@ class Run:
         if message:
             self.output.info(f"· {message}")
 
+    def on_state(self, params: Any) -> None:
+        if self.steps is not None:
+            self.steps.on_state(params)
+
     def on_event(self, params: Any) -> None:
         if not isinstance(params, dict):
             return
+        if self.json_lines is not None:
+            self.json_lines.event(params)
+        if self.steps is not None and "parentTurnId" not in params:  # not a subagent's
+            self.steps.on_event(params.get("type"))
         out = self.output
         match params.get("type"):
             case "textDelta":
@@ -147,6 +166,11 @@ class Run:
         params = params if isinstance(params, dict) else {}
         name = str(params.get("name", "?"))
         summary = tool_summary(name, params.get("input"))
+        ruled = self.tools.answer(name)
+        if ruled is not None:
+            if ruled["decision"] == "deny":
+                self.output.info(f"· denied {name} {summary}".rstrip() + ": --disallowed-tools")
+            return ruled
         if self.yes:
             return {"decision": "allow"}
         if self.terminal is None:
@@ -168,6 +192,7 @@ class Run:
             # Rejected without feedback: the turn ends here (with feedback, the model revises)
             # and the run exits as stopped, not as completed.
             self.plan_unapproved = True
+            self.report.stopped_by = "plan"
             self.output.info(
                 f"· stopped: the plan needs approval and there is no terminal to approve on "
                 f"({self.yes_hint})"
@@ -178,6 +203,22 @@ class Run:
 
     async def checkpoint(self, params: Any) -> JSON:
         params = params if isinstance(params, dict) else {}
+        if self.steps is not None:
+            if self.steps.exceeded:
+                self.report.stopped_by = "maxTurns"
+                self.output.info(
+                    f"· stopped: --max-turns {self.steps.max_steps} reached (the model's next "
+                    "tool calls were not run)"
+                )
+                return {"continue": False}
+            if not self.steps.user_checkpoint(params.get("toolsUsed")):
+                return {"continue": True}  # asked for --max-turns only
+        answer = await self._user_checkpoint(params)
+        if answer.get("continue") is not True:
+            self.report.stopped_by = "checkpoint"
+        return answer
+
+    async def _user_checkpoint(self, params: JSON) -> JSON:
         trail = trail_text(params.get("trail"))
         self.output.line(
             f"checkpoint: {params.get('toolsUsed', '?')} tool calls so far"
