@@ -2,8 +2,10 @@
 // through the server's notifications, never through local bookkeeping.
 import * as vscode from "vscode";
 import type { ApiKeyStore } from "./apiKey";
+import { addNotice, thinkingWords } from "./chat/model";
 import { CHAT_VIEW_ID, type ChatProvider } from "./chat/provider";
-import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, MODES, type CheckpointInfo, type Mode, type SessionInfo, type State } from "./protocol";
+import { modelPickItems, type ModelPickItem } from "./modelPick";
+import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, MODES, type CheckpointInfo, type Mode, type ModelInfo, type SessionInfo, type State } from "./protocol";
 import { age, sessionPickItem } from "./sessionsText";
 import type { TillerServer } from "./server";
 import { MODE_DESCRIPTIONS, MODE_LABELS } from "./statusText";
@@ -85,23 +87,18 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
     },
     "tiller.switchModel": async () => {
       const { models, current } = await server.request("tiller/listModels", {});
-      const picked = await vscode.window.showQuickPick(
-        models.map((model) => ({
-          label: model.displayName ?? model.id,
-          description: model.id === current ? `${model.id} · current` : model.id,
-          id: model.id,
-        })),
-        { title: "Tiller: Switch Model", placeHolder: "Applies from the next turn" },
-      );
+      const picked = await pickModel(models, current);
       if (picked !== undefined) {
-        await server.request("tiller/setModel", { model: picked.id });
+        await server.request("tiller/setModel", { model: picked });
       }
     },
     "tiller.toggleThinking": async () => {
       const enabled = !(server.state?.thinking.enabled ?? false);
       const result = await server.request("tiller/setThinking", { enabled });
-      const detail = result.effort ? `effort ${result.effort}` : result.budgetTokens ? `${result.budgetTokens} tokens` : "";
-      void vscode.window.setStatusBarMessage(`Tiller: thinking ${result.enabled ? `on${detail ? ` (${detail})` : ""}` : "off"}`, 3000);
+      const words = `Thinking: ${thinkingWords(result)}`;
+      // Visible where the user looks: a line in the chat, and the status bar for a moment.
+      chat.update((model) => addNotice(model, words));
+      void vscode.window.setStatusBarMessage(`$(lightbulb) Tiller: ${words.toLowerCase()}`, 4000);
     },
     // Only the turn running now: a late Escape never cancels the next queued turn.
     "tiller.interrupt": () => {
@@ -114,6 +111,29 @@ export function registerCommands({ server, chat, apiKey, log }: Deps): vscode.Di
     "tiller.showLogs": async () => log.show(),
     "tiller.restartServer": () => server.restart(),
   };
+
+  /** The model picker: the server's list, and any id typed in ("Use <id>"). */
+  function pickModel(models: ModelInfo[], current: string): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      const pick = vscode.window.createQuickPick<ModelPickItem & vscode.QuickPickItem>();
+      pick.title = "Tiller: Switch Model";
+      pick.placeholder = "Pick a model or type a model id (applies from the next turn)";
+      pick.items = modelPickItems(models, current, "");
+      let chosen: string | undefined;
+      pick.onDidChangeValue((value) => {
+        pick.items = modelPickItems(models, current, value);
+      });
+      pick.onDidAccept(() => {
+        chosen = pick.selectedItems[0]?.id ?? pick.activeItems[0]?.id;
+        pick.hide();
+      });
+      pick.onDidHide(() => {
+        pick.dispose();
+        resolve(chosen);
+      });
+      pick.show();
+    });
+  }
 
   /** The History picker: this workspace's sessions, newest first; "all folders" on demand. */
   async function pickSession(all: boolean): Promise<void> {

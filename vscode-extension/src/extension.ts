@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import { ApiKeyStore } from "./apiKey";
 import { Approvals } from "./approvals";
-import { addNotice } from "./chat/model";
+import { addNoticeOnce } from "./chat/model";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
@@ -34,7 +34,8 @@ export function activate(context: vscode.ExtensionContext): void {
     server.onConnection((connection) => {
       const failure = server.lastFailure;
       if (connection === "stopped" && failure !== undefined) {
-        chat.update((model) => addNotice(model, failure, "error"));
+        // Settings typed key by key fail once per pause: one line per distinct problem.
+        chat.update((model) => addNoticeOnce(model, failure, "error"));
       }
     }),
   );

@@ -1,5 +1,6 @@
 // Settings → initializationOptions. Pure: no vscode import, so it is unit-tested.
-import type { Mode } from "./protocol";
+import { MODE_WORDS } from "./chat/model";
+import { MODES, type Mode } from "./protocol";
 
 export interface Settings {
   pythonPath: string;
@@ -21,6 +22,70 @@ export interface InitializationOptions {
   provider: ProviderOption;
   model?: string;
   dataDir?: string;
+}
+
+/** The tiller.* values as VS Code returns them (anything a user typed into settings.json). */
+export type RawSettings = Partial<Record<keyof Settings, unknown>>;
+
+export const DEFAULT_TOOL_BUDGET = 20;
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value.trim() : "";
+}
+
+function squeezed(name: string): string {
+  return name.toLowerCase().replace(/[\s_-]/g, "");
+}
+
+/** A mode by its id or its words, any case ("acceptEdits", "accept edits"). */
+export function modeNamed(name: string): Mode | undefined {
+  const wanted = squeezed(name);
+  return MODES.find((mode) => squeezed(mode) === wanted || squeezed(MODE_WORDS[mode]) === wanted);
+}
+
+/**
+ * Validated settings, and what was wrong with them: each warning names the setting, the value
+ * that is wrong and the value used instead (the server still starts).
+ */
+export function parseSettings(raw: RawSettings): { settings: Settings; warnings: string[] } {
+  const warnings: string[] = [];
+  let permissionMode: Mode = "default";
+  const mode = raw.permissionMode;
+  if (mode !== undefined && mode !== null && mode !== "") {
+    const named = typeof mode === "string" ? modeNamed(mode) : undefined;
+    if (named !== undefined) {
+      permissionMode = named;
+    } else {
+      const valid = MODES.map((m) => `'${m}' (${MODE_WORDS[m]})`).join(", ");
+      warnings.push(`The setting 'tiller.permissionMode' is ${JSON.stringify(mode)}, which is not a mode; using 'default' (${MODE_WORDS.default}). Valid values: ${valid}.`);
+    }
+  }
+  let toolBudget = DEFAULT_TOOL_BUDGET;
+  const budget = raw.toolBudget;
+  if (budget !== undefined && budget !== null) {
+    if (typeof budget === "number" && Number.isFinite(budget) && budget >= 0) {
+      toolBudget = Math.floor(budget);
+      if (toolBudget !== budget) {
+        warnings.push(`The setting 'tiller.toolBudget' is ${budget}, not a whole number; using ${toolBudget}.`);
+      }
+    } else {
+      warnings.push(
+        `The setting 'tiller.toolBudget' is ${JSON.stringify(budget)}; it must be a whole number of tool calls, 0 or more (0 = never ask). Using ${DEFAULT_TOOL_BUDGET}.`,
+      );
+    }
+  }
+  return {
+    settings: {
+      pythonPath: text(raw.pythonPath),
+      model: text(raw.model),
+      permissionMode,
+      toolBudget,
+      baseUrl: text(raw.baseUrl),
+      demoScript: text(raw.demoScript),
+      dataDir: text(raw.dataDir),
+    },
+    warnings,
+  };
 }
 
 /** The name of the offline demo script bundled with the server package. */

@@ -30,7 +30,7 @@ import {
 } from "./protocol";
 import { PythonSetupError, resolvePython } from "./python";
 import { Debounce, Lifecycle } from "./restarts";
-import { readSettings, validateSettings } from "./settings";
+import { readSettingsChecked, validateSettings } from "./settings";
 
 export type Connection = "starting" | "running" | "stopped";
 /** Why the connection last left "running". */
@@ -45,6 +45,8 @@ type RequestHandler<M extends ServerRequestMethod> = (
 ) => Promise<ServerRequests[M][1]>;
 
 const MAX_RESTARTS = 5;
+/** The user's last thinking choice (on/off), re-applied to every new server. */
+const THINKING_KEY = "tiller.thinkingEnabled";
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 
 export class TillerServer implements vscode.Disposable {
@@ -81,8 +83,15 @@ export class TillerServer implements vscode.Disposable {
     private readonly apiKey: ApiKeyStore,
   ) {}
 
-  /** Why the server last failed to start (the chat shows it). */
+  /** Why the server last failed to start (the chat and the status bar show it). */
   lastFailure: string | undefined;
+  /** Whether that failure is a setting's value (the status bar then opens the settings). */
+  lastFailureIsSettings = false;
+  /** Problems already shown as a toast (a toast cannot be closed: each distinct one once,
+   *  forgotten when the server starts, so the same problem coming back shows again). */
+  private readonly shownProblems = new Set<string>();
+  /** Setting warnings shown; one that was fixed is dropped, so it shows again if it returns. */
+  private shownWarnings = new Set<string>();
 
   /** Which provider the running server was started with (shown in the status tooltip). */
   provider: ProviderOption["kind"] | "demo" | undefined;
@@ -167,10 +176,11 @@ export class TillerServer implements vscode.Disposable {
 
   private async launch(): Promise<void> {
     this.connectionEmitter.fire("starting");
-    const settings = readSettings();
+    const { settings, warnings } = readSettingsChecked();
+    this.warnAboutSettings(warnings);
     const problem = validateSettings(settings);
     if (problem !== undefined) {
-      this.failed(problem);
+      this.failed(problem, true);
       return;
     }
     const key = await this.apiKey.get();
@@ -210,6 +220,7 @@ export class TillerServer implements vscode.Disposable {
     this.synchronized = false;
     this.listen(client, "tiller/state", (state) => {
       if (!this.synchronized) return;
+      this.rememberThinking(this.lastState, state);
       this.lastState = state;
       this.stateEmitter.fire(state);
     });
@@ -238,10 +249,49 @@ export class TillerServer implements vscode.Disposable {
     client.onNotification(method, handler);
   }
 
+  /** The user's thinking choice (undefined: never toggled in this workspace). */
+  get thinkingChoice(): boolean | undefined {
+    const value = this.context.workspaceState.get<unknown>(THINKING_KEY);
+    return typeof value === "boolean" ? value : undefined;
+  }
+
+  /** A thinking change within one session is the user's choice (a session switch is not). */
+  private rememberThinking(previous: State | undefined, next: State): void {
+    if (previous !== undefined && previous.sessionId === next.sessionId && previous.thinking.enabled !== next.thinking.enabled) {
+      void this.context.workspaceState.update(THINKING_KEY, next.thinking.enabled);
+    }
+  }
+
+  /** Puts the user's thinking choice back on a new server (which starts with the default). */
+  private async applyThinkingChoice(): Promise<void> {
+    const enabled = this.thinkingChoice;
+    if (enabled === undefined) return;
+    await this.request("tiller/setThinking", { enabled }).catch((error: unknown) => {
+      this.log.warn(`Could not turn thinking ${enabled ? "on" : "off"} again: ${errorMessage(error)}`);
+    });
+  }
+
+  /** Each setting warning once (logged every time): which value is wrong and what is used. */
+  private warnAboutSettings(warnings: string[]): void {
+    for (const warning of warnings) {
+      this.log.warn(warning);
+      if (!this.shownWarnings.has(warning)) {
+        void vscode.window.showWarningMessage(`Tiller: ${warning}`, "Open Settings").then((choice) => {
+          if (choice === "Open Settings") {
+            void vscode.commands.executeCommand("workbench.action.openSettings", "tiller.");
+          }
+        });
+      }
+    }
+    this.shownWarnings = new Set(warnings);
+  }
+
   /** After every (re)start: resume the session we had, then redraw from the server's state. */
   private async synchronize(): Promise<void> {
     this.stopReason = "crash"; // until a deliberate restart says otherwise
     this.lastFailure = undefined;
+    this.lastFailureIsSettings = false;
+    this.shownProblems.clear();
     this.connectionEmitter.fire("running");
     const previous = this.lastState?.sessionId;
     try {
@@ -253,6 +303,7 @@ export class TillerServer implements vscode.Disposable {
           this.log.warn(`Could not resume session ${previous}: ${errorMessage(error)}`);
         });
       }
+      await this.applyThinkingChoice();
       const state = await this.request("tiller/getState", {});
       this.synchronized = true;
       this.lastState = state;
@@ -287,11 +338,15 @@ export class TillerServer implements vscode.Disposable {
     };
   }
 
-  private failed(message: string): void {
+  private failed(message: string, settings = false): void {
     this.log.error(message);
     this.stopReason = "stopped";
     this.lastFailure = message;
+    this.lastFailureIsSettings = settings;
     this.connectionEmitter.fire("stopped");
+    // The status bar item shows the problem until it is fixed; the toast comes once per problem.
+    if (this.shownProblems.has(message)) return;
+    this.shownProblems.add(message);
     void vscode.window
       .showErrorMessage(message, "Show Logs", "Open Settings")
       .then((choice) => {

@@ -1,8 +1,7 @@
 // Reads the tiller.* settings, validated, and tells when the ones the server needs change.
 import * as vscode from "vscode";
-import { type Settings } from "./initOptions";
+import { parseSettings, type RawSettings, type Settings } from "./initOptions";
 export { validateSettings } from "./initOptions";
-import { MODES, type Mode } from "./protocol";
 
 const SECTION = "tiller";
 /** Settings whose change needs a server restart (they are initializationOptions or the launch). */
@@ -16,24 +15,20 @@ const RESTART_KEYS = [
   "dataDir",
 ];
 
-function stringSetting(config: vscode.WorkspaceConfiguration, key: string): string {
-  const value = config.get<unknown>(key);
-  return typeof value === "string" ? value.trim() : "";
+const KEYS: readonly (keyof Settings)[] = ["pythonPath", "model", "permissionMode", "toolBudget", "baseUrl", "demoScript", "dataDir"];
+
+/** The settings, validated: a wrong value is replaced by its default and named in `warnings`. */
+export function readSettingsChecked(): { settings: Settings; warnings: string[] } {
+  const config = vscode.workspace.getConfiguration(SECTION);
+  const raw: RawSettings = {};
+  for (const key of KEYS) {
+    raw[key] = config.get<unknown>(key);
+  }
+  return parseSettings(raw);
 }
 
 export function readSettings(): Settings {
-  const config = vscode.workspace.getConfiguration(SECTION);
-  const mode = config.get<unknown>("permissionMode");
-  const budget = config.get<unknown>("toolBudget");
-  return {
-    pythonPath: stringSetting(config, "pythonPath"),
-    model: stringSetting(config, "model"),
-    permissionMode: MODES.includes(mode as Mode) ? (mode as Mode) : "default",
-    toolBudget: typeof budget === "number" && budget >= 0 ? Math.floor(budget) : 20,
-    baseUrl: stringSetting(config, "baseUrl"),
-    demoScript: stringSetting(config, "demoScript"),
-    dataDir: stringSetting(config, "dataDir"),
-  };
+  return readSettingsChecked().settings;
 }
 
 /** Calls `onChange` when a setting that needs a server restart changes. */

@@ -17,10 +17,17 @@ export function createStatusBar(server: TillerServer): vscode.Disposable {
     if (connection === "running" && server.state !== undefined) {
       return;
     }
-    main.text = connection === "stopped" ? "$(error) Tiller: stopped" : "$(loading~spin) Tiller: starting…";
-    main.tooltip = connection === "stopped" ? "The Tiller server is not running. Click to see the logs." : "Starting the Tiller server";
-    main.command = connection === "stopped" ? "tiller.showLogs" : undefined;
-    main.backgroundColor = undefined;
+    const failure = connection === "stopped" ? server.lastFailure : undefined;
+    const settings = failure !== undefined && server.lastFailureIsSettings;
+    // A failure stays here (not in a toast, which cannot be closed) until a start succeeds.
+    main.text = connection === "stopped" ? (settings ? "$(error) Tiller: settings error" : "$(error) Tiller: stopped") : "$(loading~spin) Tiller: starting…";
+    main.tooltip =
+      connection === "stopped"
+        ? `${failure ?? "The Tiller server is not running."}\nClick to ${settings ? "open the settings" : "see the logs"}.`
+        : "Starting the Tiller server";
+    main.command =
+      connection !== "stopped" ? undefined : settings ? { command: "workbench.action.openSettings", title: "Open Settings", arguments: ["tiller."] } : "tiller.showLogs";
+    main.backgroundColor = connection === "stopped" && failure !== undefined ? new vscode.ThemeColor("statusBarItem.errorBackground") : undefined;
     model.hide();
     main.show();
   };

@@ -1,5 +1,5 @@
 // Status bar text from a State. Pure: no vscode import, so it is unit-tested.
-import { formatCost, formatTokens, MODE_WORDS } from "./chat/model";
+import { formatCost, formatTokens, MODE_WORDS, plural, thinkingWords } from "./chat/model";
 import type { Mode, State } from "./protocol";
 
 export const MODE_LABELS: Record<Mode, string> = MODE_WORDS;
@@ -35,7 +35,9 @@ export function statusText(state: State): string {
   const { completed, total } = state.todoCounts;
   if (total > 0) {
     const counts = `(${completed}/${total})`;
-    parts.push(state.activeTodo !== null && state.activeTodo !== "" ? `${state.activeTodo} ${counts}` : counts);
+    // Only a running turn works on a todo: after an interrupted one nothing is "in progress".
+    const active = state.busy && state.activeTodo !== null && state.activeTodo !== "" ? state.activeTodo : "";
+    parts.push(active !== "" ? `${active} ${counts}` : counts);
   }
   if (state.queue.length > 0) {
     parts.push(`${state.queue.length} queued`);
@@ -58,7 +60,7 @@ export function statusTooltip(state: State, provider?: "anthropic" | "scripted" 
   const lines = [
     `Tiller — mode: ${MODE_LABELS[state.mode]} (click to cycle)`,
     `model: ${model}`,
-    `thinking: ${thinkingText(state)}`,
+    `thinking: ${thinkingWords(state.thinking)}`,
     `session: ${state.sessionId}`,
   ];
   if (state.context !== undefined && state.context !== null) {
@@ -71,14 +73,7 @@ export function statusTooltip(state: State, provider?: "anthropic" | "scripted" 
     lines.push(`commands sandboxed: ${state.sandbox === "bwrap" ? "yes (bubblewrap)" : "no"}`);
   }
   if (state.busy) {
-    lines.push(`working… ${state.toolsUsed} tool call(s) this turn`);
+    lines.push(`working… ${plural(state.toolsUsed, "tool call")} this turn`);
   }
   return lines.join("\n");
-}
-
-function thinkingText(state: State): string {
-  const thinking = state.thinking;
-  if (!thinking.enabled) return "off";
-  if (thinking.effort) return `on (effort ${thinking.effort})`;
-  return thinking.budgetTokens ? `on (${thinking.budgetTokens} tokens)` : "on";
 }

@@ -14,6 +14,7 @@ import type {
   Outcome,
   Refusal,
   State,
+  Thinking,
   TillerEvent,
   ToolDecision,
   ToolStatus,
@@ -87,7 +88,18 @@ type ChatItemBody =
       /** The question asked before it ran, shown where the row is. */
       confirm?: Confirmation;
     }
-  | { kind: "notice"; id: string; text: string; level: "info" | "error"; local?: boolean; undoId?: string }
+  | {
+      kind: "notice";
+      id: string;
+      text: string;
+      level: "info" | "error";
+      local?: boolean;
+      undoId?: string;
+      /** The turn it was posted in (retry notices fold per turn). */
+      turnId?: string;
+      /** How many notices of this kind it stands for (a retry shown once, counted). */
+      repeats?: number;
+    }
   | { kind: "plan"; id: string; turnId: string; plan: string; decision: PlanDecision }
   | {
       kind: "confirm";
@@ -143,39 +155,77 @@ export function plainWords(text: string): string {
   return text
     .replace(/\bMode(?: is now|:) (default|acceptEdits|plan)\b/g, (_, mode: Mode) => `Mode: ${MODE_WORDS[mode]}`)
     .replace(/\(mode is now (default|acceptEdits|plan)\)/g, (_, mode: Mode) => `(mode: ${MODE_WORDS[mode]})`)
-    .replace(/\bacceptEdits\b/g, "accept edits");
+    // Left alone where the words already precede the id: "accept edits (acceptEdits)".
+    .replace(/(?<!accept edits \()\bacceptEdits\b/g, "accept edits");
 }
 
-const ERROR_HINTS: Record<ErrorKind, Hint> = {
+/** `on (effort high)`, `on (16000 tokens)`, `off`. */
+export function thinkingWords(thinking: Thinking): string {
+  if (!thinking.enabled) return "off";
+  if (thinking.effort) return `on (effort ${thinking.effort})`;
+  return thinking.budgetTokens ? `on (${thinking.budgetTokens} tokens)` : "on";
+}
+
+/** `1 line`, `3 lines`. */
+export function plural(count: number, word: string, many = `${word}s`): string {
+  return `${count} ${count === 1 ? word : many}`;
+}
+
+/** Notices that answer a setting change (mode, thinking, model): not a conversation yet. */
+const SETTING_NOTICE = /^(Mode: (ask before edits|accept edits|plan|default|acceptEdits)|Thinking: |Model: |Model switches to )/;
+
+/**
+ * What to do about a failed turn, one hint per kind. `again` is how to retry: "say “continue”"
+ * when the prompt stayed in the conversation, "send your prompt again" when the server dropped
+ * it (a turn that failed before any answer).
+ */
+const ERROR_HINTS: Record<ErrorKind, { text: (again: string) => string; command?: Hint["command"] }> = {
   auth: {
-    text: "The API rejected the credentials.",
+    text: (again) => `The API rejected the credentials. Set a valid API key, then ${again}.`,
     command: { id: "tiller.setApiKey", label: "Set API Key…" },
   },
-  rate_limit: { text: "Rate limited by the API. Wait a moment, then say “continue”." },
-  overloaded: { text: "The API is overloaded. Try again shortly: say “continue”." },
-  server: { text: "The API had a server error. Say “continue” to retry." },
+  rate_limit: { text: (again) => `Rate limited by the API. Wait a moment, then ${again}.` },
+  overloaded: { text: (again) => `The API is overloaded. Wait a moment, then ${again}.` },
+  server: { text: (again) => `The API had a server error. To retry, ${again}.` },
   connection: {
-    text: "Could not reach the API. Check the network or the tiller.baseUrl setting, then say “continue”.",
+    text: (again) => `Could not reach the API. Check the network or the tiller.baseUrl setting, then ${again}.`,
     command: { id: "tiller.openSettings", label: "Open Settings" },
   },
-  timeout: { text: "The request timed out. Say “continue” to retry." },
+  timeout: { text: (again) => `The request timed out. To retry, ${again}.` },
   context_too_long: {
-    text: "The conversation no longer fits the model's context. Type /compact or start a new chat.",
+    text: () => "The conversation no longer fits the model's context. Type /compact or start a new chat.",
     command: { id: "tiller.newSession", label: "New Chat" },
   },
   invalid_request: {
-    text: "The API refused the request.",
+    text: (again) => `The API refused the request (the logs say why). To try again, ${again}.`,
     command: { id: "tiller.showLogs", label: "Show Logs" },
   },
-  output_limit: { text: "The answer hit the output limit. Ask for smaller pieces, or say “continue”." },
+  output_limit: { text: (again) => `The answer hit the output limit. Ask for smaller pieces, or ${again}.` },
   internal: {
-    text: "The Tiller server hit an internal error.",
+    text: (again) => `The Tiller server hit an internal error (the logs say more). To try again, ${again}.`,
     command: { id: "tiller.showLogs", label: "Show Logs" },
   },
 };
 
-export function hintFor(kind: ErrorKind): Hint {
-  return ERROR_HINTS[kind] ?? ERROR_HINTS.internal;
+/** `promptKept`: false when the server says the prompt was not added to the conversation. */
+export function hintFor(kind: ErrorKind, promptKept = true): Hint {
+  const hint = ERROR_HINTS[kind] ?? ERROR_HINTS.internal;
+  const text = hint.text(promptKept ? "say “continue”" : "send your prompt again");
+  return hint.command !== undefined ? { text, command: hint.command } : { text };
+}
+
+/** The server's own "send it again" remark, which the hint says instead (one hint, not two). */
+const PROMPT_NOT_KEPT = /\s*\(The prompt was not (?:added to|kept in) the conversation[^)]*\)\s*$/;
+
+/** An error message without that remark, and whether the prompt was kept. */
+export function splitPromptNote(message: string): { message: string; promptKept: boolean } {
+  const kept = !PROMPT_NOT_KEPT.test(message);
+  return { message: kept ? message : message.replace(PROMPT_NOT_KEPT, ""), promptKept: kept };
+}
+
+function failure(error: TurnError): { error: TurnError; hint: Hint } {
+  const { message, promptKept } = splitPromptNote(error.message);
+  return { error: { ...error, message }, hint: hintFor(error.kind, promptKept) };
 }
 
 const TRAIL_MARKS: Record<ToolStatus, string> = {
@@ -252,7 +302,7 @@ export function summarizeInput(name: string, input: unknown): string {
     }
   }
   if (name === "todo_write" && Array.isArray(fields.todos)) {
-    return `${fields.todos.length} item(s)`;
+    return plural(fields.todos.length, "item");
   }
   const json = JSON.stringify(input);
   return json === "{}" ? "" : json.length > 120 ? `${json.slice(0, 119)}…` : json;
@@ -292,9 +342,26 @@ function switchSession(model: ChatModel, sessionId: string): ChatModel {
   return { ...model, sessionId, items };
 }
 
-/** A new State: the session may have changed (new/resume/fork), which starts a new chat. */
-export function applyState(model: ChatModel, state: State): ChatModel {
-  return { ...switchSession(model, state.sessionId), state, connection: "running" };
+/**
+ * A new State: the session may have changed (new/resume/fork), which starts a new chat. While
+ * no turn runs (`busy` false) nothing shows as in progress: text still streaming is settled and
+ * a row still running is marked interrupted (its `turnEnded` was lost, e.g. cut by a crash).
+ */
+export function applyState(model: ChatModel, state: State, now?: number): ChatModel {
+  const next: ChatModel = { ...switchSession(model, state.sessionId), state, connection: "running" };
+  return state.busy ? next : settleIdle(next, now);
+}
+
+function settleIdle(model: ChatModel, now?: number): ChatModel {
+  const open = (item: ChatItem): boolean =>
+    ((item.kind === "assistant" || item.kind === "thinking") && item.streaming) ||
+    (item.kind === "tool" && item.status === "running" && item.confirm?.decision.state !== "pending");
+  if (!model.items.some(open)) return model;
+  return updateWhere(model, open, (item) => {
+    if (item.kind !== "tool") return { ...item, streaming: false } as ChatItem;
+    const durationMs = item.durationMs ?? (item.startedAt !== undefined && now !== undefined ? Math.max(0, now - item.startedAt) : undefined);
+    return { ...item, status: "interrupted", ...(durationMs !== undefined ? { durationMs } : {}) };
+  });
 }
 
 export function setProvider(model: ChatModel, provider: ProviderKind | null): ChatModel {
@@ -310,6 +377,23 @@ const STOP_NOTICES: Record<StopReason, string> = {
   stopped: "The Tiller server is not running.",
 };
 
+const OLDER_NOT_SHOWN = "Older messages of this session are not shown.";
+
+/** Follows a stop notice once a new server is up, so the chat does not end on "stopped". */
+export const RESTARTED_NOTICE = "The Tiller server restarted.";
+
+const CONNECTION_NOTICES: ReadonlySet<string> = new Set([...Object.values(STOP_NOTICES), RESTARTED_NOTICE]);
+
+/** The last word the chat has on the connection: a stop, a failure to start (a local error
+ *  notice), or "restarted"; undefined when it has none (the first start). */
+function lastConnectionNotice(model: ChatModel): string | undefined {
+  for (let index = model.items.length - 1; index >= 0; index -= 1) {
+    const item = model.items[index]!;
+    if (item.kind === "notice" && item.local === true && (CONNECTION_NOTICES.has(item.text) || item.level === "error")) return item.text;
+  }
+  return undefined;
+}
+
 export function applyConnection(model: ChatModel, connection: ChatConnection, reason?: StopReason): ChatModel {
   if (connection === model.connection) {
     return model;
@@ -319,6 +403,11 @@ export function applyConnection(model: ChatModel, connection: ChatConnection, re
     const why: StopReason = reason ?? (connection === "starting" ? "crash" : "stopped");
     next = endOpenItems(next, null);
     next = push(next, (id) => ({ kind: "notice", id, level: why === "restart" ? "info" : "error", text: STOP_NOTICES[why], local: true }));
+  } else if (connection === "running") {
+    const last = lastConnectionNotice(next);
+    if (last !== undefined && last !== RESTARTED_NOTICE) {
+      next = push(next, (id) => ({ kind: "notice", id, level: "info", text: RESTARTED_NOTICE, local: true }));
+    }
   }
   return next;
 }
@@ -416,6 +505,63 @@ function keepTail(text: string, cap: number): string {
   return text.length <= cap ? text : `… [earlier output not shown]\n${text.slice(text.length - cap)}`;
 }
 
+/** Text of a notice without its numbers ("retrying in 0.4 s", "(2/3)"): notices of one retry
+ *  kind have the same; undefined for a notice that is not about a retry. */
+export function retryKind(text: string): string | undefined {
+  return /\bretrying\b|^The answer restarted\b/.test(text) ? text.replace(/\d+(?:\.\d+)?/g, "#") : undefined;
+}
+
+/**
+ * A server notice. A retry notice is shown once per kind and turn: a repeat replaces the one
+ * shown before (at the end, where the user looks) and counts it, instead of stacking lines.
+ */
+function pushNotice(model: ChatModel, turnId: string | null, text: string): ChatModel {
+  const kind = turnId !== null && turnId !== "" ? retryKind(text) : undefined;
+  let earlier: Extract<ChatItem, { kind: "notice" }> | undefined;
+  for (let index = model.items.length - 1; index >= 0 && kind !== undefined && earlier === undefined; index -= 1) {
+    const item = model.items[index]!;
+    if (item.kind === "notice" && item.turnId === turnId && item.local !== true && retryKind(item.text) === kind) earlier = item;
+  }
+  const base = earlier === undefined ? model : withItems(model, model.items.filter((item) => item !== earlier));
+  const repeats = earlier !== undefined ? (earlier.repeats ?? 1) + 1 : undefined;
+  return push(base, (id) => ({
+    kind: "notice",
+    id,
+    level: "info",
+    text,
+    ...(turnId !== null && turnId !== "" ? { turnId } : {}),
+    ...(repeats !== undefined ? { repeats } : {}),
+  }));
+}
+
+function squeeze(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * A plan card is about to show `plan`: the same text just streamed as the turn's answer (a plan
+ * given as the final text, or written out before exit_plan_mode) is not shown twice. The
+ * streamed copy goes; what it said around the plan ("Here is the plan:") stays.
+ */
+function foldPlanText(model: ChatModel, turnId: string, plan: string): ChatModel {
+  const wanted = squeeze(plan);
+  if (wanted === "") return model;
+  for (let index = model.items.length - 1; index >= 0; index -= 1) {
+    const item = model.items[index]!;
+    if (item.kind === "assistant" && item.turnId === turnId) {
+      const text = squeeze(item.text);
+      if (!text.includes(wanted)) return model;
+      const rest = text === wanted ? "" : item.text.includes(plan.trim()) ? item.text.replace(plan.trim(), "").trim() : "";
+      if (rest === "") return withItems(model, model.items.filter((other) => other !== item));
+      return withItems(model, model.items.map((other) => (other === item ? { ...item, text: rest, streaming: false } : other)));
+    }
+    // Between the text and the card: thinking, notices, the exit_plan_mode call itself.
+    const between = item.kind === "thinking" || item.kind === "notice" || (item.kind === "tool" && item.name === "exit_plan_mode");
+    if (!between) return model;
+  }
+  return model;
+}
+
 /**
  * The one renderer: applies one `tiller/event` notification, live or replayed from the
  * transcript (`applyEntry`). Questions (plans, confirmations, checkpoints) are drawn by their
@@ -446,7 +592,8 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         summary,
         status: "running",
         output: "",
-        ...(now !== undefined ? { startedAt: now } : {}),
+        // Waiting for the user is not running: the timer starts once the call is allowed.
+        ...(now !== undefined && (event.permission === undefined || event.permission.decision === "allow") ? { startedAt: now } : {}),
         ...(standalone !== undefined && standalone.kind === "confirm"
           ? { confirm: { id: standalone.id, name: standalone.name, preview: standalone.preview, decision: standalone.decision } }
           : {}),
@@ -491,7 +638,7 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
       });
     }
     case "notice":
-      return push(settleStreaming(model), (id) => ({ kind: "notice", id, level: "info", text: plainWords(event.text) }));
+      return pushNotice(settleStreaming(model), event.turnId, plainWords(event.text));
     case "queueDropped": {
       const prompts = event.prompts ?? [];
       if (prompts.length === 0) return model;
@@ -499,14 +646,9 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
       return push(model, (id) => ({ kind: "notice", id, level: "info", text }));
     }
     case "stepRestarted":
-      return push(discardStep(model, turnId), (id) => ({
-        kind: "notice",
-        id,
-        level: "info",
-        text: `The answer restarted (${event.reason}); its first attempt is not shown.`,
-      }));
+      return pushNotice(discardStep(model, turnId), event.turnId, `The answer restarted (${event.reason}); its first attempt is not shown.`);
     case "planRequested":
-      return push(settleStreaming(model), (id) => ({ kind: "plan", id, turnId, plan: event.plan, decision: { state: "pending" } }));
+      return push(foldPlanText(settleStreaming(model), turnId, event.plan), (id) => ({ kind: "plan", id, turnId, plan: event.plan, decision: { state: "pending" } }));
     case "planDecided": {
       // The server's word on the plan: a card the user already answered here keeps that answer.
       const plan = latestCard(model, "plan", turnId);
@@ -547,7 +689,7 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         outcome: event.outcome,
         trail: event.trail ?? [],
         ...(event.cause !== undefined ? { cause: event.cause } : {}),
-        ...(event.error !== undefined ? { error: event.error, hint: hintFor(event.error.kind) } : {}),
+        ...(event.error !== undefined ? failure(event.error) : {}),
         ...(event.refusal !== undefined ? { refusal: event.refusal } : {}),
         ...(event.usage !== undefined ? { usage: event.usage } : {}),
       }));
@@ -559,6 +701,13 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
 
 export function addNotice(model: ChatModel, text: string, level: "info" | "error" = "info", local = true): ChatModel {
   return push(model, (id) => ({ kind: "notice", id, level, text: plainWords(text), local }));
+}
+
+/** `addNotice`, unless the chat already ends on that very notice. */
+export function addNoticeOnce(model: ChatModel, text: string, level: "info" | "error" = "info"): ChatModel {
+  const words = plainWords(text);
+  const last = model.items.at(-1);
+  return last !== undefined && last.kind === "notice" && last.text === words && last.level === level ? model : addNotice(model, text, level);
 }
 
 /** A prompt the server handled itself (slash command): show it with the server's answer. */
@@ -601,7 +750,7 @@ export interface OpenedCard {
 }
 
 export function addPlanCard(model: ChatModel, id: string, turnId: string, plan: string): ChatModel {
-  const settled = settleStreaming(model);
+  const settled = foldPlanText(settleStreaming(model), turnId, plan);
   return withItems(settled, [...settled.items, { kind: "plan", id, turnId, plan, decision: { state: "pending" } }]);
 }
 
@@ -688,6 +837,30 @@ function decideConfirmWhere(
   );
 }
 
+/** What a question the server asks is about, so that what withdraws it can find it. */
+export interface Asked {
+  kind: "plan" | "confirm" | "checkpoint";
+  turnId: string;
+  toolUseId?: string;
+}
+
+/** Whether `event` withdraws question `asked`: its turn ended, or the server decided it. */
+export function withdraws(event: TillerEvent, asked: Asked): boolean {
+  if (event.turnId !== asked.turnId) return false;
+  switch (event.type) {
+    case "turnEnded":
+      return true;
+    case "confirmDecided":
+      return asked.kind === "confirm" && event.toolUseId === asked.toolUseId;
+    case "planDecided":
+      return asked.kind === "plan";
+    case "checkpointDecided":
+      return asked.kind === "checkpoint";
+    default:
+      return false;
+  }
+}
+
 /** The user's answer on card `id` (only a pending card takes it). */
 export function decideConfirm(model: ChatModel, id: string, decision: ConfirmDecision, now?: number): ChatModel {
   return decideConfirmWhere(model, (cardId) => cardId === id, decision, now);
@@ -758,8 +931,13 @@ function rewound(model: ChatModel, turnId: string, event: Extract<TillerEvent, {
   const what = [event.files ? `files (${fileEffects(event) || "no changes"})` : "", event.conversation ? "the conversation" : ""].filter(Boolean).join(" and ");
   const prompt = model.items.find((item) => item.kind === "user" && item.turnId === turnId);
   const where = prompt !== undefined && prompt.kind === "user" ? `“${shorten(prompt.text.split("\n")[0] ?? "", 60)}”` : "an earlier prompt";
-  const from = prompt !== undefined ? model.items.indexOf(prompt) : -1;
-  const faded = event.conversation && from >= 0 ? withItems(model, model.items.map((item, index) => (index >= from ? { ...item, faded: true } : item))) : model;
+  // A prompt not drawn is older than all that is (a transcript's older entries are left out):
+  // then everything of the conversation shown was rewound.
+  const from = prompt !== undefined ? model.items.indexOf(prompt) : 0;
+  const conversational = (item: ChatItem): boolean => item.kind !== "notice" || !(CONNECTION_NOTICES.has(item.text) || item.text === OLDER_NOT_SHOWN);
+  const faded = event.conversation
+    ? withItems(model, model.items.map((item, index) => (index >= from && conversational(item) && item.faded !== true ? { ...item, faded: true } : item)))
+    : model;
   const undoId = typeof event.undoId === "string" ? event.undoId : "";
   return push(faded, (id) => ({ kind: "notice", id, level: "info", text: `Rewound ${what || "nothing"} to before ${where}.`, ...(undoId !== "" ? { undoId } : {}) }));
 }
@@ -816,7 +994,7 @@ export function applyEntry(model: ChatModel, sessionId: string, entry: unknown):
 export function fromTranscript(sessionId: string, entries: unknown[], more = false, carry: ChatItem[] = []): ChatModel {
   let model: ChatModel = { ...emptyChat(), sessionId, connection: "running" };
   if (more) {
-    model = addNotice(model, "Older messages of this session are not shown.");
+    model = addNotice(model, OLDER_NOT_SHOWN);
   }
   for (const entry of entries) {
     model = applyEntry(model, sessionId, entry);
@@ -833,12 +1011,21 @@ export function fromTranscript(sessionId: string, entries: unknown[], more = fal
  * (the server never saw them), so "the server stopped; restarting…" survives the redraw.
  */
 export function trailingConnectionNotices(model: ChatModel): ChatItem[] {
-  const texts = new Set(Object.values(STOP_NOTICES));
   const kept: ChatItem[] = [];
   for (let index = model.items.length - 1; index >= 0; index -= 1) {
     const item = model.items[index]!;
     if (item.kind !== "notice" || item.local !== true) break;
-    if (texts.has(item.text)) kept.unshift(item);
+    if (CONNECTION_NOTICES.has(item.text)) kept.unshift(item);
   }
   return kept;
+}
+
+/** A notice that is not conversation: a setting changed (mode, thinking, model) or the server restarted. */
+export function isSettingNotice(item: ChatItem): boolean {
+  return item.kind === "notice" && item.undoId === undefined && (SETTING_NOTICE.test(item.text) || (item.local === true && CONNECTION_NOTICES.has(item.text)));
+}
+
+/** The welcome view stays until the chat has something else than setting notices. */
+export function showsWelcome(items: readonly ChatItem[]): boolean {
+  return items.every(isSettingNotice);
 }

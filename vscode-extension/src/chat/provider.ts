@@ -74,7 +74,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   ) {
     this.disposables.push(
       this.decisions,
-      server.onState((state) => this.update((model) => setProvider(applyState(model, state), server.provider ?? null))),
+      server.onState((state) => this.update((model) => setProvider(applyState(model, state, Date.now()), server.provider ?? null))),
       server.onEvent((event) => {
         this.noteEdit(event);
         if (event.type === "command") this.commandEvents += 1;

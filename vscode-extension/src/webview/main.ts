@@ -6,6 +6,8 @@ import {
   formatDiffStat,
   formatDuration,
   MODE_WORDS,
+  plural,
+  showsWelcome,
   toolMark,
   usageText,
   type ChatItem,
@@ -90,7 +92,7 @@ function enhance(element: HTMLElement, key: string): void {
     if (lang !== "" || code.querySelector("span[class^='hljs']") !== null) code.classList.add("hljs");
     const blockKey = `${key}:${index}`;
     const block = h("div", { className: "code-block" });
-    const head = h("div", { className: "code-head" }, h("span", { className: "code-lang", text: lang !== "" ? lang : "text" }), h("span", { className: "code-lines", text: `${lines} lines` }), button("Copy", "code-copy", () => vscode.postMessage({ type: "copy", text }), "Copy to the clipboard"));
+    const head = h("div", { className: "code-head" }, h("span", { className: "code-lang", text: lang !== "" ? lang : "text" }), h("span", { className: "code-lines", text: plural(lines, "line") }), button("Copy", "code-copy", () => vscode.postMessage({ type: "copy", text }), "Copy to the clipboard"));
     pre.replaceWith(block);
     block.append(head, pre);
     if (lines > CODE_LINES) {
@@ -281,11 +283,14 @@ function outputView(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
 function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
   const awaiting = item.confirm?.decision.state === "pending";
   const running = item.status === "running" && !awaiting;
-  if (running && !runningSince.has(item.toolUseId)) runningSince.set(item.toolUseId, Date.now());
+  // The model stamps `startedAt` once the call may run: waiting for an answer is not running.
+  const timed = running && item.startedAt !== undefined;
+  if (!timed) runningSince.delete(item.toolUseId);
+  else if (!runningSince.has(item.toolUseId)) runningSince.set(item.toolUseId, Date.now());
   const open = awaiting ? false : (toolOpen.get(item.toolUseId) ?? running);
   const time = awaiting
     ? h("span", { className: "duration waiting", text: "waiting for you" })
-    : running
+    : timed
       ? h("span", { className: "duration elapsed", "data-since": String(runningSince.get(item.toolUseId) ?? Date.now()), text: formatDuration(Date.now() - (runningSince.get(item.toolUseId) ?? Date.now())) })
       : item.durationMs !== undefined
         ? h("span", { className: "duration", text: formatDuration(item.durationMs) })
@@ -426,6 +431,9 @@ function renderItem(item: ChatItem): HTMLElement {
       return renderTool(item);
     case "notice": {
       const notice = h("div", { className: `notice ${item.level}${item.local === true ? " local" : ""}`, text: item.text });
+      if (item.repeats !== undefined && item.repeats > 1) {
+        notice.append(h("span", { className: "repeats", text: ` (×${item.repeats})`, title: `Shown once for ${item.repeats} alike notices` }));
+      }
       const undoId = item.undoId;
       if (undoId !== undefined) {
         notice.append(" ", button("Undo rewind", "secondary undo-rewind", () => vscode.postMessage({ type: "undoRewind", undoId })));
@@ -453,6 +461,7 @@ function pendingQuestion(item: ChatItem): boolean {
   );
 }
 
+/** The welcome view, when shown, is the log's first child: items come after it. */
 function renderLog(items: ChatItem[]): void {
   const nearBottom = followAnswer || log.scrollHeight - log.scrollTop - log.clientHeight < 60;
   let question: HTMLElement | undefined;
@@ -463,9 +472,9 @@ function renderLog(items: ChatItem[]): void {
       rendered.delete(id);
     }
   }
-  const welcome = log.querySelector(":scope > .welcome");
-  if (items.length > 0) welcome?.remove();
-  items.forEach((item, index) => {
+  const offset = log.firstElementChild?.classList.contains("welcome") === true ? 1 : 0;
+  items.forEach((item, position) => {
+    const index = position + offset;
     let entry = rendered.get(item.id);
     // A patch replaces only the items that changed: the others are the same objects.
     if (entry === undefined || entry.item !== item || entry.stale) {
@@ -514,13 +523,29 @@ function renderQueue(prompts: string[]): void {
   queue.append(h("div", { className: "queue-title" }, `Queued (${prompts.length})`, button("Clear queue", "secondary clear-queue", () => vscode.postMessage({ type: "clearQueue" }))), list);
 }
 
+/**
+ * The welcome view heads a chat with no conversation yet: setting notices (a mode cycled,
+ * thinking toggled) show under it and do not end it. Redrawn only when what it says changes.
+ */
+function placeWelcome(model: ChatView): void {
+  const shown = log.querySelector<HTMLElement>(":scope > .welcome");
+  const state = model.state;
+  if (model.connection !== "running" || state === null || !showsWelcome(model.items)) {
+    shown?.remove();
+    return;
+  }
+  const key = [state.mode, state.model, model.provider ?? ""].join("|");
+  if (shown?.dataset.key === key) return;
+  const welcome = renderWelcome(model);
+  welcome.dataset.key = key;
+  if (shown !== null) shown.replaceWith(welcome);
+  else log.prepend(welcome);
+}
+
 function render(model: ChatView): void {
   current = model;
+  placeWelcome(model);
   renderLog(model.items);
-  if (model.items.length === 0 && model.connection === "running" && model.state !== null) {
-    log.querySelector(":scope > .welcome")?.remove();
-    log.append(renderWelcome(model));
-  }
   const state = model.state;
   renderQueue(state?.queue ?? []);
   const busy = state?.busy ?? false;

@@ -178,6 +178,7 @@ test("trails and tool summaries read like the design says", () => {
     "read_file ✓ → edit_file ✓ → bash ✗",
   );
   assert.equal(summarizeInput("write_file", { path: "src/a.ts", content: "..." }), "src/a.ts");
-  assert.equal(summarizeInput("todo_write", { todos: [{}, {}] }), "2 item(s)");
+  assert.equal(summarizeInput("todo_write", { todos: [{}, {}] }), "2 items");
+  assert.equal(summarizeInput("todo_write", { todos: [{}] }), "1 item");
   assert.equal(summarizeInput("enter_plan_mode", {}), "");
 });

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { WindowLike } from "dompurify";
 import { JSDOM } from "jsdom";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
 import { createMarkdownRenderer } from "../../src/webview/markdown";
 
 const render = createMarkdownRenderer(new JSDOM("").window as unknown as WindowLike);
@@ -41,4 +43,16 @@ test("code blocks are highlighted, tables and lists render", () => {
 test("a huge code block is left plain (no stall)", () => {
   const html = render("```python\n" + "x = 1\n".repeat(30_000) + "```");
   assert.ok(!/hljs-/.test(html));
+});
+
+test("table cells keep words whole and a wide table scrolls sideways (narrow sidebar)", () => {
+  // The chat's `overflow-wrap: anywhere` must stop at table cells: they wrap between words only,
+  // and the table's box scrolls instead.
+  const css = readFileSync(path.join(__dirname, "..", "..", "src", "webview", "style.css"), "utf8");
+  const cells = /\.markdown th, \.markdown td \{([^}]*)\}/.exec(css)?.[1] ?? "";
+  assert.match(cells, /word-break: normal/);
+  assert.match(cells, /overflow-wrap: normal/);
+  assert.match(/\.table-wrap \{([^}]*)\}/.exec(css)?.[1] ?? "", /overflow-x: auto/);
+  const html = render("| name | value |\n|---|---|\n| a-long-identifier | 1 |");
+  assert.match(html, /<td>a-long-identifier<\/td>/);
 });

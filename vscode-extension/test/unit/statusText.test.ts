@@ -23,9 +23,23 @@ test("status shows mode and model when idle without todos", () => {
   assert.equal(statusText(state()), "$(compass) ask before edits · claude-sonnet-4-5");
 });
 
-test("status shows the active todo with done/total counts", () => {
-  const text = statusText(state({ mode: "acceptEdits", activeTodo: "Running the tests", todoCounts: { completed: 3, total: 8 } }));
-  assert.equal(text, "$(compass) accept edits · claude-sonnet-4-5 · Running the tests (3/8)");
+test("status shows the active todo with done/total counts while a turn runs", () => {
+  const text = statusText(state({ busy: true, turnId: "t1", mode: "acceptEdits", activeTodo: "Running the tests", todoCounts: { completed: 3, total: 8 } }));
+  assert.equal(text, "$(sync~spin) accept edits · claude-sonnet-4-5 · Running the tests (3/8)");
+});
+
+test("a todo left in progress by an interrupted turn is not shown as active while idle", () => {
+  // An older server still sends the item; idle means nothing is in progress.
+  const text = statusText(state({ busy: false, activeTodo: "Running the tests", todoCounts: { completed: 3, total: 8 } }));
+  assert.equal(text, "$(compass) ask before edits · claude-sonnet-4-5 · (3/8)");
+  assert.doesNotMatch(statusTooltip(state({ busy: false, activeTodo: "Running the tests" })), /working/);
+});
+
+test("the tooltip counts tool calls in words", () => {
+  assert.match(statusTooltip(state({ busy: true, turnId: "t1", toolsUsed: 1 })), /working… 1 tool call this turn/);
+  assert.match(statusTooltip(state({ busy: true, turnId: "t1", toolsUsed: 3 })), /working… 3 tool calls this turn/);
+  assert.match(statusTooltip(state({ thinking: { enabled: true, effort: "high", budgetTokens: null } })), /thinking: on \(effort high\)/);
+  assert.match(statusTooltip(state()), /thinking: off/);
 });
 
 test("status shows counts alone when no todo is in progress", () => {
