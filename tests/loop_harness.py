@@ -148,7 +148,7 @@ class Provider:
     def spec(self, model_id: str) -> models.ModelSpec:
         return SPEC
 
-    async def list_models(self) -> list[Any]:
+    async def list_models(self, refresh: bool = False) -> list[Any]:
         return []
 
     def _thought(self, listener: StreamListener) -> JSON:

@@ -12,8 +12,9 @@ from typing import Any, Literal
 import platformdirs
 
 from tiller.errors import ConfigError
-from tiller.model.models import resolve, thinking_problem
-from tiller.protocol import EFFORTS, MODES, Mode, Thinking
+from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
+from tiller.model.usage import CACHE_TTLS, CacheTtl
+from tiller.protocol import MODES, Mode, Thinking
 from tiller.workspace.tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class Config:
     sandbox: SandboxSetting = "auto"
     scrub_env: tuple[str, ...] = ()  # names/``*`` patterns to hide from tools; ``!NAME`` allows
     checkpoint_retention_days: int = 30
+    cache_ttl: CacheTtl = "5m"  # prompt-cache entries' life: 1h costs more to write (models.py)
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
 
     @property
@@ -72,7 +74,7 @@ KNOWN_KEYS = frozenset(
         "model", "permissionMode", "thinking", "maxTokens", "toolBudget",
         "checkpointTimeoutSeconds", "stopHook", "provider", "dataDir",
         "maxToolInputBytes", "streamIdleSeconds", "sandbox", "scrubEnv",
-        "checkpointRetentionDays",
+        "checkpointRetentionDays", "cacheTtl",
     }
 )  # fmt: skip
 
@@ -115,14 +117,23 @@ def parse_thinking(value: Any, key: str = "thinking", base: Thinking | None = No
     if not isinstance(value, dict) or not isinstance(value.get("enabled"), bool):
         raise ConfigError(key, "expected {enabled: bool, effort?: string, budgetTokens?: int}")
     effort = value.get("effort", base.effort)
-    if effort is not None and effort not in EFFORTS:
-        raise ConfigError(f"{key}.effort", f"expected one of {', '.join(EFFORTS)}, got {effort!r}")
+    if effort is not None and as_effort(effort) is None:
+        raise ConfigError(
+            f"{key}.effort", f"expected one of {', '.join(EFFORT_LEVELS)}, got {effort!r}"
+        )
     budget = value.get("budgetTokens", base.budget_tokens)
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
         raise ConfigError(f"{key}.budgetTokens", f"expected an integer, got {budget!r}")
     if budget is not None and budget < 1024:
         raise ConfigError(f"{key}.budgetTokens", f"must be at least 1024, got {budget}")
-    return Thinking(value["enabled"], budget, next((e for e in EFFORTS if e == effort), None))
+    return Thinking(value["enabled"], budget, as_effort(effort))
+
+
+def _cache_ttl(value: Any) -> CacheTtl:
+    for ttl in CACHE_TTLS:
+        if value == ttl:
+            return ttl
+    raise ConfigError("cacheTtl", f"expected one of {', '.join(CACHE_TTLS)}, got {value!r}")
 
 
 def _sandbox(value: Any) -> SandboxSetting:
@@ -187,6 +198,9 @@ def parse_config(options: Any) -> Config:
         None if options.get("maxTokens") is None else _int(options, "maxTokens", 0, minimum=1)
     )
     thinking = parse_thinking(options.get("thinking"), base=spec.default_thinking())
+    problem = effort_problem(thinking, spec)
+    if problem is not None:
+        raise ConfigError("thinking.effort", problem)
     problem = thinking_problem(thinking, spec, max_tokens)
     if problem is not None:
         raise ConfigError("thinking.budgetTokens", problem)
@@ -209,4 +223,5 @@ def parse_config(options: Any) -> Config:
         sandbox=_sandbox(options.get("sandbox", "auto")),
         scrub_env=_scrub_env(options.get("scrubEnv")),
         checkpoint_retention_days=_int(options, "checkpointRetentionDays", 30, minimum=1),
+        cache_ttl=_cache_ttl(options.get("cacheTtl", "5m")),
     )

@@ -100,7 +100,7 @@ def next_mode(mode: Mode) -> Mode:
     return MODES[(MODES.index(mode) + 1) % len(MODES)]
 
 
-Effort = Literal["low", "medium", "high", "max"]
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
 EFFORTS: Final[tuple[Effort, ...]] = get_args(Effort)
 
 

@@ -43,6 +43,7 @@ class Runtime:
         self._background: set[asyncio.Future[Any]] = set()
         self._warming: asyncio.Future[None] | None = None
         self.models: list[tuple[str, str]] = []  # (id, display name), once listed
+        self._listing: asyncio.Future[None] | None = None
 
     def checkpoints(self, workspace: Path) -> CheckpointKeeper | None:
         """One keeper per workspace, shared by its sessions (None: git is missing). The first
@@ -56,8 +57,39 @@ class Runtime:
         return self._keepers[workspace]
 
     def notices(self, workspace: Path) -> tuple[str, ...]:
-        """What a face tells the user when a session of ``workspace`` opens."""
-        return () if self.checkpoints(workspace) is not None else (CHECKPOINTS_OFF,)
+        """What a face tells the user when a session of ``workspace`` opens: checkpoints off,
+        and what is assumed of a configured model the catalog does not know (never a silent
+        200K window)."""
+        found = () if self.checkpoints(workspace) is not None else (CHECKPOINTS_OFF,)
+        model = self.model_notice()
+        return (*found, model) if model else found
+
+    def model_notice(self) -> str | None:
+        """What is guessed of the configured model. While the guess covers limits the API's
+        model list may give (``max_input_tokens``, ``max_tokens``), the list is asked for in the
+        background: what it says joins the provider's catalog and holds from the next request on
+        after it arrives."""
+        spec = self.provider.spec(self.config.model)
+        if spec.notice is None:
+            return None
+        if not self.models and self._listing is None and _loop_running():
+            self._listing = self.background(self._learn_models())
+            return f"{spec.notice} Asking the API's model list for its limits."
+        return spec.notice
+
+    async def _learn_models(self) -> None:
+        """The provider learns the limits from the list; ``self.models`` (what ``setModel``
+        checks ids against) stays as a listing the user asked for leaves it."""
+        try:
+            await asyncio.wait_for(self.provider.list_models(), MODEL_LIST_SECONDS)
+        except (TillerError, TimeoutError) as err:
+            log.warning("listing models failed: %s", err)
+            return
+        spec = self.provider.spec(self.config.model)
+        log.info(
+            "model %s: %s-token window, %s output tokens (%s)",
+            spec.id, spec.context_window, spec.max_output, spec.notice or "from the API",
+        )  # fmt: skip
 
     def warm_up(self, workspace: Path) -> None:
         """Load, off the event loop, what the first command and the first answer need: the
@@ -89,3 +121,11 @@ class Runtime:
                 return []
             self.models = [(m.id, m.display_name or m.id) for m in found]
         return self.models
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

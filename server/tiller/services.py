@@ -30,6 +30,7 @@ def make_provider(config: Config) -> Provider:
                 api_key,
                 max_tool_input_bytes=config.max_tool_input_bytes,
                 stream_idle_seconds=config.stream_idle_seconds,
+                cache_ttl=config.cache_ttl,
             )
 
 

@@ -520,6 +520,6 @@ async def test_mode_names_the_answer_lists_are_taken_and_worded_alike(
         assert state["mode"] == mode, typed
         assert answer == {"acceptEdits": "Mode: accept edits", "default": "Mode: ask before edits",
                           "plan": "Mode: plan"}[mode]  # fmt: skip
-    notices = [e["text"] for e in tiller.events_of("notice") if "Mode" in e["text"]]
+    notices = [e["text"] for e in tiller.events_of("notice") if e["text"].startswith("Mode:")]
     assert notices and all(n.startswith("Mode: ") for n in notices), notices
     assert (await tiller.prompt("/mode"))["message"] == "Mode: plan"

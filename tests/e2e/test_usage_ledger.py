@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -65,3 +66,28 @@ async def test_session_cost_and_context_survive_a_restart_and_resume(
     after = await second.request("tiller/session/resume", {"sessionId": before["sessionId"]})
     assert after["context"] == before["context"]
     assert after["sessionCostUsd"] == before["sessionCostUsd"]
+
+
+async def test_the_one_hour_cache_ttl_is_asked_for_and_priced(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    """``cacheTtl: "1h"``: every breakpoint asks for it, and the writes (reported by TTL, as
+    the API's ``usage.cache_creation`` does) are priced at the 1-hour rate."""
+    tiller: Tiller = await start(model=MODEL, cacheTtl="1h")
+    api.enqueue({"content": [text("ok")]})
+    ended = await tiller.run("hello")
+    (sent,) = api.message_requests()
+    blocks = [*sent.body["tools"], *sent.body["system"]]
+    blocks += [b for m in sent.body["messages"] for b in m["content"] if isinstance(b, dict)]
+    marks = [b["cache_control"] for b in blocks if "cache_control" in b]
+    assert marks and all(m == {"type": "ephemeral", "ttl": "1h"} for m in marks)
+    usage = ended["usage"]
+    assert usage["cacheWriteTokens"] > 0
+    five_minutes = Usage(
+        usage["inputTokens"], usage["outputTokens"], usage["cacheReadTokens"],
+        usage["cacheWriteTokens"],
+    )  # fmt: skip
+    one_hour = replace(five_minutes, cache_write_1h_tokens=usage["cacheWriteTokens"])
+    hour_cost = price(one_hour, resolve(MODEL)).cost_usd
+    assert hour_cost is not None and usage["costUsd"] == pytest.approx(hour_cost, abs=1e-6)
+    assert usage["costUsd"] > (price(five_minutes, resolve(MODEL)).cost_usd or 0)

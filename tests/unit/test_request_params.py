@@ -146,3 +146,18 @@ def test_breakpoints_never_exceed_four_and_never_touch_the_history() -> None:
         sent = api_params(request("claude-opus-5-5", Thinking(True), messages))
         assert len(breakpoints(sent)) <= 4
     assert all("cache_control" not in b for m in messages for b in m.content)
+
+
+def test_the_one_hour_cache_ttl_marks_every_breakpoint() -> None:
+    messages = history(1, 2)
+    five = api_params(request("claude-sonnet-5-5", Thinking(), messages))
+    hour = api_params(request("claude-sonnet-5-5", Thinking(), messages), None, "1h")
+
+    def marks(sent: dict[str, Any]) -> list[Any]:
+        blocks = [*sent["tools"], *sent["system"]]
+        blocks += [b for m in sent["messages"] for b in m["content"] if isinstance(b, dict)]
+        return [b["cache_control"] for b in blocks if "cache_control" in b]
+
+    assert marks(five) and all(m == {"type": "ephemeral"} for m in marks(five))
+    assert len(marks(hour)) == len(marks(five))
+    assert all(m == {"type": "ephemeral", "ttl": "1h"} for m in marks(hour))

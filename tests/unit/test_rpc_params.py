@@ -58,7 +58,8 @@ def test_params_that_are_not_an_object_are_refused() -> None:
         (
             p.SetThinkingParams,
             {"enabled": True, "effort": "extreme"},
-            "params.effort: unknown effort 'extreme': expected one of low, medium, high, max",
+            "params.effort: unknown effort 'extreme': "
+            "expected one of low, medium, high, xhigh, max",
         ),
         (
             p.SessionTranscriptParams,

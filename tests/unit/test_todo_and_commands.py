@@ -112,7 +112,7 @@ def test_thinking_command_takes_an_effort_or_a_budget_per_model() -> None:
     )
     assert isinstance(interpret("/thinking 500", adaptive_model, max_tokens=None), Reply)
     usage = interpret("/thinking lots", adaptive_model, max_tokens=None)
-    assert isinstance(usage, Reply) and "low|medium|high|max" in usage.message
+    assert isinstance(usage, Reply) and "low|medium|high|xhigh|max" in usage.message
     shown = interpret("/thinking", View(model="claude-opus-5-5"), max_tokens=None)
     assert isinstance(shown, Reply) and "always thinks" in shown.message
 

@@ -27,8 +27,8 @@ export type ErrorKind =
   | "invalid_request"
   | "output_limit"
   | "internal";
-export type Effort = "low" | "medium" | "high" | "max";
-export const EFFORTS: readonly Effort[] = ["low", "medium", "high", "max"];
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
+export const EFFORTS: readonly Effort[] = ["low", "medium", "high", "xhigh", "max"];
 
 // Method names
 export const PROMPT = "tiller/prompt";

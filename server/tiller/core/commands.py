@@ -28,7 +28,7 @@ HELP: Final = """Commands:
   /mode [name]          show or set the mode: ask before edits (default), accept edits
                         (acceptEdits), plan
   /model [id]           show or set the model (from the next turn)
-  /thinking [off|low|medium|high|max|N]
+  /thinking [off|low|medium|high|xhigh|max|N]
                         show or set thinking: an effort, or a budget of N tokens
   /todo                 show the todo board
   /plan                 enter plan mode
@@ -269,7 +269,7 @@ def describe_model(spec: ModelSpec) -> str:
 def _thinking(
     arg: str, current: Thinking, spec: ModelSpec, max_tokens: int | None
 ) -> CommandResult:
-    """``/thinking [on|off|low|medium|high|max|N]`` on the current model."""
+    """``/thinking [on|off|low|medium|high|xhigh|max|N]`` on the current model."""
     word = arg.lower()
     match word:
         case "":
@@ -289,7 +289,7 @@ def _thinking(
         case _:
             effort = next((e for e in EFFORTS if e == word), None)
             if effort is None:
-                return Reply("Usage: /thinking [on|off|low|medium|high|max|N]")
+                return Reply("Usage: /thinking [on|off|low|medium|high|xhigh|max|N]")
             return ChangeThinking(Thinking(True, None, effort))
 
 

@@ -30,7 +30,7 @@ from tiller.model.provider import (
     api_params,
 )
 from tiller.model.sdk_adapter import client_timeout, install_retry_notices, on_retry, open_events
-from tiller.model.usage import Usage
+from tiller.model.usage import CacheTtl, Usage
 from tiller.protocol import ErrorKind
 
 MAX_RETRIES: Final = 2
@@ -251,11 +251,12 @@ class StreamAccumulator:
 
     listener: StreamListener
     max_tool_input_bytes: int
+    cache_ttl: CacheTtl = "5m"  # what the request's breakpoints asked for (usage without a split)
     open: dict[int, _Open] = field(default_factory=dict)
     done: list[tuple[int, JSON]] = field(default_factory=list)
     input_errors: dict[str, str] = field(default_factory=dict)
     unusable: list[tuple[str, int, bool]] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
     stop_reason: str | None = None
     stop_details: JSON | None = None
     stopped: bool = False
@@ -360,6 +361,8 @@ class StreamAccumulator:
             for key, value in usage.items():
                 if isinstance(value, int) and not isinstance(value, bool):
                     self.usage[key] = value
+                elif key == "cache_creation" and isinstance(value, dict):
+                    self.usage[key] = value  # the writes by TTL
 
     def finish(self) -> ModelResponse:
         """The response so far; blocks still open are closed as cut off (see the class doc)."""
@@ -371,13 +374,7 @@ class StreamAccumulator:
             message = cut_off_message(self.stop_reason) if cut else not_json_message(size)
             self.input_errors[tool_id] = message
         self.done.sort(key=lambda pair: pair[0])
-        u = self.usage
-        usage = Usage(
-            u.get("input_tokens", 0),
-            u.get("output_tokens", 0),
-            u.get("cache_read_input_tokens", 0),
-            u.get("cache_creation_input_tokens", 0),
-        )
+        usage = Usage.from_api(self.usage, self.cache_ttl)
         content = tuple(block for _, block in self.done)
         return ModelResponse(
             content, self.stop_reason, usage, self.stop_details, dict(self.input_errors)
@@ -411,8 +408,10 @@ class AnthropicClient:
         *,
         max_tool_input_bytes: int = 1_048_576,
         stream_idle_seconds: float = 60.0,
+        cache_ttl: CacheTtl = "5m",
     ) -> None:
         install_retry_notices()
+        self.cache_ttl = cache_ttl
         has_env_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         # Without any credential, every call fails at once with an ``auth`` error that says
         # which variable to set (never retried: no network call is made), not at start.
@@ -434,14 +433,15 @@ class AnthropicClient:
     ) -> ModelResponse:
         if not self.has_key:
             raise ProviderError("auth", NO_KEY_MESSAGE, retryable=False)
-        acc = StreamAccumulator(listener, self.max_tool_input_bytes)
+        acc = StreamAccumulator(listener, self.max_tool_input_bytes, self.cache_ttl)
 
         def announce(wait: float) -> None:
             listener.notice(f"Model API busy or unreachable: retrying in {wait:.1f} s")
 
         try:
             with on_retry(announce):
-                async with open_events(self.client, api_params(request, spec)) as events:
+                params = api_params(request, spec, self.cache_ttl)
+                async with open_events(self.client, params) as events:
                     await self._read(events, acc)
         except asyncio.CancelledError:
             raise
@@ -481,7 +481,7 @@ class AnthropicClient:
                 f"No data from the model API for {self.idle:g} s: the stream was abandoned.",
             ) from err
 
-    async def list_models(self) -> list[ModelInfo]:
+    async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         if not self.has_key:
             raise ProviderError("auth", NO_KEY_MESSAGE, retryable=False)
         try:

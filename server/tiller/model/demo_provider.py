@@ -246,28 +246,41 @@ def hello_scene(turn: Turn) -> Reply:
         )
     earlier = _earlier_hello(turn.result("read0")) if exists else None
     if earlier not in ("fresh", "edited"):
-        if not turn.has("write"):
-            verb = "replace it with a fresh copy of" if exists else "create"
-            return Reply(
-                f"Next I {verb} `{HELLO}`.\n",
-                (turn.call("write", "write_file", path=HELLO, content=HELLO_SOURCE),),
-            )
-        write = turn.result("write")
-        assert write is not None
-        if not write.ok:
-            what = "replacing" if exists else "creating"
-            why = (
-                f"You declined {what} it"
-                if write.denied_by_user
-                else f"{what.capitalize()} it failed "
-                f"({write.text.splitlines()[0] if write.text else 'error'})"
-            )
-            return Reply(f"{why}, so I stopped there: nothing was written to `{HELLO}`.\n")
-        if not turn.has("read"):
-            return Reply(
-                "Reading it back before changing it.\n",
-                (turn.call("read", "read_file", path=HELLO),),
-            )
+        written = _write_and_read_back(turn, exists)
+        if written is not None:
+            return written
+    return _edit_and_run(turn, earlier)
+
+
+def _write_and_read_back(turn: Turn, exists: bool) -> Reply | None:
+    """Write ``hello.py`` (fresh, or over what is there) and read it back; None once done."""
+    if not turn.has("write"):
+        verb = "replace it with a fresh copy of" if exists else "create"
+        return Reply(
+            f"Next I {verb} `{HELLO}`.\n",
+            (turn.call("write", "write_file", path=HELLO, content=HELLO_SOURCE),),
+        )
+    write = turn.result("write")
+    assert write is not None
+    if not write.ok:
+        what = "replacing" if exists else "creating"
+        why = (
+            f"You declined {what} it"
+            if write.denied_by_user
+            else f"{what.capitalize()} it failed "
+            f"({write.text.splitlines()[0] if write.text else 'error'})"
+        )
+        return Reply(f"{why}, so I stopped there: nothing was written to `{HELLO}`.\n")
+    if not turn.has("read"):
+        return Reply(
+            "Reading it back before changing it.\n",
+            (turn.call("read", "read_file", path=HELLO),),
+        )
+    return None
+
+
+def _edit_and_run(turn: Turn, earlier: str | None) -> Reply:
+    """Edit the greeting (unless an earlier run did), run the program, and close."""
     if earlier != "edited" and not turn.has("edit"):
         intro = (
             "It already holds exactly the program I would write, so there is nothing to "
@@ -570,7 +583,7 @@ class DemoProvider:
             content.append(call)
         return ModelResponse(tuple(content), "tool_use" if reply.calls else "end_turn")
 
-    async def list_models(self) -> list[ModelInfo]:
+    async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         return []
 
     def spec(self, model_id: str) -> ModelSpec:

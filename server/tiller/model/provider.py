@@ -7,6 +7,7 @@ they arrive, so whoever is listening keeps what was shown even if the stream die
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
@@ -29,7 +30,7 @@ from tiller.model.models import (
     effective_max_tokens,
     thinking_params,
 )
-from tiller.model.usage import NO_USAGE, Usage
+from tiller.model.usage import NO_USAGE, CacheTtl, Usage
 from tiller.protocol import ErrorKind, Thinking
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class StreamListener(Protocol):
 
 class Provider(Protocol):
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse: ...
-    async def list_models(self) -> list[ModelInfo]: ...
+    async def list_models(self, refresh: bool = False) -> list[ModelInfo]: ...
     def spec(self, model_id: str) -> ModelSpec:
         """The catalog's entry for ``model_id``, with what ``list_models`` learnt from the API."""
         ...
@@ -91,7 +92,7 @@ class ModelClient(Protocol):
     async def stream(
         self, request: ModelRequest, listener: StreamListener, spec: ModelSpec
     ) -> ModelResponse: ...
-    async def list_models(self) -> list[ModelInfo]: ...
+    async def list_models(self, refresh: bool = False) -> list[ModelInfo]: ...
 
 
 RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset(
@@ -141,6 +142,10 @@ def _is_alias_of(model_id: str, listed: str) -> bool:
     return rest != listed and len(rest) == 8 and rest.isdigit()
 
 
+def _listed_as(listed: Sequence[ModelInfo], model_id: str) -> ModelInfo | None:
+    return next((i for i in listed if i.id == model_id or _is_alias_of(model_id, i.id)), None)
+
+
 async def lookup_model(provider: Provider, model_id: str) -> ModelLookup:
     """Whether the API knows ``model_id`` (for ``setModel``: refuse a typo at once)."""
     try:
@@ -149,45 +154,53 @@ async def lookup_model(provider: Provider, model_id: str) -> ModelLookup:
         return Unverified(f"could not list models ({err.kind}): {err.message}")
     if not listed:
         return Unverified("the provider lists no models")
-    for info in listed:
-        if info.id == model_id or _is_alias_of(model_id, info.id):
-            return KnownModel(info)
+    known = _listed_as(listed, model_id)
+    if known is None:  # listed before the model was offered? ask once more before refusing
+        with contextlib.suppress(ProviderError):
+            listed = await provider.list_models(refresh=True) or listed
+            known = _listed_as(listed, model_id)
+    if known is not None:
+        return KnownModel(known)
     names = ", ".join(sorted(m.id for m in listed)[:20])
     return UnknownModel(f"unknown model {model_id!r}: the API offers {names}")
 
 
 # --- request shaping -----------------------------------------------------------------------
 
-EPHEMERAL: JSON = {"type": "ephemeral"}
+EPHEMERAL: JSON = {"type": "ephemeral"}  # the 5-minute TTL (the API's default)
+EPHEMERAL_1H: JSON = {"type": "ephemeral", "ttl": "1h"}
 CACHE_LOOKBACK_BLOCKS = 20
 """The API looks for an earlier cache entry at most this many blocks before a breakpoint."""
 CACHEABLE = frozenset({"text", "tool_result", "tool_use", "image", "document"})
 
 
-def api_params(request: ModelRequest, spec: ModelSpec | None = None) -> JSON:
+def api_params(
+    request: ModelRequest, spec: ModelSpec | None = None, cache_ttl: CacheTtl = "5m"
+) -> JSON:
     """The Messages API parameters for ``request`` on the model ``spec`` describes.
 
     Thinking in the form the model takes (models.thinking_params); ``max_tokens`` defaults to
     the model's max output; never a sampling parameter. Cache breakpoints: see
-    ``cache_breakpoints``.
+    ``cache_breakpoints``, all with the ``cacheTtl`` setting's TTL.
     """
     spec = spec or DEFAULT_CATALOG.resolve(request.model)
+    marker = EPHEMERAL_1H if cache_ttl == "1h" else EPHEMERAL
     max_tokens = effective_max_tokens(spec, request.max_tokens)
     tools = [dict(t) for t in request.tools]
     if tools:
-        tools[-1]["cache_control"] = EPHEMERAL
+        tools[-1]["cache_control"] = marker
     params: JSON = {
         "model": request.model,
         "max_tokens": max_tokens,
-        "system": [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}],
-        "messages": cache_breakpoints([m.to_api() for m in request.messages]),
+        "system": [{"type": "text", "text": request.system, "cache_control": marker}],
+        "messages": cache_breakpoints([m.to_api() for m in request.messages], marker),
         "tools": tools,
     }
     params.update(thinking_params(spec, request.thinking, max_tokens))
     return params
 
 
-def cache_breakpoints(messages: list[JSON]) -> list[JSON]:
+def cache_breakpoints(messages: list[JSON], marker: JSON = EPHEMERAL) -> list[JSON]:
     """Mark the tail, and the previous request's tail when it is too far back to be found.
 
     With the tools and system breakpoints that makes at most 4 (the API's limit). Each step
@@ -198,18 +211,18 @@ def cache_breakpoints(messages: list[JSON]) -> list[JSON]:
     """
     if not messages or not messages[-1]["content"]:
         return messages
-    _mark(messages[-1]["content"][-1])
+    _mark(messages[-1]["content"][-1], marker)
     earlier = [i for i, m in enumerate(messages[:-1]) if m["role"] == "user" and m["content"]]
     if earlier:
         since = sum(len(m["content"]) for m in messages[earlier[-1] + 1 :])
         if since >= CACHE_LOOKBACK_BLOCKS:
-            _mark(messages[earlier[-1]]["content"][-1])
+            _mark(messages[earlier[-1]]["content"][-1], marker)
     return messages
 
 
-def _mark(block: JSON) -> None:
+def _mark(block: JSON, marker: JSON) -> None:
     if block.get("type") in CACHEABLE:
-        block["cache_control"] = EPHEMERAL
+        block["cache_control"] = marker
 
 
 # --- the real thing -------------------------------------------------------------------------
@@ -224,6 +237,7 @@ class AnthropicProvider:
     api_key: str | None = None
     max_tool_input_bytes: int = 1_048_576
     stream_idle_seconds: float = 60.0
+    cache_ttl: CacheTtl = "5m"
     catalog: Catalog = DEFAULT_CATALOG
     _loading: asyncio.Future[ModelClient] | None = None
     _listed: tuple[float, list[ModelInfo]] | None = None
@@ -241,6 +255,7 @@ class AnthropicProvider:
             self.api_key,
             max_tool_input_bytes=self.max_tool_input_bytes,
             stream_idle_seconds=self.stream_idle_seconds,
+            cache_ttl=self.cache_ttl,
         )
         # The client holds its own copy of a key from the environment: commands that find
         # this process must not find it there (hardening.py).
@@ -254,10 +269,11 @@ class AnthropicProvider:
         client = await self.warm_up()
         return await client.stream(request, listener, self.spec(request.model))
 
-    async def list_models(self) -> list[ModelInfo]:
-        """The API's models, cached for MODELS_TTL seconds; what they say joins the catalog."""
+    async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
+        """The API's models, cached for MODELS_TTL seconds (``refresh``: asked again); what
+        they say joins the catalog."""
         now = time.monotonic()
-        if self._listed is not None and now - self._listed[0] < MODELS_TTL:
+        if not refresh and self._listed is not None and now - self._listed[0] < MODELS_TTL:
             return self._listed[1]
         models = await (await self.warm_up()).list_models()
         self._listed = (now, models)
@@ -326,7 +342,7 @@ class ScriptedProvider:
         stop = spec.get("stop_reason") or ("tool_use" if has_tools else "end_turn")
         return ModelResponse(tuple(content), stop)
 
-    async def list_models(self) -> list[ModelInfo]:
+    async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         return [ModelInfo(m) for m in self.model_ids]
 
     def spec(self, model_id: str) -> ModelSpec:

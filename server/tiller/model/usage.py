@@ -2,20 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
 
 from tiller.jsontypes import JSON
+
+CacheTtl = Literal["5m", "1h"]
+"""How long a prompt-cache entry lives (``cache_control.ttl``); writes cost more for 1h."""
+CACHE_TTLS: Final[tuple[CacheTtl, ...]] = get_args(CacheTtl)
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens as the API splits them; ``cost_usd`` is None when a price is unknown."""
+    """Tokens as the API splits them; ``cost_usd`` is None when a price is unknown.
+
+    ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with the 1-hour TTL
+    (priced higher); the rest was written for 5 minutes."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float | None = 0.0
+    cache_write_1h_tokens: int = 0
+
+    @staticmethod
+    def from_api(usage: Mapping[str, Any], ttl: CacheTtl = "5m") -> Usage:
+        """The Messages API's ``usage`` object. Its ``cache_creation`` splits the writes by
+        TTL; where it is missing (proxies, older APIs), every write counts at ``ttl``, the TTL
+        the request's breakpoints asked for."""
+
+        def count(source: Mapping[str, Any], key: str, default: int = 0) -> int:
+            value = source.get(key, default)
+            return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+        writes = count(usage, "cache_creation_input_tokens")
+        split = usage.get("cache_creation")
+        if isinstance(split, Mapping) and "ephemeral_1h_input_tokens" in split:
+            writes_1h = min(writes, count(split, "ephemeral_1h_input_tokens"))
+        else:
+            writes_1h = writes if ttl == "1h" else 0
+        return Usage(
+            count(usage, "input_tokens"),
+            count(usage, "output_tokens"),
+            count(usage, "cache_read_input_tokens"),
+            writes,
+            cache_write_1h_tokens=writes_1h,
+        )
 
     @property
     def total_input(self) -> int:
@@ -34,6 +68,7 @@ class Usage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             cost,
+            self.cache_write_1h_tokens + other.cache_write_1h_tokens,
         )
 
     def to_wire(self) -> JSON:
