@@ -79,7 +79,9 @@ and older only the budget form, 4.6 both; `disabled` / `between_tools` where the
 such off switch; ids not in the table by family and version, unknown ids anything), sampling
 parameters on models that dropped them (temperature other than 1, any top_p / top_k),
 `budget_tokens >= max_tokens`, `max_tokens` above the model's output limit, a prompt over
-its context window, more than 4 cache breakpoints, and (only with
+its context window, more than 4 cache breakpoints, a thinking block whose prefix changed since
+the fake produced it (preserved thinking: its signature is bound to its prefix, see
+`check_thinking_binding`), and (only with
 `reject_text_after_tool_result=True`) text right after a tool_result. `/v1/models` answers
 with the SDK's `ModelInfo` fields, `max_input_tokens`, `max_tokens` and `capabilities`
 (thinking types) included for the ids the fake knows.
@@ -418,7 +420,9 @@ class ModelSpec:
     """What the fake enforces for one model. `thinking`: the forms that switch thinking on;
     `off`: how it is switched off (`disabled`: `{type: disabled}`; `between_tools`: only
     `{type: between_tools}`, `disabled` is a 400; `always_on`: `disabled` is taken and
-    ignored); `sampling`: non-default temperature, top_p and top_k are accepted."""
+    ignored); `sampling`: non-default temperature, top_p and top_k are accepted; `efforts`:
+    the `output_config.effort` levels taken; `off_up_to`: the highest effort at which thinking
+    can be switched off (Opus 5, Haiku 5.5: `high`; `xhigh`/`max` with `disabled` is a 400)."""
 
     id: str
     context_window: int
@@ -426,27 +430,32 @@ class ModelSpec:
     thinking: ThinkingForm
     off: ThinkingOff
     sampling: bool
+    efforts: tuple[str, ...] = ("low", "medium", "high", "xhigh", "max")
+    off_up_to: str | None = None
 
 
 K = 1000
 M = 1_000_000
+NO_XHIGH = ("low", "medium", "high", "max")  # the 4.6 models predate xhigh
 # Mirrors server/tiller/model/models.py (the catalog kept from the docs, see docs/models.md).
 MODELS: dict[str, ModelSpec] = {
     spec.id: spec
     for spec in (
+        ModelSpec("claude-fable-5-2", M, 128 * K, "adaptive", "always_on", False),
+        ModelSpec("claude-mythos-5-2", M, 128 * K, "adaptive", "always_on", False),
         ModelSpec("claude-fable-5-1", M, 128 * K, "adaptive", "always_on", False),
         ModelSpec("claude-mythos-5-1", M, 128 * K, "adaptive", "always_on", False),
         ModelSpec("claude-fable-5", M, 128 * K, "adaptive", "always_on", False),
         ModelSpec("claude-mythos-5", M, 128 * K, "adaptive", "always_on", False),
         ModelSpec("claude-opus-5-5", M, 128 * K, "adaptive", "always_on", False),
-        ModelSpec("claude-opus-5", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-opus-5", M, 128 * K, "adaptive", "disabled", False, off_up_to="high"),
         ModelSpec("claude-sonnet-5-5", M, 128 * K, "adaptive", "between_tools", False),
         ModelSpec("claude-sonnet-5", M, 128 * K, "adaptive", "disabled", False),
-        ModelSpec("claude-haiku-5-5", M, 128 * K, "adaptive", "disabled", False),
+        ModelSpec("claude-haiku-5-5", M, 128 * K, "adaptive", "disabled", False, off_up_to="high"),
         ModelSpec("claude-opus-4-8", M, 128 * K, "adaptive", "disabled", False),
         ModelSpec("claude-opus-4-7", M, 128 * K, "adaptive", "disabled", False),
-        ModelSpec("claude-opus-4-6", M, 128 * K, "both", "disabled", True),
-        ModelSpec("claude-sonnet-4-6", M, 64 * K, "both", "disabled", True),
+        ModelSpec("claude-opus-4-6", M, 128 * K, "both", "disabled", True, NO_XHIGH),
+        ModelSpec("claude-sonnet-4-6", M, 64 * K, "both", "disabled", True, NO_XHIGH),
         ModelSpec("claude-opus-4-5", 200 * K, 64 * K, "budget", "disabled", True),
         ModelSpec("claude-sonnet-4-5", 200 * K, 64 * K, "budget", "disabled", True),
         ModelSpec("claude-haiku-4-5", 200 * K, 64 * K, "budget", "disabled", True),
@@ -497,8 +506,13 @@ def _supported(value: bool) -> JsonDict:
     return {"supported": value}
 
 
-def _capabilities(form: ThinkingForm, off: ThinkingOff) -> JsonDict:
+def _capabilities(
+    form: ThinkingForm, off: ThinkingOff, efforts: tuple[str, ...] | None = None
+) -> JsonDict:
+    """`capabilities` as the Models API gives them (docs: platform.claude.com/docs/en/api/
+    models/list, `ModelInfo.capabilities`; `effort` has one entry per level, `xhigh` included)."""
     effort = form != "budget"
+    efforts = EFFORTS if efforts is None else efforts
     return {
         "batch": _supported(True),
         "citations": _supported(True),
@@ -506,7 +520,7 @@ def _capabilities(form: ThinkingForm, off: ThinkingOff) -> JsonDict:
         "context_management": {"supported": False},
         "effort": {
             "supported": effort,
-            **{level: _supported(effort) for level in ("low", "medium", "high", "max")},
+            **{level: _supported(effort and level in efforts) for level in EFFORTS},
         },
         "image_input": _supported(True),
         "pdf_input": _supported(True),
@@ -529,7 +543,9 @@ def _capabilities(form: ThinkingForm, off: ThinkingOff) -> JsonDict:
 
 
 def _model_info(model_id: str) -> JsonDict:
-    """A `/v1/models` entry with the fields of the SDK's `ModelInfo`."""
+    """A `/v1/models` entry with the fields of the SDK's `ModelInfo` (docs: platform.claude.com/
+    docs/en/api/models/list): `max_input_tokens` (the context window) and `max_tokens` (the
+    highest `max_tokens` a request may ask), null where the fake does not know the model."""
     known = model_spec(model_id)
     form = thinking_form(model_id)
     match = _MODEL_ID.match(model_id)
@@ -546,7 +562,9 @@ def _model_info(model_id: str) -> JsonDict:
         "max_tokens": known.max_output if known else None,
         "capabilities": None
         if form is None
-        else _capabilities(form, known.off if known else "disabled"),
+        else _capabilities(
+            form, known.off if known else "disabled", known.efforts if known else None
+        ),
     }
 
 
@@ -793,7 +811,9 @@ def build_message(
 ) -> JsonDict:
     """The complete message JSON (what a request without `stream` gets). Without
     `input_usage`, the whole prompt counts as uncached input."""
-    content = [_materialize_block(block, new_tool_id) for block in spec.content]
+    content = bind_thinking(
+        request_body, [_materialize_block(block, new_tool_id) for block in spec.content]
+    )
     if spec.cut_off is not None:
         cut = spec.cut_off
         content = [*content[: cut.block], _cut_block(content[cut.block], cut.chars)]
@@ -964,6 +984,7 @@ def validate_messages_request(
         or _check_thinking_config(body)
         or _check_messages(body["messages"])
         or _check_thinking_history(body)
+        or check_thinking_binding(body)
         or _check_cache_breakpoints(body)
         or (
             _check_text_after_tool_result(body["messages"])
@@ -1012,6 +1033,23 @@ def _check_thinking_form(body: JsonDict) -> str | None:
     effort = output_config.get("effort") if isinstance(output_config, dict) else None
     if effort is not None and effort not in EFFORTS:
         return "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+    return _check_model_effort(body["model"], kind, effort)
+
+
+def _check_model_effort(model_id: str, kind: Any, effort: Any) -> str | None:
+    """Per-model effort rules: a level the model does not take, and `disabled` above the
+    model's `off_up_to` (troubleshooting thinking: "accepts disabled at effort high or lower")."""
+    known = model_spec(model_id)
+    if known is None or effort is None:
+        return None
+    if effort not in known.efforts:
+        return f'"output_config.effort.{effort}" is not supported for this model.'
+    up_to = known.off_up_to
+    if kind == "disabled" and up_to is not None and EFFORTS.index(effort) > EFFORTS.index(up_to):
+        return (
+            f'"thinking.type.disabled" is not supported with effort "{effort}" for this model; '
+            f'use effort "{up_to}" or lower.'
+        )
     return None
 
 
@@ -1285,6 +1323,100 @@ def _check_thinking_history(body: JsonDict) -> str | None:
         "previous turns. To avoid this requirement, disable `thinking`. Please consult our "
         f"documentation at {THINKING_DOCS}"
     )
+
+
+# Preserved thinking: a thinking block is bound to its prefix. This follows
+# https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks and
+# .../preserved-thinking/fix-bound-to-a-different-conversation: the prefix of a block is the
+# top-level `system`, `tools`, and everything before it in `messages`; when it differs from
+# what was sent as the block was produced, the request is refused with a 400. The fake's
+# signature (and a redacted block's `data`) ends with a hash of that prefix; a signature it
+# did not produce is refused too, as the API refuses a forged one. Prompt-cache breakpoints
+# (`cache_control`) are not part of the prefix: moving the tail breakpoint is the documented
+# caching pattern. Tiller never sends `thinking.block_binding.prefix_mismatch_behavior`
+# ("drop_block", behind the `thinking-binding-controls-2026-08-01` beta), so the fake does
+# not model it. The check runs on the models the docs list (Fable and Mythos 5.1+, and the
+# 5.5 models); the model check (a block another model cannot read is dropped) is not modelled.
+
+BOUND = "~bound:"
+BINDING_ERROR = (
+    "Invalid `signature` in `{kind}` block. The block is bound to a different conversation. "
+    'Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block".'
+)
+THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def checks_prefix(model_id: str) -> bool:
+    """Whether the model runs the prefix check on thinking blocks sent back."""
+    match = _MODEL_ID.match(model_id)
+    if match is None:
+        return False
+    version = (int(match["major"]), int(match["minor"] or 0))
+    return version >= (5, 5) or (match["line"] in ("fable", "mythos") and version >= (5, 1))
+
+
+def _without_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_control(v) for v in value]
+    return value
+
+
+def prefix_digest(body: JsonDict, before: Sequence[Any], role: str, blocks: Sequence[Any]) -> str:
+    """The hash of a block's prefix: system, tools, the messages `before` its message, and
+    the `blocks` before it in its own message (of `role`)."""
+    system = body.get("system") or []
+    if isinstance(system, str):
+        system = [{"type": "text", "text": system}]
+    messages = [
+        {"role": m.get("role"), "content": _blocks(m)} for m in before if isinstance(m, dict)
+    ]
+    prefix = {
+        "system": system,
+        "tools": body.get("tools") or [],
+        "messages": [*messages, {"role": role, "content": list(blocks)}],
+    }
+    encoded = json.dumps(_without_cache_control(prefix), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(encoded.encode()).hexdigest()[:32]
+
+
+def bind_thinking(body: JsonDict, content: Sequence[JsonDict]) -> list[JsonDict]:
+    """`content` (a response to `body`) with each thinking block's signature bound to its
+    prefix. A response continues the request's last message when that is the assistant's."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    before, head = messages, []
+    if messages and messages[-1].get("role") == "assistant":
+        before, head = messages[:-1], _blocks(messages[-1])
+    out: list[JsonDict] = []
+    for block in content:
+        key = {"thinking": "signature", "redacted_thinking": "data"}.get(block["type"])
+        if key is not None and block.get(key):
+            digest = prefix_digest(body, before, "assistant", [*head, *out])
+            block = {**block, key: f"{block[key]}{BOUND}{digest}"}
+        out.append(block)
+    return out
+
+
+def check_thinking_binding(body: JsonDict) -> str | None:
+    """The API's 400 for a thinking block whose prefix changed since it was produced."""
+    if not checks_prefix(str(body.get("model"))):
+        return None
+    messages = body["messages"]
+    for i, message in enumerate(messages):
+        blocks = _blocks(message)
+        for j, block in enumerate(blocks):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind not in THINKING_TYPES:
+                continue
+            token = str(block.get("signature" if kind == "thinking" else "data") or "")
+            _, bound, digest = token.rpartition(BOUND)
+            where = f"messages.{i}.content.{j}"
+            if not bound:
+                return f"{where}: Invalid `signature` in `{kind}` block."
+            if digest != prefix_digest(body, messages[:i], str(message.get("role")), blocks[:j]):
+                return f"{where}: {BINDING_ERROR.format(kind=kind)}"
+    return None
 
 
 # --------------------------------------------------------------------------------------------

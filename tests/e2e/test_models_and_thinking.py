@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from conftest import StartTiller
 from fakeapi import FakeMessagesAPI
 from harness import Tiller, start_tiller, stop_tiller
 
@@ -24,7 +23,7 @@ def text(value: str) -> dict[str, Any]:
 
 
 async def test_list_models_gives_window_output_and_thinking_form_per_model(
-    start: StartTiller, api: FakeMessagesAPI
+    start: Any, api: FakeMessagesAPI
 ) -> None:
     api.models = ["claude-sonnet-5-5", "claude-haiku-4-5-20251001", "claude-later-9"]
     tiller = await start(model="claude-sonnet-5-5")
@@ -67,7 +66,7 @@ async def test_set_model_refuses_an_id_the_api_does_not_know(
 
 
 async def test_set_model_accepts_an_alias_of_a_listed_snapshot(
-    start: StartTiller, api: FakeMessagesAPI
+    start: Any, api: FakeMessagesAPI
 ) -> None:
     api.models = ["claude-sonnet-4-5-20250929"]
     tiller = await start()
@@ -85,7 +84,7 @@ async def test_set_model_accepts_an_alias_of_a_listed_snapshot(
     ],
 )
 async def test_set_thinking_is_validated_naming_the_field(
-    start: StartTiller, params: dict[str, Any], fragment: str
+    start: Any, params: dict[str, Any], fragment: str
 ) -> None:
     tiller = await start(model="claude-sonnet-4-5", maxTokens=4096)
     with pytest.raises(JsonRpcInvalidParams) as caught:
@@ -95,7 +94,7 @@ async def test_set_thinking_is_validated_naming_the_field(
 
 
 async def test_set_thinking_answers_the_v2_shape_and_keeps_unset_fields(
-    start: StartTiller,
+    start: Any,
 ) -> None:
     tiller = await start(model="claude-sonnet-5-5")
     answer = await tiller.request("tiller/setThinking", {"enabled": True, "effort": "low"})
@@ -119,7 +118,7 @@ async def test_initialize_refuses_a_budget_not_below_max_tokens(tmp_path: Path) 
 
 
 async def test_a_turn_on_sonnet_5_5_sends_adaptive_thinking_and_effort_and_returns_signatures(
-    start: StartTiller, api: FakeMessagesAPI, workspace: Path
+    start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     (workspace / "a.txt").write_text("hello\n")
     api.enqueue(
@@ -145,17 +144,21 @@ async def test_a_turn_on_sonnet_5_5_sends_adaptive_thinking_and_effort_and_retur
         assert body["output_config"] == {"effort": "high"}
         assert body["max_tokens"] == 128_000
         assert not SAMPLING & body.keys()
+    produced = api.message_requests()[0].response
+    assert produced is not None
+    signature = produced["content"][0]["signature"]
+    assert signature.startswith("sig-A~bound:")  # the fake binds it to its prefix
     assert second["messages"][1]["content"][0] == {
         "type": "thinking",
         "thinking": "read it first",
-        "signature": "sig-A",
+        "signature": signature,
     }
     thought = "".join(e["text"] for e in tiller.events_of("thinkingDelta"))
     assert thought == "read it first"
 
 
 async def test_thinking_is_on_by_default_where_the_model_decides(
-    start: StartTiller, api: FakeMessagesAPI
+    start: Any, api: FakeMessagesAPI
 ) -> None:
     tiller = await start(model="claude-sonnet-5-5")
     assert (await tiller.request("tiller/getState"))["thinking"]["enabled"] is True
@@ -165,7 +168,7 @@ async def test_thinking_is_on_by_default_where_the_model_decides(
 
 
 async def test_a_turn_on_a_4_5_model_sends_the_budget_form(
-    start: StartTiller, api: FakeMessagesAPI
+    start: Any, api: FakeMessagesAPI
 ) -> None:
     tiller = await start(
         model="claude-sonnet-4-5", thinking={"enabled": True, "budgetTokens": 2048}
@@ -183,7 +186,7 @@ async def test_a_turn_on_a_4_5_model_sends_the_budget_form(
 
 
 async def test_thinking_off_on_sonnet_5_5_sends_between_tools_not_disabled(
-    start: StartTiller, api: FakeMessagesAPI
+    start: Any, api: FakeMessagesAPI
 ) -> None:
     tiller = await start(model="claude-sonnet-5-5", thinking={"enabled": False})
     await tiller.run("quick")
@@ -191,9 +194,7 @@ async def test_thinking_off_on_sonnet_5_5_sends_between_tools_not_disabled(
     assert body["thinking"] == {"type": "between_tools"} and "output_config" not in body
 
 
-async def test_thinking_slash_command_sets_an_effort(
-    start: StartTiller, api: FakeMessagesAPI
-) -> None:
+async def test_thinking_slash_command_sets_an_effort(start: Any, api: FakeMessagesAPI) -> None:
     tiller = await start(model="claude-opus-5-5")
     await tiller.prompt("/thinking max")
     assert (await tiller.request("tiller/getState"))["thinking"] == {

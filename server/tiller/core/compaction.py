@@ -58,10 +58,17 @@ class Cut:
     carried: tuple[JSON, ...]
     recent: tuple[Message, ...]
 
-    def rebuild(self, summary: str) -> tuple[Message, ...]:
+    def rebuild(self, summary: str, *, keep_open_loop: bool = False) -> tuple[Message, ...]:
+        """The summary, then the recent messages without their thinking blocks.
+
+        The summary starts a new prefix: every thinking block kept after it would be bound
+        to a conversation that no longer exists, and the API would refuse the next request
+        (400, "bound to a different conversation"). So they are dropped here, once, and the
+        new history is append-only from then on (see ``history.without_thinking`` for why
+        this and not ``drop_block``, and for ``keep_open_loop``)."""
         prefix = IN_TURN_PREFIX if self.carried else SUMMARY_PREFIX
         first = Message("user", (text_block(prefix + summary), *self.carried))
-        return history.repair((first, *self.recent))
+        return history.without_thinking((first, *self.recent), keep_open_loop=keep_open_loop)
 
 
 @dataclass(frozen=True)
@@ -199,7 +206,8 @@ async def compact(
     if cut is None:
         return None
     summary, usage = await summarize(provider, model, cut.older, window=window)
-    return Compacted(cut.rebuild(summary), usage, len(cut.older))
+    budget_form = provider.spec(model).thinking == "budget"
+    return Compacted(cut.rebuild(summary, keep_open_loop=budget_form), usage, len(cut.older))
 
 
 async def summarize(

@@ -146,6 +146,37 @@ def repair(messages: Sequence[Message]) -> tuple[Message, ...]:
     return tuple(out)
 
 
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def without_thinking(
+    messages: Sequence[Message], *, keep_open_loop: bool = False
+) -> tuple[Message, ...]:
+    """The history with its thinking blocks left out, made valid again.
+
+    For compaction and slices, which start a new prefix on purpose: a thinking block is bound
+    to everything before it (system, tools, earlier messages), so once anything before it
+    changed the API refuses it (400 "bound to a different conversation"). We drop such blocks
+    ourselves rather than sending ``prefix_mismatch_behavior: "drop_block"`` with a beta
+    header: the result is the same for the model, but the new history is append-only again at
+    once, with nothing to remember and send on every later request (docs/protocol.md).
+
+    ``keep_open_loop``: the assistant message a running step continues keeps its thinking:
+    the last message when it is the assistant's (a ``pause_turn`` goes on), or the one the
+    closing tool results answer. Models that take the budget form of thinking require it
+    there ("a final assistant message must start with a thinking block") and run no prefix
+    check.
+    """
+    out = [Message(m.role, tuple(b for b in m.content if b.get("type") not in THINKING_TYPES))
+           for m in messages]  # fmt: skip
+    if keep_open_loop and messages:
+        if messages[-1].role == "assistant":
+            out[-1] = messages[-1]
+        elif len(messages) >= 2 and messages[-1].tool_result_ids():
+            out[-2] = messages[-2]
+    return repair(out)
+
+
 def _missing_results(pending: Sequence[str], answered: Iterable[str]) -> list[JSON]:
     done = set(answered)
     return [

@@ -64,13 +64,7 @@ async def rewind(
     saved: tuple[Message, ...] | None = None
     saved_ids: tuple[str | None, ...] = ()
     if conversation:
-        loaded = session.store.load(session.id)
-        stored, ids = (loaded.messages, loaded.turn_ids) if loaded else (session.messages, ())
-        cut = next((i for i, t in enumerate(ids) if t == turn_id), len(stored))
-        saved, saved_ids = stored, ids
-        session.messages = history.repair(stored[:cut])
-        kept = carried_turn_ids(stored[:cut], ids[:cut], session.messages)
-        session.store.replace_messages(session.id, session.messages, kept)
+        saved, saved_ids = cut_conversation(session, turn_id)
     undo_id = new_id("undo")
     keeper.table.add_rewind(
         RewindRow(undo_id, session.id, undo_commit, saved, saved_ids), time.time()
@@ -79,6 +73,25 @@ async def rewind(
     if saved is not None:
         _put_board_back(session, saved, session.messages)
     return {**changes.to_wire(), "undoId": undo_id}
+
+
+def cut_conversation(
+    session: Session, turn_id: str
+) -> tuple[tuple[Message, ...], tuple[str | None, ...]]:
+    """Cut the history before ``turn_id``; the history and turn ids it had.
+
+    What is kept is a true prefix of what was sent (``repair`` can only add results after
+    the last message, where no thinking block follows), under the same system prompt: every
+    thinking block kept stays valid and none is dropped (the append-only rule,
+    docs/protocol.md). Undoing the rewind puts back a history that was itself sent, so that
+    holds for it too."""
+    loaded = session.store.load(session.id)
+    stored, ids = (loaded.messages, loaded.turn_ids) if loaded else (session.messages, ())
+    cut = next((i for i, t in enumerate(ids) if t == turn_id), len(stored))
+    session.messages = history.repair(stored[:cut])
+    kept = carried_turn_ids(stored[:cut], ids[:cut], session.messages)
+    session.store.replace_messages(session.id, session.messages, kept)
+    return stored, ids
 
 
 async def undo_rewind(session: Session, undo_id: str) -> JSON:

@@ -28,7 +28,7 @@ from tiller.core.journal import Journal
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
 from tiller.core.permissions import Grants
-from tiller.core.system_prompt import system_prompt
+from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
 from tiller.errors import InvalidParams
 from tiller.jsontypes import JSON
@@ -113,6 +113,7 @@ class Session:
     thinking: Thinking = Thinking()  # the rpc layer passes the configured mode and thinking
     grants: Grants = Grants()
     messages: tuple[Message, ...] = ()
+    system: str = ""  # fixed at the first turn, stored: append-only (see prompt_blocks)
     queue: deque[str] = field(default_factory=deque)
     reads: ReadLedger = field(default_factory=ReadLedger)
     todos: tuple[Todo, ...] = ()
@@ -357,12 +358,14 @@ class Session:
 
     def _start(self, text: str) -> str:
         turn_id = new_id("turn")
+        self.system = self.system or system_prompt(self.workspace)
+        update = instructions_update(self.system, self.messages, self.workspace)
         setup = TurnSetup(
             turn_id=turn_id,
             model=self.model,
             thinking=self.thinking,
             max_tokens=self.config.max_tokens,
-            system=system_prompt(self.workspace),
+            system=self.system,
             tools=tools_by_name(self.tools),
             context=self.tool_context(),
             provider=self.provider,
@@ -385,13 +388,17 @@ class Session:
                 self.model, self.mode, self.thinking, self.todos, 0,
             )
         )  # fmt: skip
+        self.store.set_system(self.id, self.system)
         task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
         self.active = ActiveTurn(turn_id, task)
         # A cancel that lands before the task's first step never runs its body: the
         # done-callback still ends the turn, exactly once.
         task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
         self.emit(TurnStarted(text))
-        self.append("user", [history.text_block(text)])
+        blocks, notice = prompt_blocks(text, update)
+        if notice is not None:
+            self.say(notice)
+        self.append("user", blocks)
         self.publish()
         return turn_id
 
@@ -443,3 +450,19 @@ def active_todo(todos: Sequence[Todo]) -> str | None:
     """The in_progress item's activeForm. Only while a turn runs: an item that an interrupted
     (or failed) turn left in_progress stays on the board, but no one is working on it."""
     return next((t.active_form for t in todos if t.status == "in_progress"), None)
+
+
+def prompt_blocks(text: str, update: tuple[str, str] | None) -> tuple[list[JSON], str | None]:
+    """A turn's user message, and what the user is told. Append-only: the system prompt stays
+    as it was, so an edited AGENTS.md / CLAUDE.md (``update``: its name and what the model is
+    told) goes in this message, before the user's words; the prompt is the last block, where
+    the loop finds it."""
+    prompt = [history.text_block(text)]
+    if update is None:
+        return prompt, None
+    name, told = update
+    what = "was removed" if told.startswith(f"{name} was removed") else "changed"
+    return [
+        history.text_block(told),
+        *prompt,
+    ], f"{name} {what}: the model is told so with this prompt."

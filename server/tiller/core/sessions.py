@@ -22,6 +22,7 @@ from tiller.core.events import Notice, Posted, Sliced, TurnEnded, event_fields
 from tiller.core.history import Message
 from tiller.core.outcomes import Interrupted
 from tiller.core.session import Session, SessionSink, new_id
+from tiller.core.system_prompt import system_prompt
 from tiller.errors import InvalidParams, TillerError
 from tiller.model import models
 from tiller.model.provider import ProviderError
@@ -54,6 +55,7 @@ class Shape:
     thinking: Thinking
     todos: tuple[Todo, ...] = ()
     messages: tuple[Message, ...] = ()
+    system: str = ""  # the fixed system prompt ("": fixed at the first turn)
 
 
 def carried_turn_ids(
@@ -102,6 +104,7 @@ class Sessions:
             thinking=shape.thinking,
             todos=shape.todos,
             messages=shape.messages,
+            system=shape.system,
         )
         self.live[session_id] = session
         return session
@@ -144,14 +147,31 @@ class Sessions:
         live = self.live.get(session_id)
         self._close_cut_turns(session_id, live.turn_id if live is not None else None)
         row = loaded.row
-        repaired = history.repair(loaded.messages)
+        system, fixed = self._fixed_prefix(row, loaded.messages, workspace)
+        self.store.set_system(row.id, system)  # no-op when it was fixed already
+        repaired = history.repair(fixed)
         if repaired != loaded.messages:
             ids = carried_turn_ids(loaded.messages, loaded.turn_ids, repaired)
             self.store.replace_messages(row.id, repaired, ids)
-        shape = Shape(row.mode, row.model, row.thinking, row.todos, repaired)
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, repaired, system)
         session = self._open(row.id, workspace, seat, shape)
         session.ledger = Ledger(row.usage, row.context)
         return session
+
+    def _fixed_prefix(
+        self, row: SessionRow, messages: tuple[Message, ...], workspace: Path
+    ) -> tuple[str, tuple[Message, ...]]:
+        """The session's system prompt and history as they are sent from now on.
+
+        A session stored before the system prompt was kept with it has none: it is fixed
+        now, at its first load. What its earlier turns were sent with cannot be known (the
+        prompt was rebuilt at every turn from AGENTS.md), so its thinking blocks, bound to
+        those requests, are left out once, as after a compaction."""
+        if row.system is not None:
+            return row.system, messages
+        system = system_prompt(workspace)
+        budget_form = self.runtime.provider.spec(row.model).thinking == "budget"
+        return system, history.without_thinking(messages, keep_open_loop=budget_form)
 
     def _close_cut_turns(self, session_id: str, running: str | None) -> None:
         """A turn the store shows started but never ended was cut by a dead server: end it in
@@ -179,9 +199,10 @@ class Sessions:
                 raise InvalidParams(f"unknown turnId {turn_id!r} in session {source!r}")
             cut = ends[-1] + 1
         row = loaded.row
-        kept = loaded.messages[:cut]
+        system, kept = self._fixed_prefix(row, loaded.messages[:cut], current.workspace)
+        row = replace(row, system=system)  # a fork is a true prefix: same system prompt
         messages = history.repair(kept)
-        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages)
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages, system)
         child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
         inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
         now = time.time()
@@ -212,8 +233,11 @@ class Sessions:
             current.record_usage(models.price(usage, spec_of_model), None)
             return summary
 
+        budget_form = spec_of_model.thinking == "budget"
         try:
-            messages = await slicing.build(pieces, loaded.messages, summarize)
+            messages = await slicing.build(
+                pieces, loaded.messages, summarize, keep_open_loop=budget_form
+            )
         except ProviderError as err:
             why = f"Summarizing for the slice failed ({err.kind}): {err.message}"
             raise TillerError(why) from err
@@ -223,7 +247,7 @@ class Sessions:
         now = time.time()
         self.store.create(
             replace(row, id=child.id, title=f"Slice of {row.title}", parent_id=source,
-                    turns=0, created_at=now, updated_at=now)
+                    turns=0, created_at=now, updated_at=now, system=None)
         )  # fmt: skip
         self.store.replace_messages(child.id, messages, [None] * len(messages))
         child.journal.on_event(Posted(child.id, None, 0, Sliced(source, spec)))  # not shown yet

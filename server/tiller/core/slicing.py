@@ -231,9 +231,18 @@ Summarizer = Callable[[Sequence[Message], str | None], Awaitable[str]]
 
 
 async def build(
-    pieces: Sequence[Piece], messages: Sequence[Message], summarize: Summarizer
+    pieces: Sequence[Piece],
+    messages: Sequence[Message],
+    summarize: Summarizer,
+    *,
+    keep_open_loop: bool = False,
 ) -> tuple[Message, ...]:
-    """The child's history: the pieces in order, made valid for the API."""
+    """The child's history: the pieces in order, made valid for the API, without thinking.
+
+    A slice is a new conversation (its prefix is made of summaries, injections and chosen
+    turns), so every thinking block in it would be bound to a different conversation and
+    refused by the API: they are all left out (``history.without_thinking``, which also says
+    what ``keep_open_loop`` is for)."""
     turns = turns_of(messages)
     out: list[Message] = []
     for piece in pieces:
@@ -253,7 +262,7 @@ async def build(
                     out.append(Message("user", (text_block(f"{label}:\n\n{summary}"),)))
             case Inject(text=text):
                 out.append(Message("user", (text_block(text),)))
-    return history.repair(out)
+    return history.without_thinking(out, keep_open_loop=keep_open_loop)
 
 
 def _compacted(message: Message) -> Message:

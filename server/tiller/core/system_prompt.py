@@ -1,8 +1,20 @@
-"""The system prompt: stable text (cacheable) plus the workspace's AGENTS.md or CLAUDE.md."""
+"""The system prompt: stable text (cacheable) plus the workspace's AGENTS.md or CLAUDE.md.
+
+Append-only (docs/protocol.md): the system prompt is built once per session, kept with it, and
+sent byte for byte at every request, since current models bind each thinking block to
+everything before it (system, tools, earlier messages). A later edit of the instruction file
+reaches the model as a message at the start of the next turn (``instructions_update``); what
+the model last saw is read back from the history (or, before any update, from the system
+prompt itself), so it stays right across rewinds, compactions and restarts.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from tiller.core.history import Message
 
 BASE = """You are Tiller, a coding agent working inside the user's workspace at {root}.
 Use the tools to read, search, edit files and run commands. Paths are relative to the workspace.
@@ -14,14 +26,90 @@ changing anything. To ask the user something instead, end your answer with the q
 
 MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
 MEMORY_CAP = 20_000
+SECTION = "\n\n# Project instructions ("  # then "{name})\n\n{text}"
+CHANGED = "{name} changed. The project instructions now read:\n\n"  # then the new text
+REMOVED = "{name} was removed: its project instructions no longer apply."
 
 
-def system_prompt(workspace: Path) -> str:
-    text = BASE.format(root=workspace)
+@dataclass(frozen=True)
+class Instructions:
+    """The instruction file the model is told about: its name and (capped) text."""
+
+    name: str
+    text: str
+
+
+def read_instructions(workspace: Path) -> Instructions | None:
+    """The workspace's AGENTS.md, else its CLAUDE.md, as it is now (None: neither)."""
     for name in MEMORY_FILES:
         path = workspace / name
         if path.is_file():
-            memory = path.read_text("utf-8", errors="replace")[:MEMORY_CAP]
-            text += f"\n\n# Project instructions ({name})\n\n{memory}"
-            break
+            return Instructions(name, path.read_text("utf-8", errors="replace")[:MEMORY_CAP])
+    return None
+
+
+def system_prompt(workspace: Path) -> str:
+    """Built once per session (then kept with it): never rebuilt for a running session."""
+    text = BASE.format(root=workspace)
+    found = read_instructions(workspace)
+    if found is not None:
+        text += f"{SECTION}{found.name})\n\n{found.text}"
     return text
+
+
+def instructions_in(system: str) -> Instructions | None:
+    """The instruction file a system prompt built by ``system_prompt`` carries."""
+    at = system.find(SECTION)
+    if at < 0:
+        return None
+    name, sep, text = system[at + len(SECTION) :].partition(")\n\n")
+    return Instructions(name, text) if sep else None
+
+
+def _update_in(text: str) -> tuple[bool, Instructions | None]:
+    """(True, what it says) when ``text`` is an update written by ``update_text``."""
+    for name in MEMORY_FILES:
+        head = CHANGED.format(name=name)
+        if text.startswith(head):
+            return True, Instructions(name, text[len(head) :])
+        if text == REMOVED.format(name=name):
+            return True, None
+    return False, None
+
+
+def seen_instructions(system: str, messages: Sequence[Message]) -> Instructions | None:
+    """What the model was last told of the instruction file: the last update in the
+    history, else the system prompt's copy."""
+    for message in reversed(messages):
+        if message.role != "user":
+            continue
+        for block in reversed(message.content):
+            if block.get("type") == "text":
+                found, instructions = _update_in(str(block.get("text", "")))
+                if found:
+                    return instructions
+    return instructions_in(system)
+
+
+def update_text(seen: Instructions | None, now: Instructions | None) -> str | None:
+    """The message that tells the model the file changed (None: it did not)."""
+    if seen == now:
+        return None
+    if now is None:
+        assert seen is not None
+        return REMOVED.format(name=seen.name)
+    return CHANGED.format(name=now.name) + now.text
+
+
+def instructions_update(
+    system: str, messages: Sequence[Message], workspace: Path
+) -> tuple[str, str] | None:
+    """(the file's name, the update message) when the instruction file is no longer what
+    the model was last told; None when it is."""
+    seen = seen_instructions(system, messages)
+    now = read_instructions(workspace)
+    text = update_text(seen, now)
+    if text is None:
+        return None
+    name = now.name if now is not None else seen.name if seen is not None else MEMORY_FILES[0]
+    return name, text

@@ -74,12 +74,21 @@ def _add_usage(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE sessions ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'")
 
 
+def _add_system(db: sqlite3.Connection) -> None:
+    """The session's system prompt, fixed at its first turn (append-only, docs/protocol.md);
+    NULL for sessions stored before: fixed when they are first loaded."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    if "system" not in columns:
+        db.execute("ALTER TABLE sessions ADD COLUMN system TEXT")
+
+
 # The migration ladder: step N brings a store from ``user_version`` N to N + 1. Stores written
 # before the ladder existed are at 0 with some steps already done, so every step is
 # idempotent. Append steps; never edit one that has shipped.
 MIGRATIONS: tuple[Callable[[sqlite3.Connection], object], ...] = (
     lambda db: db.executescript(SCHEMA),
     _add_usage,
+    _add_system,
 )
 STORE_VERSION = len(MIGRATIONS)
 
@@ -120,6 +129,7 @@ class SessionRow:
     turns: int
     usage: Usage = NO_USAGE  # every model call of the session, priced
     context: ContextUse | None = None  # how full the context was after the last step
+    system: str | None = None  # the fixed system prompt; None: not fixed yet (or stored before)
 
     def to_wire(self) -> JSON:
         wire: JSON = {
@@ -175,15 +185,21 @@ class SessionStore:
         """Store a new session; one already stored is kept, only a missing title (stored
         before its first prompt) is filled in."""
         self.db.execute(
-            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
             "SET title=excluded.title WHERE sessions.title=''",
             (
                 row.id, row.workspace, row.title, row.parent_id, row.created_at, row.updated_at,
                 row.model, row.mode, json.dumps(row.thinking.to_wire()),
                 json.dumps([t.to_wire() for t in row.todos]), row.turns,
-                json.dumps(row.usage.to_wire()),
+                json.dumps(row.usage.to_wire()), row.system,
             ),
         )  # fmt: skip
+
+    def set_system(self, session_id: str, system: str) -> None:
+        """Fix the session's system prompt; one already fixed is never replaced."""
+        self.db.execute(
+            "UPDATE sessions SET system=? WHERE id=? AND system IS NULL", (system, session_id)
+        )
 
     def update(
         self,
@@ -323,7 +339,7 @@ def _row(r: Any) -> SessionRow:
         model=r[6], mode=_mode(r[7]),
         thinking=Thinking.from_wire(thinking),
         todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(usage),
-        context=_context(usage.get("context")),
+        context=_context(usage.get("context")), system=r[12],
     )  # fmt: skip
 
 
