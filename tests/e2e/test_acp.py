@@ -865,10 +865,16 @@ async def test_the_todo_board_is_the_agent_plan(start: Any, api: FakeMessagesAPI
         session_id = await agent.new()
         assert await agent.say(session_id, "make a plan") == "end_turn"
 
-    plan = editor.of("plan")[-1]
-    assert [(e.content, e.status) for e in plan.entries] == [
+    during, after = editor.of("plan")[0], editor.of("plan")[-1]
+    assert [(e.content, e.status) for e in during.entries] == [
         ("Read the code", "completed"),
         ("Fixing the bug", "in_progress"),
+        ("Run the tests", "pending"),
+    ]
+    # The turn is over: nobody works on the item it left in progress.
+    assert [(e.content, e.status) for e in after.entries] == [
+        ("Read the code", "completed"),
+        ("Fix the bug", "pending"),
         ("Run the tests", "pending"),
     ]
     assert editor.call("toolu_t").kind == "think"

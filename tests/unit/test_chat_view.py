@@ -216,3 +216,13 @@ def test_text_from_the_model_cannot_send_escape_sequences_to_the_terminal() -> N
         "ok^[]0;pwned^G ^[[2J^Mtab\tline\n"
     )
     assert terminal_safe("\x9b31m ✓ ü") == "^[31m ✓ ü"  # C1 CSI too
+
+
+def test_a_board_shown_while_idle_marks_no_item_as_worked_on() -> None:
+    todos = [
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
+    ]
+    assert todo_summary(todos) == "☰ todos 0/2 · ▸ Fixing the bug · next: Run the tests"
+    idle = todo_summary(todos, running=False)
+    assert idle == "☰ todos 0/2 · unfinished: Fix the bug · next: Run the tests"

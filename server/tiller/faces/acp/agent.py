@@ -248,6 +248,8 @@ class AcpSession:
     def event(self, posted: Posted) -> None:
         fields = posted.to_wire()
         if fields.get("type") == "turnEnded":
+            if any(t.status == "in_progress" for t in self.session.todos):
+                self.outbox.send(plan_update(self.session.todos, running=False))
             self.outbox.turn_ended(str(fields.get("turnId")), turn_end(fields))
         else:
             self.outbox.send(*self.view.updates(fields))
@@ -317,7 +319,7 @@ class AcpSession:
         """After session/new or session/load answered: the commands, the plan, the models."""
         self.outbox.send(update_available_commands(advertised_commands()))
         if self.session.todos:
-            self.outbox.send(plan_update(self.session.todos))
+            self.outbox.send(plan_update(self.session.todos, running=self.session.busy))
         if not self.runtime.models:
             task = asyncio.get_running_loop().create_task(self._list_models())
             self._background.add(task)

@@ -230,10 +230,14 @@ class ToolCalls:
         ]
 
 
-def plan_update(todos: Sequence[Todo]) -> AgentPlanUpdate:
-    """The todo board as the ACP agent plan (all entries, every time: the client replaces)."""
+def plan_update(todos: Sequence[Todo], running: bool = True) -> AgentPlanUpdate:
+    """The todo board as the ACP agent plan (all entries, every time: the client replaces).
+    While no turn runs (``running`` false), an item a stopped turn left in progress is shown
+    pending: nobody works on it."""
     return update_plan(
-        plan_entry(t.active_form if t.status == "in_progress" else t.content, status=t.status)
+        plan_entry(t.active_form, status=t.status)
+        if t.status == "in_progress" and running
+        else plan_entry(t.content, status="pending" if t.status == "in_progress" else t.status)
         for t in todos
     )
 

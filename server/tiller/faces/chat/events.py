@@ -90,7 +90,8 @@ class EventLog:
             self.invalidate()
 
     def on_todos(self, params: Any) -> None:
-        board = todo_summary(params.get("todos") if isinstance(params, dict) else None)
+        running = bool((self.state or {}).get("busy"))
+        board = todo_summary(params.get("todos") if isinstance(params, dict) else None, running)
         if board is not None and board != self.last_board:
             self.printer.print(f"{board}", DIM)
         self.last_board = board

@@ -50,8 +50,10 @@ def toolbar_text(state: JSON | None, frame: int = 0) -> str:
     return " · ".join(parts)
 
 
-def todo_summary(todos: Any) -> str | None:
-    """The compact board printed when it changes: counts, the active item, the next one."""
+def todo_summary(todos: Any, running: bool = True) -> str | None:
+    """The compact board printed when it changes: counts, the active item, the next one.
+    While no turn runs (``running`` false: a board restored by a rewind), the item left in
+    progress is not shown as worked on."""
     if not isinstance(todos, list) or not todos:
         return None
     items = [t for t in todos if isinstance(t, dict)]
@@ -59,8 +61,10 @@ def todo_summary(todos: Any) -> str | None:
     active = next((t for t in items if t.get("status") == "in_progress"), None)
     pending = next((t for t in items if t.get("status") == "pending"), None)
     parts = [f"☰ todos {done}/{len(items)}"]
-    if active is not None:
+    if active is not None and running:
         parts.append(f"▸ {shorten(str(active.get('activeForm') or active.get('content')), 50)}")
+    elif active is not None:
+        parts.append(f"unfinished: {shorten(str(active.get('content')), 50)}")
     if pending is not None:
         parts.append(f"next: {shorten(str(pending.get('content')), 40)}")
     if done == len(items):
