@@ -47,6 +47,8 @@ type RequestHandler<M extends ServerRequestMethod> = (
 const MAX_RESTARTS = 5;
 /** The user's last thinking choice (on/off), re-applied to every new server. */
 const THINKING_KEY = "tiller.thinkingEnabled";
+/** The session this workspace showed last: a window reload (a new extension host) resumes it. */
+const SESSION_KEY = "tiller.lastSessionId";
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 
 export class TillerServer implements vscode.Disposable {
@@ -221,7 +223,7 @@ export class TillerServer implements vscode.Disposable {
     this.listen(client, "tiller/state", (state) => {
       if (!this.synchronized) return;
       this.rememberThinking(this.lastState, state);
-      this.lastState = state;
+      this.remember(state);
       this.stateEmitter.fire(state);
     });
     this.listen(client, "tiller/todos", ({ todos }) => this.synchronized && this.todosEmitter.fire(todos));
@@ -247,6 +249,13 @@ export class TillerServer implements vscode.Disposable {
     handler: (params: ServerNotifications[M]) => void,
   ): void {
     client.onNotification(method, handler);
+  }
+
+  private remember(state: State): void {
+    if (this.lastState?.sessionId !== state.sessionId) {
+      void this.context.workspaceState.update(SESSION_KEY, state.sessionId);
+    }
+    this.lastState = state;
   }
 
   /** The user's thinking choice (undefined: never toggled in this workspace). */
@@ -293,7 +302,8 @@ export class TillerServer implements vscode.Disposable {
     this.lastFailureIsSettings = false;
     this.shownProblems.clear();
     this.connectionEmitter.fire("running");
-    const previous = this.lastState?.sessionId;
+    const stored = this.context.workspaceState.get<unknown>(SESSION_KEY);
+    const previous = this.lastState?.sessionId ?? (typeof stored === "string" ? stored : undefined);
     try {
       if (previous !== undefined) {
         await this.request("tiller/session/resume", { sessionId: previous }).catch((error: unknown) => {
@@ -306,7 +316,7 @@ export class TillerServer implements vscode.Disposable {
       await this.applyThinkingChoice();
       const state = await this.request("tiller/getState", {});
       this.synchronized = true;
-      this.lastState = state;
+      this.remember(state);
       this.stateEmitter.fire(state);
       this.sessionLoadedEmitter.fire(state);
       await this.refreshTodos();

@@ -442,6 +442,27 @@ test("rewind to here lists what changes first, rewinds files and conversation, a
   });
 });
 
+test("a window reload comes back to the same chat", { timeout: 240_000 }, async () => {
+  await session.fake.load([{ content: [text("Remembered across the reload.")] }]);
+  await step("reload-resumes", async (page, chat) => {
+    await runCommand(page, "Tiller: New Chat");
+    await chat.locator(".welcome").waitFor({ timeout: 20_000 });
+    await send(page, "Remember this chat");
+    await chat.locator(".msg.assistant", { hasText: "Remembered across the reload." }).waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+    const sessionId = await chat.locator("body").getAttribute("data-session");
+    assert.ok(sessionId !== null && sessionId !== "");
+    await runCommand(page, "Developer: Reload Window");
+    await statusItem(page).waitFor({ timeout: 90_000 });
+    await waitFor("the server's first state", async () => ((await statusItem(page).innerText()).includes("·") ? true : undefined), 90_000);
+    await runCommand(page, "Tiller: Open Chat");
+    const reloaded = chatFrame(page);
+    await reloaded.locator(".msg.user", { hasText: "Remember this chat" }).waitFor({ timeout: 60_000 });
+    await reloaded.locator(".msg.assistant", { hasText: "Remembered across the reload." }).waitFor({ timeout: 30_000 });
+    assert.equal(await reloaded.locator("body").getAttribute("data-session"), sessionId);
+  });
+});
+
 test("the offline demo answers prompt after prompt, and its closing words follow what was denied", { timeout: 240_000 }, async () => {
   await step("demo", async (page, chat) => {
     const demo = await settingInput(page, "tiller.demoScript", "Demo Script");

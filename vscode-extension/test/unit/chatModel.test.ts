@@ -12,18 +12,12 @@ import {
   formatTrail,
   fromTranscript,
   summarizeInput,
-  type ChatItem,
   type ChatModel,
 } from "../../src/chat/model";
 import type { State, TillerEvent } from "../../src/protocol";
+import { eventMaker, IDLE_STATE, only } from "./fixtures";
 
-type EventBody = TillerEvent extends infer E ? (E extends TillerEvent ? Omit<E, "sessionId" | "turnId" | "seq"> : never) : never;
-
-let seq = 0;
-function ev(body: EventBody, turnId = "t1", sessionId = "s1"): TillerEvent {
-  seq += 1;
-  return { sessionId, turnId, seq, ...body } as TillerEvent;
-}
+const ev = eventMaker();
 
 function play(events: TillerEvent[], model: ChatModel = emptyChat()): ChatModel {
   return events.reduce(applyEvent, model);
@@ -33,22 +27,7 @@ function kinds(model: ChatModel): string[] {
   return model.items.map((item) => item.kind);
 }
 
-function only<K extends ChatItem["kind"]>(model: ChatModel, kind: K): Extract<ChatItem, { kind: K }>[] {
-  return model.items.filter((item): item is Extract<ChatItem, { kind: K }> => item.kind === kind);
-}
-
-const state: State = {
-  sessionId: "s1",
-  mode: "default",
-  model: "m",
-  thinking: { enabled: false, budgetTokens: 0 },
-  busy: false,
-  turnId: null,
-  queue: [],
-  activeTodo: null,
-  todoCounts: { completed: 0, total: 0 },
-  toolsUsed: 0,
-};
+const state: State = IDLE_STATE;
 
 test("text deltas of one turn stream into one assistant message", () => {
   const model = play([ev({ type: "turnStarted", prompt: "hi" }), ev({ type: "textDelta", text: "Hel" }), ev({ type: "textDelta", text: "lo" })]);

@@ -14,28 +14,12 @@ import {
   type ChatModel,
 } from "../../src/chat/model";
 import { applyPatch, ChatSync, headOf, type ChatPatch, type ChatView } from "../../src/chat/patch";
-import type { State, TillerEvent } from "../../src/protocol";
+import type { State } from "../../src/protocol";
+import { eventMaker, IDLE_STATE } from "./fixtures";
 
-type EventBody = TillerEvent extends infer E ? (E extends TillerEvent ? Omit<E, "sessionId" | "turnId" | "seq"> : never) : never;
+const ev = eventMaker();
 
-let seq = 0;
-function ev(body: EventBody, turnId: string | null = "t1", sessionId = "s1"): TillerEvent {
-  seq += 1;
-  return { sessionId, turnId, seq, ...body } as TillerEvent;
-}
-
-const state: State = {
-  sessionId: "s1",
-  mode: "default",
-  model: "m",
-  thinking: { enabled: false, budgetTokens: 0 },
-  busy: false,
-  turnId: null,
-  queue: [],
-  activeTodo: null,
-  todoCounts: { completed: 0, total: 0 },
-  toolsUsed: 0,
-};
+const state: State = IDLE_STATE;
 
 /** What the webview holds of a model. */
 function viewOf(model: ChatModel): ChatView {

@@ -26,39 +26,18 @@ import {
   thinkingWords,
   trailingConnectionNotices,
   withdraws,
-  type ChatItem,
   type ChatModel,
 } from "../../src/chat/model";
 import type { ErrorKind, State, TillerEvent } from "../../src/protocol";
+import { eventMaker, IDLE_STATE, only } from "./fixtures";
 
-type EventBody = TillerEvent extends infer E ? (E extends TillerEvent ? Omit<E, "sessionId" | "turnId" | "seq"> : never) : never;
-
-let seq = 0;
-function ev(body: EventBody, turnId: string | null = "t1", sessionId = "s1"): TillerEvent {
-  seq += 1;
-  return { sessionId, turnId, seq, ...body } as TillerEvent;
-}
+const ev = eventMaker();
 
 function play(events: TillerEvent[], model: ChatModel = emptyChat()): ChatModel {
   return events.reduce((acc, event) => applyEvent(acc, event, 1_000), model);
 }
 
-function only<K extends ChatItem["kind"]>(model: ChatModel, kind: K): Extract<ChatItem, { kind: K }>[] {
-  return model.items.filter((item): item is Extract<ChatItem, { kind: K }> => item.kind === kind);
-}
-
-const state: State = {
-  sessionId: "s1",
-  mode: "default",
-  model: "m",
-  thinking: { enabled: false, budgetTokens: 0 },
-  busy: false,
-  turnId: null,
-  queue: [],
-  activeTodo: null,
-  todoCounts: { completed: 0, total: 0 },
-  toolsUsed: 0,
-};
+const state: State = IDLE_STATE;
 
 // --- 1. retry notices -----------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ import {
   plainWords,
   trailingConnectionNotices,
   usageText,
-  type ChatItem,
   type ChatModel,
 } from "../../src/chat/model";
 import type {
@@ -38,31 +37,11 @@ import type {
   State,
   TillerEvent,
 } from "../../src/protocol";
+import { eventMaker, IDLE_STATE, only } from "./fixtures";
 
-type EventBody = TillerEvent extends infer E ? (E extends TillerEvent ? Omit<E, "sessionId" | "turnId" | "seq"> : never) : never;
+const ev = eventMaker();
 
-let seq = 0;
-function ev(body: EventBody, turnId: string | null = "t1", sessionId = "s1"): TillerEvent {
-  seq += 1;
-  return { sessionId, turnId, seq, ...body } as TillerEvent;
-}
-
-function only<K extends ChatItem["kind"]>(model: ChatModel, kind: K): Extract<ChatItem, { kind: K }>[] {
-  return model.items.filter((item): item is Extract<ChatItem, { kind: K }> => item.kind === kind);
-}
-
-const state: State = {
-  sessionId: "s1",
-  mode: "default",
-  model: "m",
-  thinking: { enabled: false, budgetTokens: 0 },
-  busy: false,
-  turnId: null,
-  queue: [],
-  activeTodo: null,
-  todoCounts: { completed: 0, total: 0 },
-  toolsUsed: 0,
-};
+const state: State = IDLE_STATE;
 
 const EXT_DIR = path.resolve(__dirname, "..", "..");
 const PYTHON = process.env.TILLER_PYTHON ?? path.join(EXT_DIR, "..", ".venv", "bin", "python");
