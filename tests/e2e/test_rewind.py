@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -21,20 +22,28 @@ from test_turn_basics import text, tool_use
 
 
 def digest(root: Path) -> dict[str, tuple[str, str]]:
-    """Every path under ``root`` (nested ``.git`` internals excepted) with its mode and content."""
+    """Every path under ``root`` (nested ``.git`` internals excepted) with its mode and content.
+    A file that goes while it is walked (a lock file of the server's own shadow repository, when
+    the data dir is inside the workspace) is not part of it."""
     found: dict[str, tuple[str, str]] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         if "/.git/" in f"/{rel}/" and not rel.endswith("/.git") and rel != ".git":
             continue
-        st = os.lstat(path)
-        if path.is_symlink():
-            found[rel] = ("link", os.readlink(path))
-        elif path.is_dir():
-            found[rel] = ("dir", "")
-        else:
-            found[rel] = (oct(st.st_mode & 0o777), hashlib.sha256(path.read_bytes()).hexdigest())
+        try:
+            found[rel] = _entry(path)
+        except FileNotFoundError:
+            continue
     return found
+
+
+def _entry(path: Path) -> tuple[str, str]:
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        return ("link", os.readlink(path))
+    if stat.S_ISDIR(st.st_mode):
+        return ("dir", "")
+    return (oct(st.st_mode & 0o777), hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 def _touch(path: Path) -> Path:
