@@ -24,7 +24,13 @@ A spec is a JSON-like dict::
                  {"type": "thinking", "thinking": "...", "signature": "sig"},
                  {"type": "redacted_thinking", "data": "..."},
                  {"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {...},
-                  "cutAfterInputChars": 12}],   # optional: see cutOff
+                  "cutAfterInputChars": 12},    # optional: see cutOff
+                 {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+                  "input": {"query": "..."}},   # a server tool call, then its result:
+                 {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+                  "content": [{"type": "web_search_result", "url": "...", "title": "...",
+                               "encrypted_content": "...", "page_age": "..."}]},
+                 {"type": "text", "text": "...", "citations": [{...}]}],
      "stop_reason": "end_turn",            # default: max_tokens if cut, stop_sequence if
                                            # stop_sequence is given, tool_use if any
                                            # tool_use block, else end_turn
@@ -72,6 +78,16 @@ the read), `cache_read_input_tokens` + `cache_creation_input_tokens` the rest; t
 the prompt's size (a block is len(its JSON) / 4 tokens). `message_start` carries it, and so
 does `message_delta` (with the final `output_tokens`). The answered message is in
 `RecordedRequest.response`.
+
+Server tools stream as the web search docs show them
+(https://docs.anthropic.com/en/docs/build-with-claude/tool-use/web-search-tool, "Streaming"):
+a `server_tool_use` block starts with `input: {}` and gets `input_json_delta`s, its result
+block comes whole in its `content_block_start`, and a text block's `citations` arrive as
+`citations_delta`s after its text. `usage.server_tool_use` counts the calls by name
+(`web_search_requests`, `web_fetch_requests`). Tool definitions with a `type` are refused
+unless it is a server tool the fake knows (`SERVER_TOOL_TYPES`); web fetch also needs the beta
+header `anthropic-beta: web-fetch-2025-09-10`
+(https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-fetch-tool).
 
 Requests are refused (400) as the API refuses them: besides malformed histories, a thinking
 form the model does not take (`MODELS`: Claude 5 and Opus 4.7/4.8 take only adaptive, 4.5
@@ -323,6 +339,9 @@ def _check_block(block: Any) -> Mapping[str, Any]:
         "thinking": ("thinking",),
         "redacted_thinking": ("data",),
         "tool_use": ("name",),
+        "server_tool_use": ("name",),
+        "web_search_tool_result": ("tool_use_id",),
+        "web_fetch_tool_result": ("tool_use_id",),
     }
     if not isinstance(block, Mapping) or block.get("type") not in required:
         raise SpecError(f"content block must have a type in {sorted(required)}: {block!r}")
@@ -717,7 +736,19 @@ def _prefix_hashes(blocks: Sequence[PromptBlock], thinking: Any) -> list[str]:
 def _materialize_block(block: Mapping[str, Any], new_tool_id: Callable[[], str]) -> JsonDict:
     kind = block["type"]
     if kind == "text":
-        return {"type": "text", "text": block["text"]}
+        cited = block.get("citations")
+        text = {"type": "text", "text": block["text"]}
+        return {**text, "citations": [dict(c) for c in cited]} if cited else text
+    if kind == "server_tool_use":
+        return {
+            "type": kind,
+            "id": block.get("id") or "srv" + new_tool_id(),
+            "name": block["name"],
+            "input": dict(block.get("input", {})),
+        }
+    if kind in SERVER_RESULT_BLOCKS:
+        whole: JsonDict = json.loads(json.dumps(block))  # a deep copy, as sent
+        return whole
     if kind == "thinking":
         signature = block.get("signature") or DEFAULT_SIGNATURE
         return {"type": "thinking", "thinking": block["thinking"], "signature": signature}
@@ -779,7 +810,22 @@ def _closers(text: str) -> str | None:
     return None if in_string else "".join(reversed(stack))
 
 
-def _usage_json(spec: ResponseSpec, input_usage: InputUsage, output_tokens: int) -> JsonDict:
+def _server_tool_usage(content: Sequence[Mapping[str, Any]]) -> JsonDict:
+    """`usage.server_tool_use`: the server tool calls of the message, by tool."""
+    names = [b.get("name") for b in content if b.get("type") == "server_tool_use"]
+    return {
+        "web_search_requests": names.count("web_search"),
+        "web_fetch_requests": names.count("web_fetch"),
+    }
+
+
+def _usage_json(
+    spec: ResponseSpec,
+    input_usage: InputUsage,
+    output_tokens: int,
+    content: Sequence[Mapping[str, Any]] = (),
+) -> JsonDict:
+    server = _server_tool_usage(content)
     usage: JsonDict = {
         "input_tokens": input_usage.input_tokens,
         "cache_creation_input_tokens": input_usage.cache_creation_input_tokens,
@@ -790,6 +836,7 @@ def _usage_json(spec: ResponseSpec, input_usage: InputUsage, output_tokens: int)
         },
         "output_tokens": output_tokens,
         "service_tier": "standard",
+        **({"server_tool_use": server} if any(server.values()) else {}),
         **spec.usage,
     }
     if "cache_creation_input_tokens" in spec.usage:
@@ -828,7 +875,7 @@ def build_message(
         "stop_reason": spec.stop_reason,
         "stop_sequence": spec.stop_sequence,
         "stop_details": None if spec.stop_details is None else dict(spec.stop_details),
-        "usage": _usage_json(spec, input_usage, _estimate_tokens(content)),
+        "usage": _usage_json(spec, input_usage, _estimate_tokens(content), content),
     }
 
 
@@ -848,6 +895,7 @@ def _block_events(index: int, block: JsonDict, spec: ResponseSpec) -> list[SseEv
         deltas = [
             {"type": "text_delta", "text": c} for c in _chunks(block["text"], spec.text_chunk)
         ]
+        deltas += [{"type": "citations_delta", "citation": c} for c in block.get("citations", [])]
     elif kind == "thinking":
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [
@@ -856,8 +904,8 @@ def _block_events(index: int, block: JsonDict, spec: ResponseSpec) -> list[SseEv
         ]
         if cut is None:
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
-    elif kind == "tool_use":
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+    elif kind in ("tool_use", "server_tool_use"):
+        start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         arguments = json.dumps(spec.content[index].get("input", {}))
         if cut is not None:
             arguments = arguments[: cut.chars]
@@ -908,7 +956,9 @@ def build_events(message: JsonDict, spec: ResponseSpec) -> list[SseEvent]:
                 "cache_creation_input_tokens",
                 "cache_read_input_tokens",
                 "output_tokens",
+                "server_tool_use",
             )
+            if key in usage
         }
     events.append(("message_delta", message_delta))
     events.append(("message_stop", {"type": "message_stop"}))
@@ -963,7 +1013,35 @@ def sse_pieces(raw: bytes) -> list[bytes]:
 # --------------------------------------------------------------------------------------------
 
 THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
-ASSISTANT_ONLY_BLOCKS = {"tool_use", "thinking", "redacted_thinking"}
+SERVER_RESULT_BLOCKS = {"web_search_tool_result", "web_fetch_tool_result"}
+ASSISTANT_ONLY_BLOCKS = {
+    "tool_use", "thinking", "redacted_thinking", "server_tool_use", *SERVER_RESULT_BLOCKS
+}  # fmt: skip
+SERVER_TOOL_TYPES = {"web_search_20250305": "web_search", "web_fetch_20250910": "web_fetch"}
+BETA_OF_TOOL = {"web_fetch_20250910": "web-fetch-2025-09-10"}
+
+
+def check_server_tools(body: JsonDict, beta: str = "") -> str | None:
+    """A tool with a `type` must be a server tool the fake knows, named as the API names
+    it, with its beta header when it is in beta (`beta`: the `anthropic-beta` header)."""
+    betas = {b.strip() for b in beta.split(",")}
+    for index, tool in enumerate(body.get("tools") or []):
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind is None or kind == "custom":
+            continue
+        if kind not in SERVER_TOOL_TYPES:
+            return (
+                f"tools.{index}: Input tag '{kind}' found using 'type' does not match any of "
+                "the expected tags"
+            )
+        if tool.get("name") != SERVER_TOOL_TYPES[kind]:
+            return f"tools.{index}.name: Input should be '{SERVER_TOOL_TYPES[kind]}'"
+        if tool.get("allowed_domains") and tool.get("blocked_domains"):
+            return f"tools.{index}: use either allowed_domains or blocked_domains, not both"
+        needed = BETA_OF_TOOL.get(kind)
+        if needed is not None and needed not in betas:
+            return f"tools.{index}: '{kind}' requires the beta header 'anthropic-beta: {needed}'"
+    return None
 
 
 def validate_messages_request(
@@ -1215,10 +1293,12 @@ def _check_block_shape(where: str, block: Any, role: str) -> str | None:
             return "messages: text content blocks must contain non-whitespace text"
     if kind == "thinking" and not isinstance(block.get("signature"), str):
         return f"{where}.thinking.signature: Field required"
-    if kind == "tool_use":
+    if kind in ("tool_use", "server_tool_use"):
         for key, expected in (("id", str), ("name", str), ("input", dict)):
             if not isinstance(block.get(key), expected):
-                return f"{where}.tool_use.{key}: Field required"
+                return f"{where}.{kind}.{key}: Field required"
+    if kind in SERVER_RESULT_BLOCKS and not isinstance(block.get("tool_use_id"), str):
+        return f"{where}.{kind}.tool_use_id: Field required"
     if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
         return f"{where}.tool_result.tool_use_id: Field required"
     return None
@@ -1259,6 +1339,10 @@ def _check_tool_pairing(messages: list[JsonDict]) -> str | None:
     seen_tool_use: set[str] = set()
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
+            is_last = index == len(messages) - 1
+            problem = _check_server_tool_pairing(index, message, unanswered_ok=is_last)
+            if problem:
+                return problem
             uses = _ids_of(message, "tool_use", "id")
             for block_index, tool_id in uses:
                 if tool_id in seen_tool_use:
@@ -1280,6 +1364,28 @@ def _check_tool_pairing(messages: list[JsonDict]) -> str | None:
             problem = _check_tool_results(index, message, previous)
             if problem:
                 return problem
+    return None
+
+
+def _check_server_tool_pairing(index: int, message: JsonDict, *, unanswered_ok: bool) -> str | None:
+    """A server tool's result follows its `server_tool_use` in the same message; only the
+    last message (a `pause_turn` sent back to go on) may hold a call without its result."""
+    called: set[str] = set()
+    answered: set[str] = set()
+    for block_index, block in enumerate(_blocks(message)):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "server_tool_use":
+            called.add(block["id"])
+        elif kind in SERVER_RESULT_BLOCKS:
+            if block["tool_use_id"] not in called:
+                return (
+                    f"messages.{index}.content.{block_index}: `{kind}` tool use id "
+                    f"{block['tool_use_id']} has no `server_tool_use` before it"
+                )
+            answered.add(block["tool_use_id"])
+    unanswered = sorted(called - answered)
+    if unanswered and not unanswered_ok:
+        return f"messages.{index}: `server_tool_use` without a result: {', '.join(unanswered)}"
     return None
 
 
@@ -1889,8 +1995,12 @@ class FakeMessagesAPI:
         return await self._send_json(connection, request, 200, tokens)
 
     async def _messages(self, request: HttpRequest, body: Any, connection: _Connection) -> bool:
-        problem = _body_problem(body) or validate_messages_request(
-            body, reject_text_after_tool_result=self.reject_text_after_tool_result
+        problem = (
+            _body_problem(body)
+            or validate_messages_request(
+                body, reject_text_after_tool_result=self.reject_text_after_tool_result
+            )
+            or check_server_tools(body, request.headers.get("anthropic-beta", ""))
         )
         if problem:
             return await self._send_error(

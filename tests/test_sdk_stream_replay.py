@@ -143,16 +143,20 @@ EXPECTED: dict[str, Expected] = {
     "stop_details_response": Expected("hi", (text("hi"),), "end_turn", Usage(11, 1)),
     # Usage only in message_delta (none in message_start), cache fields included.
     "missing_usage_response": Expected("hi", (text("hi"),), "end_turn", Usage(11, 1, 5, 3)),
+    # ... and usage.server_tool_use: the web searches the API ran (priced per search).
     "missing_usage_rich_delta_response": Expected(
-        "hi", (text("hi"),), "end_turn", Usage(11, 1, 5, 3)
+        "hi", (text("hi"),), "end_turn", Usage(11, 1, 5, 3, web_search_requests=2)
     ),
     "usage_omitted_response": Expected("Hello", (text("Hello"),), "end_turn", Usage(12, 6)),
     "usage_omitted_with_optional_fields_response": Expected(
-        "Hello", (text("Hello"),), "end_turn", Usage(12, 6, 3, 4)
+        "Hello", (text("Hello"),), "end_turn", Usage(12, 6, 3, 4, web_search_requests=1)
     ),
     # message_delta's cumulative input counts replace message_start's.
     "message_delta_fields_response": Expected(
-        "Hello there!", (text("Hello there!"),), "end_turn", Usage(40, 8, 7, 12)
+        "Hello there!",
+        (text("Hello there!"),),
+        "end_turn",
+        Usage(40, 8, 7, 12, web_search_requests=1),
     ),
     # message_delta with only output_tokens: message_start's cache counts stay.
     "message_delta_omitted_usage_response": Expected(

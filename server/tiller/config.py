@@ -13,6 +13,7 @@ import platformdirs
 
 from tiller.errors import ConfigError
 from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
+from tiller.model.server_tools import ServerTools, WebToolSettings
 from tiller.model.usage import CACHE_TTLS, CacheTtl
 from tiller.protocol import MODES, Mode, Thinking
 from tiller.workspace.tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
@@ -59,6 +60,7 @@ class Config:
     scrub_env: tuple[str, ...] = ()  # names/``*`` patterns to hide from tools; ``!NAME`` allows
     checkpoint_retention_days: int = 30
     cache_ttl: CacheTtl = "5m"  # prompt-cache entries' life: 1h costs more to write (models.py)
+    server_tools: ServerTools = ServerTools()  # webSearch / webFetch, off by default
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
 
     @property
@@ -74,7 +76,7 @@ KNOWN_KEYS = frozenset(
         "model", "permissionMode", "thinking", "maxTokens", "toolBudget",
         "checkpointTimeoutSeconds", "stopHook", "provider", "dataDir",
         "maxToolInputBytes", "streamIdleSeconds", "sandbox", "scrubEnv",
-        "checkpointRetentionDays", "cacheTtl",
+        "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch",
     }
 )  # fmt: skip
 
@@ -157,6 +159,49 @@ def _scrub_env(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+WEB_TOOL_KEYS = frozenset(
+    {"enabled", "allowedDomains", "blockedDomains", "maxUses", "allowInPlanMode"}
+)
+MAX_WEB_TOOL_USES = 1000
+
+
+def _domains(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(d, str) and d.strip() for d in value):
+        raise ConfigError(key, f"expected a list of domains, got {value!r}")
+    schemes = [d for d in value if "://" in d]
+    if schemes:
+        raise ConfigError(key, f"domains are written without a scheme (example.com): {schemes}")
+    return tuple(value)
+
+
+def _web_tool(value: Any, key: str) -> WebToolSettings:
+    """``{enabled, allowedDomains?, blockedDomains?, maxUses?, allowInPlanMode?}``."""
+    if value is None:
+        return WebToolSettings()
+    if not isinstance(value, dict) or not isinstance(value.get("enabled"), bool):
+        raise ConfigError(key, "expected {enabled: bool, allowedDomains?, blockedDomains?, ...}")
+    unknown = sorted(value.keys() - WEB_TOOL_KEYS)
+    if unknown:
+        raise ConfigError(key, f"unknown keys {unknown}")
+    allowed = _domains(value.get("allowedDomains"), f"{key}.allowedDomains")
+    blocked = _domains(value.get("blockedDomains"), f"{key}.blockedDomains")
+    if allowed and blocked:  # the API takes one or the other (see server_tools.py)
+        raise ConfigError(key, "give allowedDomains or blockedDomains, not both")
+    max_uses = value.get("maxUses")
+    if max_uses is not None and (
+        isinstance(max_uses, bool)
+        or not isinstance(max_uses, int)
+        or not 1 <= max_uses <= MAX_WEB_TOOL_USES
+    ):
+        raise ConfigError(f"{key}.maxUses", f"expected 1 … {MAX_WEB_TOOL_USES}, got {max_uses!r}")
+    in_plan = value.get("allowInPlanMode", False)
+    if not isinstance(in_plan, bool):
+        raise ConfigError(f"{key}.allowInPlanMode", f"expected a bool, got {in_plan!r}")
+    return WebToolSettings(value["enabled"], allowed, blocked, max_uses, in_plan)
+
+
 def _provider(value: Any) -> ProviderSettings:
     if value is None:
         return AnthropicSettings()
@@ -224,4 +269,8 @@ def parse_config(options: Any) -> Config:
         scrub_env=_scrub_env(options.get("scrubEnv")),
         checkpoint_retention_days=_int(options, "checkpointRetentionDays", 30, minimum=1),
         cache_ttl=_cache_ttl(options.get("cacheTtl", "5m")),
+        server_tools=ServerTools(
+            _web_tool(options.get("webSearch"), "webSearch"),
+            _web_tool(options.get("webFetch"), "webFetch"),
+        ),
     )

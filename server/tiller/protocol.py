@@ -227,6 +227,8 @@ class UsageWire(TypedDict):
     cacheReadTokens: int
     cacheWriteTokens: int
     costUsd: float | None
+    webSearchRequests: NotRequired[int]  # server tools: present only when any ran
+    webFetchRequests: NotRequired[int]
 
 
 class TodoCounts(TypedDict):

@@ -77,6 +77,8 @@ export interface Usage {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   costUsd: number | null;
+  webSearchRequests?: number;
+  webFetchRequests?: number;
 }
 
 export interface TodoCounts {

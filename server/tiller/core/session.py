@@ -374,6 +374,7 @@ class Session:
             retry_delays=self.config.step_retry_delays,
             session_id=self.id,
             stop_hook=self.config.stop_hook,
+            server_tools=self.config.server_tools,
         )
         turn = Turn(
             self,

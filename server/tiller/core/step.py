@@ -8,14 +8,18 @@ result, its own or an error result that says why it was not run (the ``NOT_RUN_*
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tiller.core.events import Notice, TextDelta, ThinkingDelta
+from tiller.core.events import Notice, TextDelta, ThinkingDelta, ToolFinished, ToolStarted
 from tiller.core.history import text_block, tool_result_block
+from tiller.core.permissions import Allow
 from tiller.core.scheduler import ToolCall
 from tiller.core.turn_setup import TurnHost
 from tiller.jsontypes import JSON
+from tiller.model.server_tools import server_call, server_result, without_unanswered
+from tiller.protocol import ToolStatus
 from tiller.workspace.tools.live_output import LiveOutput
 
 NOT_RUN_WITH_PLAN = "Not run: submitted with the plan; call it again after the plan is approved."
@@ -29,13 +33,21 @@ NOT_RUN_OUTPUT_LIMIT = (
 NOT_RUN_UNKNOWN_STOP = "Not run: the turn ended after this response (stop reason {reason})."
 
 
+SERVER_TOOL = Allow("server tool")  # declared by the webSearch / webFetch settings
+
+
 @dataclass
 class Draft:
-    """What one streaming response has shown so far; a ``StreamListener``."""
+    """What one streaming response has shown so far; a ``StreamListener``.
+
+    Server tool calls (web search / fetch, run by the API inside the response) are shown as
+    they stream: ``toolStarted`` for a ``server_tool_use`` block, ``toolFinished`` for its
+    result block."""
 
     host: TurnHost
     blocks: list[JSON] = field(default_factory=list)
     partial_text: list[str] = field(default_factory=list)
+    server_calls: dict[str, tuple[str, float]] = field(default_factory=dict)  # id: name, since
 
     def text(self, delta: str) -> None:
         self.partial_text.append(delta)
@@ -47,14 +59,29 @@ class Draft:
     def block(self, block: JSON) -> None:
         self.blocks.append(block)
         self.partial_text.clear()
+        call, result = server_call(block), server_result(block)
+        if call is not None:
+            self.server_calls[call.id] = (call.name, time.monotonic())
+            self.host.emit(ToolStarted(call.id, call.name, call.input, 0, False, SERVER_TOOL))
+        elif result is not None:  # its call may be in the response a pause_turn continues
+            name, since = self.server_calls.pop(result.tool_use_id, (result.name, time.monotonic()))
+            status: ToolStatus = "ok" if result.ok else "error"
+            ms = int((time.monotonic() - since) * 1000)
+            self.host.emit(ToolFinished(result.tool_use_id, name, status, result.output, ms))
 
     def notice(self, text: str) -> None:
         self.host.emit(Notice(text))
 
     def salvage(self) -> list[JSON]:
-        """Complete blocks plus the text of a block still streaming; no partial thinking."""
+        """Complete blocks plus the text of a block still streaming; no partial thinking,
+        no server tool call without its result (shown as interrupted)."""
+        for call_id, (name, since) in self.server_calls.items():
+            ms = int((time.monotonic() - since) * 1000)
+            self.host.emit(ToolFinished(call_id, name, "interrupted", "Interrupted.", ms))
+        self.server_calls.clear()
         tail = "".join(self.partial_text)
-        return [*self.blocks, text_block(tail)] if tail.strip() else list(self.blocks)
+        blocks = without_unanswered(self.blocks)
+        return [*blocks, text_block(tail)] if tail.strip() else blocks
 
 
 @dataclass

@@ -84,6 +84,7 @@ class StepStream:
             messages=history.for_request(self.host.messages),
             max_tokens=max_tokens,
             thinking=s.thinking,
+            server_tools=s.server_tools.definitions(self.host.mode),
         )
         return await s.provider.stream(request, draft)
 

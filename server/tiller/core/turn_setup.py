@@ -17,6 +17,7 @@ from tiller.core.permissions import Grants
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
+from tiller.model.server_tools import NO_SERVER_TOOLS, ServerTools
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
 from tiller.workspace.tools.base import Tool, ToolContext
@@ -64,6 +65,7 @@ class TurnSetup:
     stop_hook: str | None = None
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
+    server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the
     # first response streams, and no tool runs before it is done.
     snapshot: asyncio.Future[None] | None = None

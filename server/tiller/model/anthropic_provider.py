@@ -30,6 +30,7 @@ from tiller.model.provider import (
     api_params,
 )
 from tiller.model.sdk_adapter import client_timeout, install_retry_notices, on_retry, open_events
+from tiller.model.server_tools import beta_headers
 from tiller.model.usage import CacheTtl, Usage
 from tiller.protocol import ErrorKind
 
@@ -176,6 +177,7 @@ def not_json_message(size: int) -> str:
 @dataclass
 class _Text:
     parts: list[str] = field(default_factory=list)
+    citations: list[JSON] = field(default_factory=list)  # kept: they go back in the history
 
 
 @dataclass
@@ -235,7 +237,10 @@ class StreamAccumulator:
 
     - ``content``: the finished blocks, in order, in API param shape (text, thinking with its
       signature, redacted_thinking, tool_use, and any other block type as sent), each also
-      given to ``listener.block`` as it completes. Empty text blocks are dropped.
+      given to ``listener.block`` as it completes. Empty text blocks are dropped. A text
+      block keeps its ``citations`` (``citations_delta``); server tool blocks
+      (``server_tool_use``, ``web_search_tool_result``, ...) are kept whole, as sent (after a
+      ``pause_turn`` a ``server_tool_use`` may have no result yet: it goes back as it is).
     - A tool_use whose input grew past ``max_tool_input_bytes``: its further deltas are
       discarded, its ``input`` is ``{}`` and ``input_errors[id]`` says it was too big and how
       to write in parts.
@@ -289,7 +294,8 @@ class StreamAccumulator:
     def _start(self, index: int, block: JSON) -> None:
         match block.get("type"):
             case "text":
-                self.open[index] = _Text()
+                cited = block.get("citations")
+                self.open[index] = _Text(citations=list(cited) if isinstance(cited, list) else [])
                 self._delta(self.open[index], {"type": "text_delta", "text": block.get("text")})
             case "thinking":
                 self.open[index] = _Thinking(signature=str(block.get("signature") or ""))
@@ -316,6 +322,11 @@ class StreamAccumulator:
                 if said:
                     text.parts.append(said)
                     self.listener.text(said)
+            case _Text() as text, "citations_delta":
+                # web search / fetch citations: https://docs.anthropic.com/en/docs/build-with-claude/tool-use/web-search-tool
+                citation = delta.get("citation")
+                if isinstance(citation, dict):
+                    text.citations.append(citation)
             case _Thinking() as thinking, "thinking_delta":
                 thought = delta.get("thinking")
                 if thought:
@@ -326,14 +337,16 @@ class StreamAccumulator:
             case _Whole() as whole, _:
                 whole.fold(delta)
             case _:
-                pass  # citations and delta types newer than this code
+                pass  # delta types newer than this code
 
     def _close(self, index: int, block: _Open, *, complete: bool) -> None:
         param: JSON | None
         match block:
-            case _Text(parts=parts):
+            case _Text(parts=parts, citations=citations):
                 text = "".join(parts)
                 param = {"type": "text", "text": text} if text else None
+                if param is not None and citations:
+                    param["citations"] = citations
             case _Thinking(parts=parts, signature=signature):
                 thought = "".join(parts)
                 param = {"type": "thinking", "thinking": thought, "signature": signature}
@@ -361,8 +374,8 @@ class StreamAccumulator:
             for key, value in usage.items():
                 if isinstance(value, int) and not isinstance(value, bool):
                     self.usage[key] = value
-                elif key == "cache_creation" and isinstance(value, dict):
-                    self.usage[key] = value  # the writes by TTL
+                elif key in ("cache_creation", "server_tool_use") and isinstance(value, dict):
+                    self.usage[key] = value  # the writes by TTL; web searches and fetches
 
     def finish(self) -> ModelResponse:
         """The response so far; blocks still open are closed as cut off (see the class doc)."""
@@ -441,6 +454,9 @@ class AnthropicClient:
         try:
             with on_retry(announce):
                 params = api_params(request, spec, self.cache_ttl)
+                headers = beta_headers(params["tools"])
+                if headers:
+                    params["extra_headers"] = headers
                 async with open_events(self.client, params) as events:
                     await self._read(events, acc)
         except asyncio.CancelledError:

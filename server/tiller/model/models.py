@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal, cast
 
 from tiller.jsontypes import JSON
+from tiller.model.server_tools import SEARCH_USD_PER_REQUEST
 from tiller.model.usage import CacheTtl, Usage
 from tiller.protocol import EFFORTS, Effort, Thinking
 
@@ -480,7 +481,8 @@ def price(usage: Usage, spec: ModelSpec) -> Usage:
 
     The band is the prompt's (Haiku 5.5: over 100K tokens every token costs the long rate);
     cache writes cost the 5-minute or the 1-hour rate by the TTL they were written with
-    (``Usage.cache_write_1h_tokens``)."""
+    (``Usage.cache_write_1h_tokens``); each web search costs ``SEARCH_USD_PER_REQUEST``
+    (web fetches cost only their tokens)."""
     if spec.prices is None:
         return replace(usage, cost_usd=None)
     prices = spec.prices.band(usage)
@@ -491,5 +493,5 @@ def price(usage: Usage, spec: ModelSpec) -> Usage:
         + writes_5m * prices.write("5m")
         + usage.cache_write_1h_tokens * prices.write("1h")
         + usage.cache_read_tokens * prices.cache_read
-    ) / 1_000_000
+    ) / 1_000_000 + usage.web_search_requests * SEARCH_USD_PER_REQUEST
     return replace(usage, cost_usd=cost)

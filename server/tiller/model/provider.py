@@ -44,6 +44,7 @@ class ModelRequest:
     messages: tuple[Message, ...]
     max_tokens: int | None  # None: the model's max output
     thinking: Thinking
+    server_tools: tuple[JSON, ...] = ()  # web search / fetch definitions (server_tools.py)
 
 
 @dataclass(frozen=True)
@@ -181,12 +182,13 @@ def api_params(
 
     Thinking in the form the model takes (models.thinking_params); ``max_tokens`` defaults to
     the model's max output; never a sampling parameter. Cache breakpoints: see
-    ``cache_breakpoints``, all with the ``cacheTtl`` setting's TTL.
+    ``cache_breakpoints``, all with the ``cacheTtl`` setting's TTL. Server tools come after
+    the client's, so the tools breakpoint (on the last one) covers both.
     """
     spec = spec or DEFAULT_CATALOG.resolve(request.model)
     marker = EPHEMERAL_1H if cache_ttl == "1h" else EPHEMERAL
     max_tokens = effective_max_tokens(spec, request.max_tokens)
-    tools = [dict(t) for t in request.tools]
+    tools = [dict(t) for t in (*request.tools, *request.server_tools)]
     if tools:
         tools[-1]["cache_control"] = marker
     params: JSON = {

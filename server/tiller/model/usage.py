@@ -18,7 +18,9 @@ class Usage:
     """Tokens as the API splits them; ``cost_usd`` is None when a price is unknown.
 
     ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with the 1-hour TTL
-    (priced higher); the rest was written for 5 minutes."""
+    (priced higher); the rest was written for 5 minutes. ``web_search_requests`` and
+    ``web_fetch_requests`` count the server tool calls the API ran (``usage.server_tool_use``);
+    searches are priced per request, fetches only by their tokens (server_tools.py)."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -26,6 +28,8 @@ class Usage:
     cache_write_tokens: int = 0
     cost_usd: float | None = 0.0
     cache_write_1h_tokens: int = 0
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
 
     @staticmethod
     def from_api(usage: Mapping[str, Any], ttl: CacheTtl = "5m") -> Usage:
@@ -43,12 +47,16 @@ class Usage:
             writes_1h = min(writes, count(split, "ephemeral_1h_input_tokens"))
         else:
             writes_1h = writes if ttl == "1h" else 0
+        server = usage.get("server_tool_use")
+        server = server if isinstance(server, Mapping) else {}
         return Usage(
             count(usage, "input_tokens"),
             count(usage, "output_tokens"),
             count(usage, "cache_read_input_tokens"),
             writes,
             cache_write_1h_tokens=writes_1h,
+            web_search_requests=count(server, "web_search_requests"),
+            web_fetch_requests=count(server, "web_fetch_requests"),
         )
 
     @property
@@ -69,16 +77,24 @@ class Usage:
             self.cache_write_tokens + other.cache_write_tokens,
             cost,
             self.cache_write_1h_tokens + other.cache_write_1h_tokens,
+            self.web_search_requests + other.web_search_requests,
+            self.web_fetch_requests + other.web_fetch_requests,
         )
 
     def to_wire(self) -> JSON:
-        return {
+        """``Usage`` on the wire; the server tool counts only when there were any."""
+        wire: JSON = {
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
             "cacheReadTokens": self.cache_read_tokens,
             "cacheWriteTokens": self.cache_write_tokens,
             "costUsd": None if self.cost_usd is None else round(self.cost_usd, 6),
         }
+        if self.web_search_requests:
+            wire["webSearchRequests"] = self.web_search_requests
+        if self.web_fetch_requests:
+            wire["webFetchRequests"] = self.web_fetch_requests
+        return wire
 
     @staticmethod
     def from_wire(data: JSON) -> Usage:
@@ -89,6 +105,8 @@ class Usage:
             int(data.get("cacheReadTokens", 0)),
             int(data.get("cacheWriteTokens", 0)),
             float(cost) if isinstance(cost, int | float) else None,
+            web_search_requests=int(data.get("webSearchRequests", 0)),
+            web_fetch_requests=int(data.get("webFetchRequests", 0)),
         )
 
 

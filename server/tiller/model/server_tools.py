@@ -1,0 +1,146 @@
+"""Web search and web fetch: tools the Messages API runs itself (server tools).
+
+The server only declares them (``ServerTools.definitions``); the API runs each call inside
+the response and streams it back as a ``server_tool_use`` block followed by its
+``web_search_tool_result`` / ``web_fetch_tool_result`` block. Both are part of the assistant
+message and go back in the history unchanged. The pure helpers here turn those blocks into
+what the live tool log shows (``server_call``, ``server_result``).
+
+Docs (read 2026-11):
+- web search: https://docs.anthropic.com/en/docs/build-with-claude/tool-use/web-search-tool
+  (type ``web_search_20250305``; ``allowed_domains`` xor ``blocked_domains``; ``max_uses``;
+  $10 per 1,000 searches on top of tokens, counted in ``usage.server_tool_use``)
+- web fetch: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-fetch-tool
+  (type ``web_fetch_20250910``, beta header ``web-fetch-2025-09-10``; no charge beyond the
+  tokens of the fetched content)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tiller.jsontypes import JSON
+from tiller.protocol import Mode
+
+WEB_SEARCH_TYPE: Final = "web_search_20250305"
+WEB_FETCH_TYPE: Final = "web_fetch_20250910"
+WEB_FETCH_BETA: Final = "web-fetch-2025-09-10"
+SEARCH_USD_PER_REQUEST: Final = 10.0 / 1000  # web search pricing: $10 per 1,000 searches
+
+RESULT_TYPES: Final = frozenset({"web_search_tool_result", "web_fetch_tool_result"})
+SERVER_BLOCK_TYPES: Final = frozenset({"server_tool_use", *RESULT_TYPES})
+MAX_LISTED_RESULTS: Final = 10
+
+
+@dataclass(frozen=True)
+class WebToolSettings:
+    """One server tool's setting (``webSearch`` / ``webFetch``); off unless ``enabled``."""
+
+    enabled: bool = False
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    max_uses: int | None = None
+    allow_in_plan_mode: bool = False
+
+    def definition(self, kind: str, name: str) -> JSON:
+        tool: JSON = {"type": kind, "name": name}
+        if self.allowed_domains:
+            tool["allowed_domains"] = list(self.allowed_domains)
+        if self.blocked_domains:
+            tool["blocked_domains"] = list(self.blocked_domains)
+        if self.max_uses is not None:
+            tool["max_uses"] = self.max_uses
+        return tool
+
+
+@dataclass(frozen=True)
+class ServerTools:
+    """The server tools a session may declare.
+
+    The API runs a server tool call itself, so the server cannot refuse one after the fact:
+    in plan mode a tool is declared only when its ``allowInPlanMode`` is set. Switching into
+    or out of plan mode therefore changes the ``tools`` list (a new prompt-cache prefix);
+    otherwise the list is the same on every request of a session."""
+
+    web_search: WebToolSettings = WebToolSettings()
+    web_fetch: WebToolSettings = WebToolSettings()
+
+    def definitions(self, mode: Mode) -> tuple[JSON, ...]:
+        wanted = (
+            (self.web_search, WEB_SEARCH_TYPE, "web_search"),
+            (self.web_fetch, WEB_FETCH_TYPE, "web_fetch"),
+        )
+        return tuple(
+            setting.definition(kind, name)
+            for setting, kind, name in wanted
+            if setting.enabled and (mode != "plan" or setting.allow_in_plan_mode)
+        )
+
+
+NO_SERVER_TOOLS: Final = ServerTools()
+
+
+def beta_headers(tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The ``anthropic-beta`` header the declared tools need (web fetch is in beta)."""
+    if any(str(t.get("type", "")).startswith("web_fetch_") for t in tools):
+        return {"anthropic-beta": WEB_FETCH_BETA}
+    return {}
+
+
+@dataclass(frozen=True)
+class ServerCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ServerResult:
+    tool_use_id: str
+    name: str  # the tool's, from the block type (web_search_tool_result: web_search)
+    ok: bool
+    output: str
+
+
+def server_call(block: Mapping[str, Any]) -> ServerCall | None:
+    """A ``server_tool_use`` block as a tool call (input: the query or the url)."""
+    if block.get("type") != "server_tool_use":
+        return None
+    raw = block.get("input")
+    return ServerCall(str(block.get("id", "")), str(block.get("name", "")), dict(raw or {}))
+
+
+def server_result(block: Mapping[str, Any]) -> ServerResult | None:
+    """A ``web_search_tool_result`` / ``web_fetch_tool_result`` block as a short output:
+    one ``title — url`` line per result, or the error code."""
+    if block.get("type") not in RESULT_TYPES:
+        return None
+    tool_use_id = str(block.get("tool_use_id", ""))
+    name = str(block.get("type")).removesuffix("_tool_result")
+    content = block.get("content")
+    if isinstance(content, Mapping):
+        if str(content.get("type", "")).endswith("_error"):
+            return ServerResult(tool_use_id, name, False, f"error: {content.get('error_code')}")
+        if content.get("type") == "web_fetch_result":
+            doc = content.get("content")
+            title = doc.get("title") if isinstance(doc, Mapping) else None
+            return ServerResult(tool_use_id, name, True, _line(title, content.get("url")))
+        return ServerResult(tool_use_id, name, True, "")
+    items = [c for c in content if isinstance(c, Mapping)] if isinstance(content, list) else []
+    lines = [_line(c.get("title"), c.get("url")) for c in items[:MAX_LISTED_RESULTS]]
+    if len(items) > MAX_LISTED_RESULTS:
+        lines.append(f"… {len(items) - MAX_LISTED_RESULTS} more")
+    return ServerResult(tool_use_id, name, True, "\n".join(lines) or "no results")
+
+
+def _line(title: object, url: object) -> str:
+    return f"{title} — {url}" if title else str(url or "")
+
+
+def without_unanswered(blocks: Sequence[JSON]) -> list[JSON]:
+    """``blocks`` less any ``server_tool_use`` whose result never came (a stream that failed
+    or was interrupted between the two): not sent back before a user message."""
+    answered = {b.get("tool_use_id") for b in blocks if b.get("type") in RESULT_TYPES}
+    return [b for b in blocks if b.get("type") != "server_tool_use" or b.get("id") in answered]
