@@ -1790,6 +1790,14 @@ class FakeMessagesAPI:
             if (r.method, r.path, r.status) == ("POST", "/v1/messages", 200)
         ]
 
+    def count_requests(self) -> list[RecordedRequest]:
+        """Valid POST /v1/messages/count_tokens requests that were answered 200."""
+        return [
+            r
+            for r in self.requests
+            if (r.method, r.path, r.status) == ("POST", "/v1/messages/count_tokens", 200)
+        ]
+
     async def wait_for_requests(
         self,
         n: int,
@@ -1985,6 +1993,10 @@ class FakeMessagesAPI:
         return await self._send_json(connection, request, 200, page)
 
     async def _count_tokens(self, request: HttpRequest, body: Any, connection: _Connection) -> bool:
+        """POST /v1/messages/count_tokens (docs: build-with-claude/token-counting and the API
+        reference, api/messages/count_tokens): the body of a Messages request without
+        `max_tokens`/`stream`, answered `{"input_tokens": N}`, N counted as `usage` counts a
+        prompt (`prompt_tokens`). Recorded like every request (`count_requests`)."""
         problem = _body_problem(body) or validate_messages_request(body, need_max_tokens=False)
         if problem:
             return await self._send_error(

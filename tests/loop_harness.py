@@ -23,6 +23,7 @@ from tiller.core.scheduler import ToolCall
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
+    CountUnsupported,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -144,6 +145,15 @@ class Provider:
 
     script: list[Kind]
     requests: list[ModelRequest] = field(default_factory=list)
+    counted: list[ModelRequest] = field(default_factory=list)
+    count: int | None = None  # what count_tokens answers (None: it cannot count)
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        if self.count is None:
+            raise CountUnsupported("the loop harness does not count")
+        check_request(request)
+        self.counted.append(request)
+        return self.count
 
     def spec(self, model_id: str) -> models.ModelSpec:
         return SPEC

@@ -181,7 +181,7 @@ class State:
     todo_total: int
     tools_used: int
     sandbox: Sandbox = "none"
-    context: JSON | None = None  # ContextUseWire after the last step
+    context: JSON | None = None  # ContextUseWire: after the last step, or counted before sending
     session_cost_usd: float | None = None
 
     def to_wire(self) -> StateWire:
@@ -215,7 +215,8 @@ class ThinkingWire(TypedDict):
 
 
 class ContextUseWire(TypedDict):
-    """Tokens in the context after the last step, and the model's window."""
+    """Tokens in the context (after the last step, or counted before a request when a prompt
+    may not fit), and the model's window."""
 
     usedTokens: int
     windowTokens: int

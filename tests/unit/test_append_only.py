@@ -42,6 +42,7 @@ from tiller.core.system_prompt import instructions_in, system_prompt
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
+    CountUnsupported,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -79,6 +80,9 @@ class SigningProvider:
 
     async def list_models(self, refresh: bool = False) -> list[Any]:
         return []
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        raise CountUnsupported("not counted here")
 
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         body = json.loads(json.dumps(api_params(request, models.resolve(request.model))))

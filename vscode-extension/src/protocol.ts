@@ -65,7 +65,10 @@ export interface Thinking {
   budgetTokens: number | null;
 }
 
-/** Tokens in the context after the last step, and the model's window. */
+/**
+ * Tokens in the context (after the last step, or counted before a request when a prompt
+ * may not fit), and the model's window.
+ */
 export interface ContextUse {
   usedTokens: number;
   windowTokens: number;

@@ -183,6 +183,7 @@ class Turn:
 
     async def _step(self, step: Step) -> TurnOutcome | None:
         """One model response and what it asks for; None when the turn goes on."""
+        await self.stream.count_if_large()
         await self.stream.compact_if_full()
         max_tokens = self.setup.max_tokens
         more_room_tried = False

@@ -375,13 +375,10 @@ class Session:
             session_id=self.id,
             stop_hook=self.config.stop_hook,
             server_tools=self.config.server_tools,
+            context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
         )
-        turn = Turn(
-            self,
-            replace(
-                setup, snapshot=snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
-            ),
-        )
+        snapshot = snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
+        turn = Turn(self, replace(setup, snapshot=snapshot))
         now = time.time()
         self.store.create(
             SessionRow(

@@ -2,6 +2,11 @@
 context compacted (when the prompt is too long, and between steps when it fills), and what
 every model call of the turn cost.
 
+Counting before sending: when a prompt may not fit (``may_not_fit``, a cheap estimate), it is
+counted first (``Provider.count_tokens``, the API's ``POST /v1/messages/count_tokens``); the
+count is published as the context meter at once, and a count over the compaction threshold
+compacts before the request, not after its 400. The 400 path stays as the fallback.
+
 ``StepStream.respond`` is the one way a step gets its response: a ``ModelResponse``, or the
 ``TurnOutcome`` the turn ends with when there is none (the blocks already shown are kept).
 Compaction runs only while the history ends with the last step's results (the response being
@@ -11,7 +16,11 @@ requested is not in it yet), so a tool_use is never answered twice.
 from __future__ import annotations
 
 import asyncio
+import enum
+import json
+import logging
 from dataclasses import dataclass
+from typing import Final
 
 from tiller.core import compaction, history
 from tiller.core.events import Notice, StepRestarted
@@ -19,10 +28,37 @@ from tiller.core.outcomes import Failed, TurnOutcome
 from tiller.core.step import NOT_RUN_CUT_OFF, Draft, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.model.models import price
-from tiller.model.provider import ModelRequest, ModelResponse, ProviderError
+from tiller.model.provider import CountUnsupported, ModelRequest, ModelResponse, ProviderError
 from tiller.model.usage import NO_USAGE, ContextUse, Usage
 
+log = logging.getLogger(__name__)
+
 STEP_RETRY_KINDS = frozenset({"overloaded", "server", "connection", "timeout"})
+ESTIMATE_CHARS_PER_TOKEN = 3.5  # a rough estimate, only to decide whether to count
+COUNT_SHARE = 0.9  # of the compaction threshold: an estimate from there is counted
+
+
+def may_not_fit(known_used: int | None, new_chars: int, all_chars: int, threshold: int) -> bool:
+    """Whether to count the prompt before sending it. ``known_used``: the tokens in context
+    when last measured (None: unknown, e.g. a resumed session), plus ``new_chars`` since;
+    unknown, the whole prompt (``all_chars``) is estimated. Counted from ``COUNT_SHARE`` of
+    the compaction ``threshold`` (tokens)."""
+    if known_used is None:
+        estimate = all_chars / ESTIMATE_CHARS_PER_TOKEN
+    else:
+        estimate = known_used + new_chars / ESTIMATE_CHARS_PER_TOKEN
+    return estimate >= COUNT_SHARE * threshold
+
+
+class _TooLong(enum.Enum):
+    TOO_LONG = "too long"
+
+
+TOO_LONG: Final = _TooLong.TOO_LONG
+
+
+def _chars(value: object) -> int:
+    return len(json.dumps(value, ensure_ascii=False))
 
 
 @dataclass
@@ -34,6 +70,7 @@ class StepStream:
     usage: Usage = NO_USAGE  # every model call of this turn, priced (turnEnded.usage)
     context_used: int = 0  # tokens in context after the last step (0: unknown / compacted)
     compact_after: int = 0  # no threshold compaction before the history is this long again
+    measured: bool = False  # context_used was measured in this turn (a step, a compaction)
 
     # --- one response: stream, and retry what can be retried ------------------------------
 
@@ -76,8 +113,11 @@ class StepStream:
         step.restart()
 
     async def _stream(self, draft: Draft, max_tokens: int | None) -> ModelResponse:
+        return await self.setup.provider.stream(self._request(max_tokens), draft)
+
+    def _request(self, max_tokens: int | None) -> ModelRequest:
         s = self.setup
-        request = ModelRequest(
+        return ModelRequest(
             model=s.model,
             system=s.system,
             tools=tuple(t.spec() for t in s.tools.values()),
@@ -86,7 +126,6 @@ class StepStream:
             thinking=s.thinking,
             server_tools=s.server_tools.definitions(self.host.mode),
         )
-        return await s.provider.stream(request, draft)
 
     def _account(self, usage: Usage, *, step: bool) -> None:
         """Price a model call, add it to the turn, tell the session (context after a step)."""
@@ -95,6 +134,7 @@ class StepStream:
         context = ContextUse.after(usage, self.setup.spec.context_window) if step else None
         if context is not None:
             self.context_used = context.used_tokens
+            self.measured = True
         self.host.record_usage(priced, context)
 
     def _failed(self, step: Step, err: ProviderError) -> TurnOutcome:
@@ -110,6 +150,56 @@ class StepStream:
         return Failed(err.kind, message, err.retryable)
 
     # --- compaction (between steps only) --------------------------------------------------
+
+    async def count_if_large(self) -> None:
+        """Before a step: count the prompt when it may not fit (``may_not_fit``), publish the
+        count as the context meter, and let ``compact_if_full`` compact on it. A provider that
+        cannot count, or a count that fails, leaves the size unknown (the 400 path remains)."""
+        messages = self.host.messages
+        if not messages or messages[-1].role != "user":
+            return
+        threshold = compaction.compact_at(self.setup.spec.context_window, self.setup.compact_ratio)
+        if self.measured and self.context_used >= threshold:
+            return  # the last step's usage is over it: compact_if_full compacts on that
+        known = self.context_used if self.measured else self.setup.context_before
+        request = self._request(self.setup.max_tokens)
+        new_chars = _chars(list(messages[-1].content))
+        all_chars = _chars([m.to_api() for m in messages]) + len(request.system)
+        all_chars += _chars([*request.tools, *request.server_tools])
+        if not may_not_fit(known, new_chars, all_chars, threshold):
+            return
+        counted = await self._count(request)
+        if counted is None:
+            return
+        if counted is TOO_LONG:  # the count itself was refused as over the window
+            if not await self.compact("the prompt is too long"):
+                return
+        else:
+            self._meter(counted)
+            await self.compact_if_full()
+        if self.context_used == 0:  # compacted: measure the new prompt for the meter
+            recounted = await self._count(self._request(self.setup.max_tokens))
+            if isinstance(recounted, int):
+                self._meter(recounted)
+
+    async def _count(self, request: ModelRequest) -> int | _TooLong | None:
+        """The prompt's tokens; TOO_LONG when the count was refused as over the window;
+        None when unknown."""
+        try:
+            return await self.setup.provider.count_tokens(request)
+        except CountUnsupported:
+            return None
+        except ProviderError as err:
+            if err.kind == "context_too_long":
+                return TOO_LONG
+            log.info("counting the prompt failed (%s): %s", err.kind, err.message)
+            return None
+
+    def _meter(self, tokens: int) -> None:
+        """The counted prompt is the context in use: known now, and shown before the reply."""
+        self.context_used = tokens
+        self.measured = True
+        self.host.record_usage(NO_USAGE, ContextUse(tokens, self.setup.spec.context_window))
 
     async def compact_if_full(self) -> None:
         """Before a step: compact when the last step left the context over the threshold.
@@ -141,5 +231,6 @@ class StepStream:
         self._account(done.usage, step=False)
         self.host.rewrite_history(done.messages)
         self.context_used = 0  # measured again by the next step
+        self.measured = True
         self.host.emit(Notice(f"Compacted {done.summarized} messages into a summary."))
         return True

@@ -28,6 +28,7 @@ from tiller.model.provider import (
     ProviderError,
     StreamListener,
     api_params,
+    count_params,
 )
 from tiller.model.sdk_adapter import client_timeout, install_retry_notices, on_retry, open_events
 from tiller.model.server_tools import beta_headers
@@ -496,6 +497,21 @@ class AnthropicClient:
                 "timeout",
                 f"No data from the model API for {self.idle:g} s: the stream was abandoned.",
             ) from err
+
+    async def count_tokens(self, request: ModelRequest, spec: ModelSpec) -> int:
+        """``client.messages.count_tokens`` with the request's parameters minus those the
+        endpoint does not take (docs: "Token counting", ``POST /v1/messages/count_tokens``)."""
+        if not self.has_key:
+            raise ProviderError("auth", NO_KEY_MESSAGE, retryable=False)
+        params = count_params(request, spec)
+        headers = beta_headers(params.get("tools", []))
+        if headers:
+            params["extra_headers"] = headers
+        try:
+            counted = await self.client.messages.count_tokens(**params)
+        except (anthropic.APIError, httpx2.HTTPError) as err:
+            raise classify(err) from err
+        return int(counted.input_tokens)
 
     async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         if not self.has_key:

@@ -18,7 +18,13 @@ from typing import Any
 from tiller.core.history import JOINED_PROMPT_HEADER, Message
 from tiller.jsontypes import JSON
 from tiller.model.models import DEFAULT_CATALOG, ModelSpec
-from tiller.model.provider import ModelInfo, ModelRequest, ModelResponse, StreamListener
+from tiller.model.provider import (
+    CountUnsupported,
+    ModelInfo,
+    ModelRequest,
+    ModelResponse,
+    StreamListener,
+)
 
 PLAN_APPROVED = "Plan approved."
 PLAN_NOT_APPROVED = "Plan not approved:"
@@ -582,6 +588,9 @@ class DemoProvider:
             listener.block(call)
             content.append(call)
         return ModelResponse(tuple(content), "tool_use" if reply.calls else "end_turn")
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        raise CountUnsupported("the demo does not count tokens")
 
     async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         return []

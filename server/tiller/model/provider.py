@@ -79,8 +79,17 @@ class StreamListener(Protocol):
     def notice(self, text: str) -> None: ...
 
 
+class CountUnsupported(TillerError):
+    """The provider cannot count a prompt's tokens: callers treat the size as unknown."""
+
+
 class Provider(Protocol):
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse: ...
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """The prompt's input tokens (``POST /v1/messages/count_tokens``); raises
+        ``CountUnsupported`` when the provider cannot tell, ``ProviderError`` when it fails."""
+        ...
+
     async def list_models(self, refresh: bool = False) -> list[ModelInfo]: ...
     def spec(self, model_id: str) -> ModelSpec:
         """The catalog's entry for ``model_id``, with what ``list_models`` learnt from the API."""
@@ -93,6 +102,7 @@ class ModelClient(Protocol):
     async def stream(
         self, request: ModelRequest, listener: StreamListener, spec: ModelSpec
     ) -> ModelResponse: ...
+    async def count_tokens(self, request: ModelRequest, spec: ModelSpec) -> int: ...
     async def list_models(self, refresh: bool = False) -> list[ModelInfo]: ...
 
 
@@ -202,6 +212,18 @@ def api_params(
     return params
 
 
+COUNT_PARAMS = ("model", "system", "messages", "tools", "thinking", "tool_choice")
+"""What ``POST /v1/messages/count_tokens`` takes of a Messages request (the docs' "Token
+counting" page and API reference: no ``max_tokens``, ``stream``, ``metadata``, ...)."""
+
+
+def count_params(request: ModelRequest, spec: ModelSpec | None = None) -> JSON:
+    """The count_tokens parameters for ``request``: those of ``api_params`` the endpoint takes
+    (cache_control markers are accepted and do not change the count)."""
+    params = api_params(request, spec)
+    return {k: v for k, v in params.items() if k in COUNT_PARAMS}
+
+
 def cache_breakpoints(messages: list[JSON], marker: JSON = EPHEMERAL) -> list[JSON]:
     """Mark the tail, and the previous request's tail when it is too far back to be found.
 
@@ -270,6 +292,10 @@ class AnthropicProvider:
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         client = await self.warm_up()
         return await client.stream(request, listener, self.spec(request.model))
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        client = await self.warm_up()
+        return await client.count_tokens(request, self.spec(request.model))
 
     async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         """The API's models, cached for MODELS_TTL seconds (``refresh``: asked again); what
@@ -343,6 +369,9 @@ class ScriptedProvider:
         has_tools = any(b.get("type") == "tool_use" for b in content)
         stop = spec.get("stop_reason") or ("tool_use" if has_tools else "end_turn")
         return ModelResponse(tuple(content), stop)
+
+    async def count_tokens(self, request: ModelRequest) -> int:
+        raise CountUnsupported("a scripted provider does not count tokens")
 
     async def list_models(self, refresh: bool = False) -> list[ModelInfo]:
         return [ModelInfo(m) for m in self.model_ids]
