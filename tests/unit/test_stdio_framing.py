@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tiller.faces.lsp.stdio import (
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
     FrameDecoder,
+    FrameWriter,
     Garbled,
     Message,
     encode,
@@ -485,3 +487,42 @@ def test_an_answer_with_a_lone_surrogate_becomes_an_error_answer() -> None:
             assert "result.feedback contains a lone surrogate" in said
         case other:
             raise AssertionError(other)
+
+
+def test_a_large_frame_goes_out_whole_on_a_non_blocking_descriptor() -> None:
+    """A frame larger than the pipe's buffer, on a descriptor someone made non-blocking, with
+    another thread writing frames too: every frame arrives whole, one after another (a partial
+    write once spliced the next frame into a 64 KB prompt event)."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    writer = FrameWriter(os.fdopen(write_fd, "wb"))
+    big = {"jsonrpc": "2.0", "method": "tiller/event", "params": {"text": "y\n" * 300_000}}
+    small = {"jsonrpc": "2.0", "method": "tiller/state", "params": {"busy": True}}
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_fd, 4096):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+
+    def chatter() -> None:
+        for _ in range(50):
+            writer.send(small)
+
+    others = threading.Thread(target=chatter)
+    others.start()
+    writer.send(big)
+    others.join()
+    writer.close()
+    reader.join()
+    os.close(read_fd)
+    frames = []
+    rest = bytes(received)
+    while rest:
+        header, _, rest = rest.partition(b"\r\n\r\n")
+        length = int(header.split(b":")[1])
+        frames.append(json.loads(rest[:length]))
+        rest = rest[length:]
+    assert frames.count(big) == 1 and frames.count(small) == 50 and len(frames) == 51

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import re
+import select
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -267,20 +268,41 @@ def _content_length(block: bytes) -> tuple[int | str, int | None]:
 
 
 class FrameWriter:
-    """pygls's writer interface (``write`` framed bytes, ``close``) over a binary stream."""
+    """pygls's writer interface (``write`` framed bytes, ``close``) over a binary stream.
+
+    A frame goes out whole, one frame at a time: writers on other threads wait for the lock,
+    and a descriptor someone made non-blocking (the open file description is shared with
+    whoever holds the other copies) gets the rest of a large frame once it can take it, instead
+    of a partial write that would splice the next frame into this one's body."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
+        self._lock = threading.Lock()
 
     def write(self, data: bytes) -> None:
-        self._stream.write(data)
-        self._stream.flush()
+        with self._lock:
+            try:
+                fd = self._stream.fileno()
+            except (OSError, ValueError):  # no descriptor (an in-memory stream)
+                self._stream.write(data)
+                self._stream.flush()
+                return
+            self._stream.flush()
+            _write_all(fd, memoryview(data))
 
     def send(self, payload: Any) -> None:
         self.write(encode(payload))
 
     def close(self) -> None:
         self._stream.close()
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])
 
 
 class Endpoint(Protocol):
