@@ -194,7 +194,7 @@ async def rewind_command(session: Session, turn_id: str | None, *, dry_run: bool
 async def undo_command(session: Session, undo_id: str | None) -> str:
     """``/undo [undoId]``: undo a rewind of this session (default: the last one)."""
     try:
-        wanted = undo_id or keeper_of(session).last_rewind(session.id)
+        wanted = undo_id or keeper_of(session).table.last_rewind(session.id)
         if wanted is None:
             return "Nothing to undo: no rewind of this session is left to undo."
         done = await undo_rewind(session, wanted)

@@ -137,15 +137,6 @@ class CheckpointKeeper:
     def of_session(self, session_id: str) -> list[CheckpointRow]:
         return self.table.of_session(session_id)
 
-    def last_rewind(self, session_id: str) -> str | None:
-        """The undo id of the newest rewind of ``session_id`` still to be undone (``/undo``)."""
-        found = self.table.db.execute(
-            "SELECT undo_id FROM rewinds WHERE session_id=? ORDER BY created_at DESC, rowid DESC "
-            "LIMIT 1",
-            (session_id,),
-        ).fetchone()
-        return None if found is None else str(found[0])
-
     async def preview(self, rows: Sequence[CheckpointRow], index: int) -> RewindPreview:
         """Rewinding to before ``rows[index]``: the changes, and the files changed by someone
         else than the agent since (between turns, or after the last one)."""

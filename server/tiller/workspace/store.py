@@ -444,6 +444,15 @@ class CheckpointTable:
             (row.undo_id, row.session_id, created_at, row.files_commit, messages),
         )
 
+    def last_rewind(self, session_id: str) -> str | None:
+        """The undo id of the newest rewind of ``session_id`` still to be undone (``/undo``)."""
+        found = self.db.execute(
+            "SELECT undo_id FROM rewinds WHERE session_id=? ORDER BY created_at DESC, rowid DESC "
+            "LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return None if found is None else str(found[0])
+
     def drop_rewind(self, undo_id: str) -> None:
         self.db.execute("DELETE FROM rewinds WHERE undo_id=?", (undo_id,))
 
