@@ -1,0 +1,2 @@
+"""What users bring from other agents: MCP servers, hooks, instruction files, custom commands,
+skills and custom agents."""
