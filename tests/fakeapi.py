@@ -107,6 +107,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import contextlib
 import hashlib
 import http
@@ -1301,6 +1302,71 @@ def _check_block_shape(where: str, block: Any, role: str) -> str | None:
         return f"{where}.{kind}.tool_use_id: Field required"
     if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
         return f"{where}.tool_result.tool_use_id: Field required"
+    if kind == "image" and role != "user":
+        return f"{where}: `image` blocks can only be in `user` messages"
+    if kind == "image":
+        return _check_image(where, block)
+    if kind == "tool_result" and isinstance(block.get("content"), list):
+        for index, part in enumerate(block["content"]):
+            if isinstance(part, dict) and part.get("type") == "image":
+                problem = _check_image(f"{where}.tool_result.content.{index}", part)
+                if problem:
+                    return problem
+    return None
+
+
+# The vision docs (https://docs.anthropic.com/en/docs/build-with-claude/vision): base64 image
+# blocks of these types, at most 5 MB each (measured on the base64 text); the messages are the
+# API's 400s for a wrong type, a type that does not match the data, and an image too large.
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+IMAGE_MAX_BASE64 = 5 * 1024 * 1024
+
+
+def _image_type_of(data: bytes) -> str | None:
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image/gif"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _check_image(where: str, block: Mapping[str, Any]) -> str | None:
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        return (
+            f"{where}.image.source: Input tag does not match any of the expected tags: "
+            "'base64', 'url', 'file'"
+        )
+    media_type = source.get("media_type")
+    if media_type not in IMAGE_MEDIA_TYPES:
+        return (
+            f"{where}.image.source.base64.media_type: Input should be 'image/jpeg', "
+            "'image/png', 'image/gif' or 'image/webp'"
+        )
+    data = source.get("data")
+    if not isinstance(data, str):
+        return f"{where}.image.source.base64.data: Field required"
+    if len(data) > IMAGE_MAX_BASE64:
+        return (
+            f"{where}.image.source.base64: image exceeds 5 MB maximum: {len(data)} bytes > "
+            f"{IMAGE_MAX_BASE64} bytes"
+        )
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:
+        return f"{where}.image.source.base64.data: invalid base64 data"
+    found = _image_type_of(raw[:16])
+    if found is None:
+        return f"{where}.image.source.base64.data: Could not process image"
+    if found != media_type:
+        return (
+            f"{where}.image.source.base64: The image was specified using the {media_type} media "
+            f"type, but the image appears to be a {found} image"
+        )
     return None
 
 

@@ -54,6 +54,10 @@ async def _stop(params: JSON) -> Any:
     return {"continue": False}
 
 
+async def _no_diagnostics(params: JSON) -> Any:
+    return {"diagnostics": []}
+
+
 @dataclass
 class Tiller:
     """One running server and what it said."""
@@ -67,6 +71,7 @@ class Tiller:
     on_confirm: Answer = _deny_all
     on_plan: Answer = _reject_plan
     on_checkpoint: Answer = _stop
+    on_diagnostics: Answer = _no_diagnostics  # asked only when offered (capabilities)
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     def __post_init__(self) -> None:
@@ -98,6 +103,11 @@ class Tiller:
         async def checkpoint(ls: LanguageClient, params: JSON) -> Any:
             await self._add(self.asked, ("tiller/checkpoint", params))
             return await self.on_checkpoint(params)
+
+        @feature(client, "tiller/diagnostics")
+        async def diagnostics(ls: LanguageClient, params: JSON) -> Any:
+            await self._add(self.asked, ("tiller/diagnostics", params))
+            return await self.on_diagnostics(params)
 
     async def _add(self, target: list[Any], item: Any) -> None:
         async with self._changed:
@@ -199,14 +209,20 @@ async def start_client(env: dict[str, str]) -> LanguageClient:
     return client
 
 
-async def start_tiller(workspace: Path, data_dir: Path, options: JSON) -> Tiller:
-    """Start the real server over stdio and initialize it with ``options``."""
+async def start_tiller(
+    workspace: Path,
+    data_dir: Path,
+    options: JSON,
+    capabilities: types.ClientCapabilities | None = None,
+) -> Tiller:
+    """Start the real server over stdio and initialize it with ``options`` (and the client
+    ``capabilities``: none by default)."""
     client = await start_client(server_env(data_dir))
     tiller = Tiller(client, workspace)
     try:
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=types.ClientCapabilities(),
+                capabilities=capabilities or types.ClientCapabilities(),
                 root_uri=workspace.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
                 initialization_options=options,

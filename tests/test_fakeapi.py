@@ -1075,3 +1075,70 @@ async def test_raw_sse_is_served_exactly(api: FakeMessagesAPI) -> None:
         api.enqueue({"replay": "basic_response", "content": []})
     with pytest.raises(SpecError, match="cannot read"):
         api.enqueue({"replay": "no_such_recording"})
+
+
+# -- images (https://docs.anthropic.com/en/docs/build-with-claude/vision) ------------------------
+
+PNG_1PX = (  # a 1×1 png
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAA"
+    "AABJRU5ErkJggg=="
+)
+
+
+def image_block(media_type: str, data: str = PNG_1PX) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def test_image_blocks_are_taken_as_the_vision_docs_describe() -> None:
+    body: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 5,
+        "messages": [user([image_block("image/png"), {"type": "text", "text": "what is it?"}])],
+    }
+    assert validate_messages_request(body) is None
+
+
+def test_an_image_with_a_type_the_api_does_not_take_is_refused() -> None:
+    body: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 5,
+        "messages": [user([image_block("image/bmp")])],
+    }
+    assert validate_messages_request(body) == (
+        "messages.0.content.0.image.source.base64.media_type: Input should be 'image/jpeg', "
+        "'image/png', 'image/gif' or 'image/webp'"
+    )
+
+
+def test_an_image_whose_data_is_another_type_is_refused() -> None:
+    body: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 5,
+        "messages": [user([image_block("image/jpeg")])],
+    }
+    assert validate_messages_request(body) == (
+        "messages.0.content.0.image.source.base64: The image was specified using the image/jpeg "
+        "media type, but the image appears to be a image/png image"
+    )
+
+
+def test_an_image_over_5_mb_of_base64_is_refused() -> None:
+    big = "A" * (5 * 1024 * 1024 + 4)
+    body: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 5,
+        "messages": [user([image_block("image/png", big)])],
+    }
+    problem = validate_messages_request(body)
+    assert problem is not None and "image exceeds 5 MB maximum" in problem
+
+
+def test_an_image_in_an_assistant_message_is_refused() -> None:
+    body: dict[str, Any] = {
+        "model": MODEL,
+        "max_tokens": 5,
+        "messages": [user("x"), assistant([image_block("image/png")]), user("y")],
+    }
+    assert validate_messages_request(body) == (
+        "messages.1.content.0: `image` blocks can only be in `user` messages"
+    )

@@ -30,6 +30,10 @@ PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
 Sandbox = Literal["bwrap", "none"]
 PromptStatus = Literal["started", "queued", "handled"]
+AttachmentKind = Literal[
+    "file", "folder", "symbol", "selection", "problems", "terminal", "diff", "image"
+]  # fmt: skip
+DiagnosticSeverity = Literal["error", "warning", "information", "hint"]
 ErrorKind = Literal[
     "auth",
     "rate_limit",
@@ -73,6 +77,7 @@ EVENT: Final = "tiller/event"
 APPROVE_PLAN: Final = "tiller/approvePlan"
 CONFIRM_TOOL: Final = "tiller/confirmTool"
 CHECKPOINT: Final = "tiller/checkpoint"
+DIAGNOSTICS: Final = "tiller/diagnostics"
 
 CUSTOM_METHODS: Final = frozenset(
     {
@@ -80,7 +85,7 @@ CUSTOM_METHODS: Final = frozenset(
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
         SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND,
         STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
-        CHECKPOINT,
+        CHECKPOINT, DIAGNOSTICS,
     }
 )  # fmt: skip
 
@@ -307,9 +312,21 @@ class EventEnvelope(TypedDict):
     parentTurnId: NotRequired[str]
 
 
+class AttachmentSummary(TypedDict):
+    """What a prompt's attachment is in the event log: enough to redraw its chip or thumbnail
+    (``thumbnail``: a ``data:`` URL, only for an image small enough to keep in the log)."""
+
+    kind: AttachmentKind
+    name: str
+    mediaType: NotRequired[str]
+    bytes: NotRequired[int]
+    thumbnail: NotRequired[str]
+
+
 class TurnStartedEvent(EventEnvelope):
     type: Literal["turnStarted"]
     prompt: str
+    attachments: NotRequired[list[AttachmentSummary]]
 
 
 class TextDeltaEvent(EventEnvelope):
@@ -629,6 +646,29 @@ class CheckpointParams(TypedDict):
     trail: list[TrailItemWire]
 
 
+class DiagnosticsParams(TypedDict):
+    """Asked only of a client that advertised ``experimental.tiller.diagnostics``: the
+    diagnostics of ``paths`` (absolute) now; ``settle``: first wait (briefly) for the language
+    servers to catch up with a change just made."""
+
+    turnId: str
+    paths: list[str]
+    settle: bool
+
+
+class DiagnosticWire(TypedDict):
+    path: str
+    line: int  # 1-based
+    character: int  # 1-based
+    severity: DiagnosticSeverity
+    message: str
+    source: NotRequired[str]
+
+
+class DiagnosticsResult(TypedDict):
+    diagnostics: list[DiagnosticWire]
+
+
 CheckpointResult = TypedDict("CheckpointResult", {"continue": bool})
 
 
@@ -670,8 +710,28 @@ class NoParams:
 
 
 @dataclass(frozen=True)
+class AttachmentParams:
+    """An @-mention or an image sent with a prompt; ``name`` is what its chip shows.
+    ``file``/``folder``: ``path`` (workspace-relative or absolute inside it), read by the
+    server (confined, bounded) unless ``text`` is given; ``symbol``, ``selection``,
+    ``problems``, ``terminal``, ``diff``: the ``text`` the client gathered (``path``,
+    ``startLine``/``endLine`` say where it is from); ``image``: ``mediaType`` and base64
+    ``data`` (png, jpeg, gif, webp; at most 5 MB of base64)."""
+
+    kind: AttachmentKind
+    name: Annotated[str, NonBlank()]
+    text: str | None = None
+    path: str | None = None
+    start_line: Annotated[int, Between(1, INT64_MAX)] | None = None
+    end_line: Annotated[int, Between(1, INT64_MAX)] | None = None
+    media_type: str | None = None
+    data: str | None = None
+
+
+@dataclass(frozen=True)
 class PromptParams:
     text: Annotated[str, NonBlank()]
+    attachments: tuple[AttachmentParams, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -791,5 +851,6 @@ SERVER_REQUESTS: Final[dict[str, tuple[object, object]]] = {
     APPROVE_PLAN: (ApprovePlanParams, ApprovePlanResult),
     CONFIRM_TOOL: (ConfirmToolParams, ConfirmToolResult),
     CHECKPOINT: (CheckpointParams, CheckpointResult),
+    DIAGNOSTICS: (DiagnosticsParams, DiagnosticsResult),
 }
 """Server -> client requests: method -> (params, result)."""

@@ -63,6 +63,14 @@ def ts_name(name: str) -> str:
 class Generator:
     def __init__(self) -> None:
         self.params = [entry[0] for entry in protocol.CLIENT_REQUESTS.values()]
+        self.params += [  # the parts of params (a prompt's attachments)
+            value
+            for name, value in vars(protocol).items()
+            if name.endswith("Params")
+            and isinstance(value, type)
+            and dataclasses.is_dataclass(value)
+            if value not in self.params
+        ]
         self.named: list[tuple[Any, str]] = []  # (Literal alias, union, TypedDict, params) -> name
         for name, value in vars(protocol).items():
             if not name.startswith("_") and (

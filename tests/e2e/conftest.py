@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from lsprotocol import types
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller, start_tiller, stop_tiller
@@ -33,14 +34,16 @@ async def start(
     """Start a Tiller server pointed at the fake API; every server is shut down after the test."""
     running: list[Tiller] = []
 
-    async def starter(**options: Any) -> Tiller:
+    async def starter(
+        capabilities: types.ClientCapabilities | None = None, **options: Any
+    ) -> Tiller:
         merged: dict[str, Any] = {
             "provider": {"kind": "anthropic", "baseUrl": api.base_url, "apiKey": "test-key"},
             "model": "claude-test-1",
             "dataDir": str(tmp_path / "data"),
         }
         merged.update(options)
-        tiller = await start_tiller(workspace, tmp_path / "data", merged)
+        tiller = await start_tiller(workspace, tmp_path / "data", merged, capabilities)
         running.append(tiller)
         return tiller
 

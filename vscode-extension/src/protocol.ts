@@ -16,6 +16,16 @@ export type PermissionDecision = "allow" | "ask" | "deny";
 export type ModelThinking = "adaptive" | "budget" | "none";
 export type Sandbox = "bwrap" | "none";
 export type PromptStatus = "started" | "queued" | "handled";
+export type AttachmentKind =
+  | "file"
+  | "folder"
+  | "symbol"
+  | "selection"
+  | "problems"
+  | "terminal"
+  | "diff"
+  | "image";
+export type DiagnosticSeverity = "error" | "warning" | "information" | "hint";
 export type ErrorKind =
   | "auth"
   | "rate_limit"
@@ -56,6 +66,7 @@ export const EVENT = "tiller/event";
 export const APPROVE_PLAN = "tiller/approvePlan";
 export const CONFIRM_TOOL = "tiller/confirmTool";
 export const CHECKPOINT = "tiller/checkpoint";
+export const DIAGNOSTICS = "tiller/diagnostics";
 
 // What the server sends
 
@@ -159,6 +170,18 @@ export interface EventEnvelope {
   parentTurnId?: string;
 }
 
+/**
+ * What a prompt's attachment is in the event log: enough to redraw its chip or thumbnail
+ * (`thumbnail`: a `data:` URL, only for an image small enough to keep in the log).
+ */
+export interface AttachmentSummary {
+  kind: AttachmentKind;
+  name: string;
+  mediaType?: string;
+  bytes?: number;
+  thumbnail?: string;
+}
+
 export interface TurnStartedEvent {
   sessionId: string;
   turnId: string | null;
@@ -166,6 +189,7 @@ export interface TurnStartedEvent {
   parentTurnId?: string;
   type: "turnStarted";
   prompt: string;
+  attachments?: AttachmentSummary[];
 }
 
 export interface TextDeltaEvent {
@@ -552,6 +576,30 @@ export interface CheckpointParams {
   trail: TrailItem[];
 }
 
+/**
+ * Asked only of a client that advertised `experimental.tiller.diagnostics`: the
+ * diagnostics of `paths` (absolute) now; `settle`: first wait (briefly) for the language
+ * servers to catch up with a change just made.
+ */
+export interface DiagnosticsParams {
+  turnId: string;
+  paths: string[];
+  settle: boolean;
+}
+
+export interface Diagnostic {
+  path: string;
+  line: number;
+  character: number;
+  severity: DiagnosticSeverity;
+  message: string;
+  source?: string;
+}
+
+export interface DiagnosticsResult {
+  diagnostics: Diagnostic[];
+}
+
 export interface CheckpointResult {
   continue: boolean;
 }
@@ -561,9 +609,33 @@ export interface CheckpointResult {
 /** `{}` (or no params at all). */
 export type NoParams = Record<string, never>;
 
+/**
+ * An @-mention or an image sent with a prompt; `name` is what its chip shows.
+ * `file`/`folder`: `path` (workspace-relative or absolute inside it), read by the
+ * server (confined, bounded) unless `text` is given; `symbol`, `selection`,
+ * `problems`, `terminal`, `diff`: the `text` the client gathered (`path`,
+ * `startLine`/`endLine` say where it is from); `image`: `mediaType` and base64
+ * `data` (png, jpeg, gif, webp; at most 5 MB of base64).
+ */
+export interface AttachmentParams {
+  kind: AttachmentKind;
+  /** A non-empty string. */
+  name: string;
+  text?: string | null;
+  path?: string | null;
+  /** An integer of at least 1 or null. */
+  startLine?: number | null;
+  /** An integer of at least 1 or null. */
+  endLine?: number | null;
+  mediaType?: string | null;
+  data?: string | null;
+}
+
 export interface PromptParams {
   /** A non-empty string. */
   text: string;
+  /** Default: []. */
+  attachments?: AttachmentParams[];
 }
 
 /** `turnId`: interrupt only that turn (another id changes nothing). */
@@ -673,6 +745,7 @@ export interface ServerRequests {
   "tiller/approvePlan": [ApprovePlanParams, ApprovePlanResult];
   "tiller/confirmTool": [ConfirmToolParams, ConfirmToolResult];
   "tiller/checkpoint": [CheckpointParams, CheckpointResult];
+  "tiller/diagnostics": [DiagnosticsParams, DiagnosticsResult];
 }
 export type ServerRequestMethod = keyof ServerRequests;
 

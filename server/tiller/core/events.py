@@ -17,6 +17,7 @@ from tiller.workspace.tools.base import DiffStat
 @dataclass(frozen=True)
 class TurnStarted:
     prompt: str
+    attachments: tuple[JSON, ...] = ()  # AttachmentSummary each: chips and small thumbnails
 
 
 @dataclass(frozen=True)
@@ -224,8 +225,14 @@ def cap_event_output(text: str, limit: int = EVENT_OUTPUT_CAP) -> str:
 def event_fields(event: Event) -> JSON:
     """The type-specific fields of a `tiller/event` notification."""
     match event:
-        case TurnStarted(prompt=prompt):  # a huge prompt is shown cut (the model gets it whole)
-            return {"type": "turnStarted", "prompt": cap_event_output(prompt, PROMPT_EVENT_CAP)}
+        case TurnStarted(prompt=prompt, attachments=attached):  # a huge prompt is shown cut
+            started: JSON = {
+                "type": "turnStarted",
+                "prompt": cap_event_output(prompt, PROMPT_EVENT_CAP),
+            }
+            if attached:
+                started["attachments"] = list(attached)
+            return started
         case TextDelta(text=text):
             return {"type": "textDelta", "text": text}
         case ThinkingDelta(text=text):

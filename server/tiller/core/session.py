@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Protocol
 
 from tiller.config import Config
-from tiller.core import compaction, history
+from tiller.core import attachments, compaction, history
 from tiller.core.approvals import Approver, PostingApprover
+from tiller.core.attachments import Attachment
+from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import (
     Event,
     Notice,
@@ -82,6 +84,14 @@ class Handled:
 PromptResult = Started | Queued | Handled
 
 
+@dataclass(frozen=True)
+class Prompt:
+    """A prompt as it waits in the queue: its words and what was attached to them."""
+
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+
+
 class SessionSink(Protocol):
     """Where a session's notifications go (the rpc layer)."""
 
@@ -107,6 +117,7 @@ class Session:
     shell: ShellPolicy = field(default_factory=ShellPolicy)  # sandbox and tool env, from start
     editor: EditorFiles | None = None  # the client's file buffers, when it offers them
     terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
+    diagnostics: EditorDiagnostics | None = None  # the client's, asked after edits
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
@@ -114,7 +125,7 @@ class Session:
     grants: Grants = Grants()
     messages: tuple[Message, ...] = ()
     system: str = ""  # fixed at the first turn, stored: append-only (see prompt_blocks)
-    queue: deque[str] = field(default_factory=deque)
+    queue: deque[Prompt] = field(default_factory=deque)
     reads: ReadLedger = field(default_factory=ReadLedger)
     todos: tuple[Todo, ...] = ()
     active: ActiveTurn | None = None
@@ -237,7 +248,7 @@ class Session:
             thinking=self.thinking,
             busy=self.busy,
             turn_id=self.turn_id or self._last_turn,
-            queue=tuple(self.queue),
+            queue=self.queued,
             active_todo=active_todo(self.todos) if self.busy else None,
             todo_completed=sum(t.status == "completed" for t in self.todos),
             todo_total=len(self.todos),
@@ -260,24 +271,25 @@ class Session:
 
     # --- requests -----------------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> PromptResult:
+    async def prompt(self, text: str, attached: tuple[Attachment, ...] = ()) -> PromptResult:
         """Start a turn, queue behind the running one, or (``stop``/``cancel`` while busy)
-        interrupt it. Slash commands are not prompts: see session_commands.py."""
+        interrupt it. Slash commands are not prompts: see session_commands.py. ``attached``:
+        the mentions and images sent with it (see attachments.py)."""
         if self.closed:
             return Handled("This session was closed (switched away); send the prompt again.")
         if self.busy and text.strip().lower() in STOP_WORDS:
             self.interrupt(cause="keyword")
             return Handled("Interrupted the running turn.")
         if self.busy:
-            self.queue.append(text)
+            self.queue.append(Prompt(text, attached))
             self.emit(Notice(f"Queued: {text[:80]}"))
             self.publish()
             return Queued(len(self.queue))
-        return Started(self._start(text))
+        return Started(self._start(Prompt(text, attached)))
 
     @property
     def queued(self) -> tuple[str, ...]:
-        return tuple(self.queue)
+        return tuple(prompt.text for prompt in self.queue)
 
     def interrupt(self, turn_id: str | None = None, cause: InterruptCause = "user") -> str | None:
         """Cancel the running turn (only if it is ``turn_id``, when given): the turn task
@@ -294,7 +306,7 @@ class Session:
         """Retire this session (switch, shutdown): its queued prompts are dropped — returned,
         and listed in an event so a client can offer them again — and its turn interrupted."""
         self.closed = True
-        dropped = tuple(self.queue)
+        dropped = self.queued
         if dropped:
             self.queue.clear()
             self.emit(QueueDropped(dropped))
@@ -356,7 +368,8 @@ class Session:
 
     # --- turns --------------------------------------------------------------------------------
 
-    def _start(self, text: str) -> str:
+    def _start(self, prompt: Prompt) -> str:
+        text = prompt.text
         turn_id = new_id("turn")
         self.system = self.system or system_prompt(self.workspace)
         update = instructions_update(self.system, self.messages, self.workspace)
@@ -376,6 +389,7 @@ class Session:
             stop_hook=self.config.stop_hook,
             server_tools=self.config.server_tools,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
+            diagnostics=self.diagnostics,
         )
         snapshot = snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
         turn = Turn(self, replace(setup, snapshot=snapshot))
@@ -392,8 +406,8 @@ class Session:
         # A cancel that lands before the task's first step never runs its body: the
         # done-callback still ends the turn, exactly once.
         task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
-        self.emit(TurnStarted(text))
-        blocks, notice = prompt_blocks(text, update)
+        self.emit(TurnStarted(text, tuple(attachments.summary(a) for a in prompt.attachments)))
+        blocks, notice = prompt_blocks(text, update, prompt.attachments)
         if notice is not None:
             self.say(notice)
         self.append("user", blocks)
@@ -450,12 +464,14 @@ def active_todo(todos: Sequence[Todo]) -> str | None:
     return next((t.active_form for t in todos if t.status == "in_progress"), None)
 
 
-def prompt_blocks(text: str, update: tuple[str, str] | None) -> tuple[list[JSON], str | None]:
+def prompt_blocks(
+    text: str, update: tuple[str, str] | None, attached: Sequence[Attachment] = ()
+) -> tuple[list[JSON], str | None]:
     """A turn's user message, and what the user is told. Append-only: the system prompt stays
     as it was, so an edited AGENTS.md / CLAUDE.md (``update``: its name and what the model is
-    told) goes in this message, before the user's words; the prompt is the last block, where
-    the loop finds it."""
-    prompt = [history.text_block(text)]
+    told) goes in this message, before the user's words; so do the mentions and images
+    (``attached``); the prompt is the last block, where the loop finds it."""
+    prompt = [*(attachments.to_block(a) for a in attached), history.text_block(text)]
     if update is None:
         return prompt, None
     name, told = update

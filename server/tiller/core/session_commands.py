@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tiller.core import rewinding
+from tiller.core.attachments import Attachment
 from tiller.core.commands import (
     ChangeMode,
     ChangeModel,
@@ -47,11 +48,14 @@ class SwitchTo:
 PromptResult = Started | Queued | Handled | SwitchTo
 
 
-async def prompt(sessions: Sessions, session: Session, text: str) -> PromptResult:
+async def prompt(
+    sessions: Sessions, session: Session, text: str, attached: tuple[Attachment, ...] = ()
+) -> PromptResult:
     """A prompt for ``session``: a slash command is applied (and kept in the transcript, so a
-    redrawn chat shows it too); anything else starts, queues or interrupts a turn."""
+    redrawn chat shows it too); anything else starts, queues or interrupts a turn, with the
+    mentions and images ``attached`` to it (a slash command takes none)."""
     if session.closed or not text.lstrip().startswith("/"):
-        return await session.prompt(text)
+        return await session.prompt(text, attached)
     command = interpret(text, session, max_tokens=session.config.max_tokens)
     result = await apply(sessions, session, command)
     match result:

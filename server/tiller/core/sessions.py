@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tiller.core import compaction, history, slicing
 from tiller.core.approvals import Approver
+from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import Notice, Posted, Sliced, TurnEnded, event_fields
 from tiller.core.history import Message
 from tiller.core.outcomes import Interrupted
@@ -44,6 +45,7 @@ class Seat:
     approver: Approver
     editor: EditorFiles | None = None  # the client's file buffers, when it offers them
     terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
+    diagnostics: EditorDiagnostics | None = None  # its diagnostics, asked after edits
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Sessions:
             shell=runtime.shell,
             editor=seat.editor,
             terminal=seat.terminal,
+            diagnostics=seat.diagnostics,
             id=session_id,
             mode=shape.mode,
             model=shape.model or runtime.config.model,
@@ -283,4 +286,6 @@ class Sessions:
 
 
 def seat_of(session: Session) -> Seat:
-    return Seat(session.sink, session.approver, session.editor, session.terminal)
+    return Seat(
+        session.sink, session.approver, session.editor, session.terminal, session.diagnostics
+    )

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from tiller.core import history
+from tiller.core.edit_diagnostics import checked_edit
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.live_events import CoalescedOutput
@@ -37,7 +38,7 @@ from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.jsontypes import JSON
 from tiller.protocol import ToolStatus, TrailItem
-from tiller.workspace.tools.base import ToolResult, read_only_call
+from tiller.workspace.tools.base import Tool, ToolContext, ToolResult, read_only_call
 from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.validation import validate_input
 
@@ -172,7 +173,7 @@ class ToolRunner:
             self.setup.context, sandboxed=step.read_only.get(call.id, False), live=running.output
         )
         try:
-            result = await tool.run(call.input, context)
+            result = await self._run_tool(tool, call, context)
         except asyncio.CancelledError:
             raise
         except Exception as err:  # a tool bug must not take the turn down
@@ -182,6 +183,22 @@ class ToolRunner:
         step.running.pop(call.id, None)
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)
+
+    async def _run_tool(self, tool: Tool, call: ToolCall, context: ToolContext) -> ToolResult:
+        """Run the tool; an edit, where the editor offers diagnostics, with the errors it
+        introduced appended to its result (edit_diagnostics.py)."""
+        path = call.input.get("path")
+        source = self.setup.diagnostics
+        if tool.kind != "edit" or source is None or not isinstance(path, str):
+            return await tool.run(call.input, context)
+        workspace = context.workspace
+        return await checked_edit(
+            source,
+            self.setup.turn_id,
+            workspace / path,  # an absolute path stays itself
+            workspace,
+            lambda: tool.run(call.input, context),
+        )
 
     # --- the plan gate of an exit_plan_mode call --------------------------------------------
 

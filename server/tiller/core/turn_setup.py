@@ -11,6 +11,7 @@ from typing import Protocol
 
 from tiller.core import compaction, history
 from tiller.core.approvals import Approver
+from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import Event
 from tiller.core.history import Message
 from tiller.core.permissions import Grants
@@ -70,6 +71,7 @@ class TurnSetup:
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the
     # first response streams, and no tool runs before it is done.
     snapshot: asyncio.Future[None] | None = None
+    diagnostics: EditorDiagnostics | None = None  # the editor's, when it offers them
 
     @property
     def spec(self) -> ModelSpec:

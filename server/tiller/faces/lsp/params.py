@@ -21,7 +21,11 @@ from functools import cache
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from cattrs import ClassValidationError, Converter
-from cattrs.errors import AttributeValidationNote
+from cattrs.errors import (
+    AttributeValidationNote,
+    IterableValidationError,
+    IterableValidationNote,
+)
 from cattrs.gen import make_dict_structure_fn, override
 
 from tiller.errors import InvalidParams
@@ -68,11 +72,13 @@ def describe(hint: Any) -> str:
     if origin in (Union, types.UnionType):
         kinds = [describe(arg) for arg in args if arg not in (Unset, type(None))]
         return " or ".join(kinds) + (" or null" if type(None) in args else "")
+    if origin is tuple:
+        return "a list"
     return {str: "a string", bool: "a boolean", int: "an integer"}.get(hint, str(hint))
 
 
-def _say(cls: type[Any], err: ClassValidationError) -> str:
-    """The first problem of ``err``, naming its member."""
+def _say(cls: type[Any], err: ClassValidationError, where: str = "params") -> str:
+    """The first problem of ``err``, naming its member (``params.attachments[0].kind``)."""
     hints = get_type_hints(cls, include_extras=True)
     for problem in err.exceptions:
         note = next(
@@ -86,14 +92,43 @@ def _say(cls: type[Any], err: ClassValidationError) -> str:
         if note is None:
             continue
         name = wire_name(note.name)
+        hint = hints[note.name]
+        if isinstance(problem, IterableValidationError) and (inner := _item(hint)) is not None:
+            return _say_item(inner, problem, f"{where}.{name}")
         if isinstance(problem, Problem):
             detail = problem.say(name)
         elif isinstance(problem, KeyError):
-            detail = f"'{name}' is required and must be {describe(hints[note.name])}"
+            detail = f"'{name}' is required and must be {describe(hint)}"
         else:
-            detail = f"'{name}' must be {describe(hints[note.name])}"
-        return f"params.{name}: {detail}"
-    return f"params: {err.exceptions[0] if err.exceptions else err}"
+            detail = f"'{name}' must be {describe(hint)}"
+        return f"{where}.{name}: {detail}"
+    return f"{where}: {err.exceptions[0] if err.exceptions else err}"
+
+
+def _item(hint: Any) -> type[Any] | None:
+    """The dataclass a ``tuple[X, ...]`` param holds, if it holds one."""
+    args = get_args(hint)
+    if get_origin(hint) is tuple and args and _is_dataclass(args[0]):
+        item: type[Any] = args[0]
+        return item
+    return None
+
+
+def _say_item(item: type[Any], err: IterableValidationError, where: str) -> str:
+    """The first problem of a list of ``item`` objects, naming the item and its member."""
+    for problem in err.exceptions:
+        index = next(
+            (
+                n.index
+                for n in getattr(problem, "__notes__", ())
+                if isinstance(n, IterableValidationNote)
+            ),
+            None,
+        )
+        if isinstance(problem, ClassValidationError):
+            return _say(item, problem, f"{where}[{index}]")
+        return f"{where}[{index}]: must be an object"
+    return f"{where}: must be a list of objects"
 
 
 # --- the converter ----------------------------------------------------------------------------
@@ -150,7 +185,13 @@ def _converter() -> Converter:
 
     def member(hint: Any) -> Callable[[Any, Any], Any]:
         inner = converter.get_structure_hook(hint)
-        return lambda value, _: inner(value, hint)  # not the type cattrs passes: it lost the marks
+
+        def structure(value: Any, _: Any) -> Any:
+            if _item(hint) is not None and not isinstance(value, list):
+                raise TypeError(f"expected a list, got {value!r:.40}")  # a string iterates too
+            return inner(value, hint)  # not the type cattrs passes: it lost the marks
+
+        return structure
 
     def params(cls: type[Any]) -> Callable[[Any, Any], Any]:
         # The hints with their Annotated marks (cattrs resolves string annotations without).

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
@@ -32,6 +33,9 @@ from tiller.core.session import Handled, Queued, Session, Started
 from tiller.core.session_commands import SwitchTo
 from tiller.core.sessions import Seat, Sessions, seat_of
 from tiller.errors import InvalidParams, TillerError
+from tiller.faces.lsp.attachments import attachments_of
+from tiller.faces.lsp.diagnostics import RpcDiagnostics
+from tiller.faces.lsp.diagnostics import offered as diagnostics_offered
 from tiller.faces.lsp.params import structure_params
 from tiller.faces.lsp.pygls_adapter import cancel_request, forget_request
 from tiller.faces.lsp.wire import plain_dict_converter
@@ -187,7 +191,9 @@ def workspace_root(params: types.InitializeParams) -> Path:
 
 
 async def prompt(ls: TillerServer, params: p.PromptParams) -> p.PromptResult:
-    match await session_commands.prompt(ls.live_sessions(), ls.live_session(), params.text):
+    session = ls.live_session()
+    attached = await attachments_of(params.attachments, session)
+    match await session_commands.prompt(ls.live_sessions(), session, params.text, attached):
         case Started(turn_id=turn_id):
             return {"status": "started", "turnId": turn_id}
         case Queued(position=position):
@@ -377,6 +383,8 @@ def initialize(ls: TillerServer, params: types.InitializeParams) -> None:
         raise JsonRpcInvalidParams(err.message) from err
     ls.sessions = Sessions(runtime)
     seat = Seat(RpcSink(ls), RpcApprover(ls, config))
+    if diagnostics_offered(params.capabilities):
+        seat = replace(seat, diagnostics=RpcDiagnostics(ls.protocol))
     ls.session = ls.sessions.create(workspace_root(params), seat)
 
 
