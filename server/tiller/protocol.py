@@ -67,6 +67,7 @@ SESSION_TRANSCRIPT: Final = "tiller/session/transcript"
 CHECKPOINTS: Final = "tiller/checkpoints"
 REWIND: Final = "tiller/rewind"
 UNDO_REWIND: Final = "tiller/undoRewind"
+EDIT: Final = "tiller/edit"
 
 # Server -> client notifications
 STATE: Final = "tiller/state"
@@ -83,7 +84,7 @@ CUSTOM_METHODS: Final = frozenset(
     {
         PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
-        SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND,
+        SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND, EDIT,
         STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
         CHECKPOINT, DIAGNOSTICS,
     }
@@ -357,6 +358,7 @@ class ToolFinishedEvent(EventEnvelope):
     output: str
     durationMs: int
     diff: NotRequired[DiffStatWire]
+    line: NotRequired[int]  # write_file / edit_file: the first line they changed (1-based)
 
 
 class ToolOutputEvent(EventEnvelope):
@@ -588,6 +590,17 @@ class RewindResult(FileEffects):
     userChanged: NotRequired[list[str]]
 
 
+class EditResult(TypedDict):
+    """A finished edit's file before and after (``before`` null: the edit created it), each
+    kept up to 256 KB (``complete`` false: one was cut); ``line``: its first changed line."""
+
+    path: str
+    before: str | None
+    after: str
+    line: int
+    complete: bool
+
+
 class ClearQueueResult(TypedDict):
     cleared: int
 
@@ -815,6 +828,13 @@ class UndoRewindParams:
     undo_id: str
 
 
+@dataclass(frozen=True)
+class EditParams:
+    """A finished ``write_file`` / ``edit_file`` call, by its ``toolUseId``."""
+
+    tool_use_id: Annotated[str, NonBlank()]
+
+
 # --- Methods: what each one takes and answers ----------------------------------------------------
 
 CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
@@ -837,6 +857,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     CHECKPOINTS: (CheckpointsParams, CheckpointList),
     REWIND: (RewindParams, RewindResult),
     UNDO_REWIND: (UndoRewindParams, RewindResult),
+    EDIT: (EditParams, EditResult),
 }
 """Client -> server requests: method -> (params, result)."""
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from conftest import StartTiller
 from fakeapi import FakeMessagesAPI
 from harness import JSON, Tiller
 
@@ -69,7 +68,7 @@ def tool_results(body: JSON) -> dict[str, str]:
 
 
 async def test_an_edit_that_introduces_a_type_error_is_corrected_in_the_next_step(
-    start: StartTiller, api: FakeMessagesAPI, workspace: Path
+    start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     tiller = await start(capabilities=OFFERED, permissionMode="acceptEdits")
     tiller.on_diagnostics = checker(workspace)
@@ -135,7 +134,7 @@ async def test_a_client_that_did_not_offer_diagnostics_is_never_asked(
 
 
 async def test_a_failed_diagnostics_answer_leaves_the_result_as_it_was(
-    start: StartTiller, api: FakeMessagesAPI, workspace: Path
+    start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     tiller = await start(capabilities=OFFERED, permissionMode="acceptEdits")
 

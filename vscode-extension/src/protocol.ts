@@ -60,6 +60,7 @@ export const SESSION_TRANSCRIPT = "tiller/session/transcript";
 export const CHECKPOINTS = "tiller/checkpoints";
 export const REWIND = "tiller/rewind";
 export const UNDO_REWIND = "tiller/undoRewind";
+export const EDIT = "tiller/edit";
 export const STATE = "tiller/state";
 export const TODOS = "tiller/todos";
 export const EVENT = "tiller/event";
@@ -236,6 +237,7 @@ export interface ToolFinishedEvent {
   output: string;
   durationMs: number;
   diff?: DiffStat;
+  line?: number;
 }
 
 export interface ToolOutputEvent {
@@ -522,6 +524,18 @@ export interface RewindResult {
   userChanged?: string[];
 }
 
+/**
+ * A finished edit's file before and after (`before` null: the edit created it), each
+ * kept up to 256 KB (`complete` false: one was cut); `line`: its first changed line.
+ */
+export interface EditResult {
+  path: string;
+  before: string | null;
+  after: string;
+  line: number;
+  complete: boolean;
+}
+
 export interface ClearQueueResult {
   cleared: number;
 }
@@ -708,6 +722,12 @@ export interface UndoRewindParams {
   undoId: string;
 }
 
+/** A finished `write_file` / `edit_file` call, by its `toolUseId`. */
+export interface EditParams {
+  /** A non-empty string. */
+  toolUseId: string;
+}
+
 /** Client → server requests: method → [params, result]. */
 export interface ClientRequests {
   "tiller/prompt": [PromptParams, PromptResult];
@@ -729,6 +749,7 @@ export interface ClientRequests {
   "tiller/checkpoints": [CheckpointsParams, CheckpointList];
   "tiller/rewind": [RewindParams, RewindResult];
   "tiller/undoRewind": [UndoRewindParams, RewindResult];
+  "tiller/edit": [EditParams, EditResult];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

@@ -48,6 +48,7 @@ class ToolFinished:
     output: str
     duration_ms: int
     diff: DiffStat | None = None  # write_file / edit_file: lines added and removed
+    line: int | None = None  # write_file / edit_file: the first line they changed
 
 
 @dataclass(frozen=True)
@@ -260,6 +261,7 @@ def event_fields(event: Event) -> JSON:
                 "output": cap_event_output(event.output),
                 "durationMs": event.duration_ms,
                 **({"diff": event.diff.to_wire()} if event.diff is not None else {}),
+                **({"line": event.line} if event.line is not None else {}),
             }
         case ToolOutput(tool_use_id=tool_use_id, text=text):
             return {"type": "toolOutput", "toolUseId": tool_use_id, "text": text}

@@ -45,6 +45,7 @@ from tiller.model.provider import (
 )
 from tiller.model.usage import ContextUse, Ledger, Usage
 from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
+from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.store import SessionRow, SessionStore
 from tiller.workspace.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
@@ -390,6 +391,7 @@ class Session:
             server_tools=self.config.server_tools,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
             diagnostics=self.diagnostics,
+            edits=EditHistory(self.store.db),
         )
         snapshot = snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
         turn = Turn(self, replace(setup, snapshot=snapshot))

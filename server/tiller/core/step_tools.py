@@ -252,7 +252,13 @@ class ToolRunner:
         return self._record(call, ToolResult(text, True), "interrupted", ms)
 
     def _record(self, call: ToolCall, result: ToolResult, status: ToolStatus, ms: int) -> JSON:
-        self.host.emit(ToolFinished(call.id, call.name, status, result.output, ms, result.diff))
+        edit = result.edit if status == "ok" else None
+        if edit is not None and self.setup.edits is not None:
+            self.setup.edits.keep(self.setup.session_id, call.id, edit)  # before it is shown
+        line = edit.line if edit is not None else None
+        self.host.emit(
+            ToolFinished(call.id, call.name, status, result.output, ms, result.diff, line)
+        )
         self.trail.append(TrailItem(call.name, status))
         if status in ("ok", "error"):
             self.tools_used += 1

@@ -21,6 +21,7 @@ from tiller.model.provider import Provider
 from tiller.model.server_tools import NO_SERVER_TOOLS, ServerTools
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
+from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.tools.base import Tool, ToolContext
 
 
@@ -72,6 +73,7 @@ class TurnSetup:
     # first response streams, and no tool runs before it is done.
     snapshot: asyncio.Future[None] | None = None
     diagnostics: EditorDiagnostics | None = None  # the editor's, when it offers them
+    edits: EditHistory | None = None  # where finished edits keep their before and after
 
     @property
     def spec(self) -> ModelSpec:

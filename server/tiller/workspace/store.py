@@ -15,6 +15,7 @@ from tiller.core.history import Message
 from tiller.jsontypes import JSON
 from tiller.model.usage import NO_USAGE, ContextUse, Usage
 from tiller.protocol import MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
+from tiller.workspace.edit_history import add_edits
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -89,6 +90,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], object], ...] = (
     lambda db: db.executescript(SCHEMA),
     _add_usage,
     _add_system,
+    add_edits,  # edit history (edit_history.py)
 )
 STORE_VERSION = len(MIGRATIONS)
 

@@ -43,6 +43,7 @@ from tiller.jsontypes import JSON
 from tiller.model.models import thinking_problem
 from tiller.protocol import State, Thinking, Todo, TrailItem
 from tiller.runtime import Runtime
+from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.tools.base import Preview
 
 log = logging.getLogger(__name__)
@@ -320,6 +321,13 @@ async def undo_rewind(ls: TillerServer, params: p.UndoRewindParams) -> JSON:
     return await rewinding.undo_rewind(ls.live_session(), params.undo_id)
 
 
+async def edit(ls: TillerServer, params: p.EditParams) -> JSON:
+    kept = EditHistory(ls.live_session().store.db).find(params.tool_use_id)
+    if kept is None:
+        raise InvalidParams(f"params.toolUseId: no finished edit {params.tool_use_id!r} is kept")
+    return kept.to_wire()
+
+
 Answer = Mapping[str, Any]
 Handler = Callable[[TillerServer, Any], Awaitable[Answer]]
 Route = tuple[type[Any], Handler]
@@ -333,6 +341,7 @@ def route(params: type[P], handler: Callable[[TillerServer, P], Awaitable[Answer
 
 HANDLERS: Final[dict[str, Route]] = {
     p.PROMPT: route(p.PromptParams, prompt),
+    p.EDIT: route(p.EditParams, edit),
     p.INTERRUPT: route(p.InterruptParams, interrupt),
     p.CYCLE_MODE: route(p.NoParams, cycle_mode),
     p.SET_MODE: route(p.SetModeParams, set_mode),

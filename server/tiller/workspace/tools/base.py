@@ -35,15 +35,36 @@ class DiffStat:
 
 
 @dataclass(frozen=True)
+class EditTexts:
+    """A finished edit's file before and after, kept so its diff can be opened later
+    (``before`` None: the edit created the file); ``line``: its first changed line, 1-based."""
+
+    path: str
+    before: str | None
+    after: str
+    line: int
+
+    @staticmethod
+    def of(path: str, before: str | None, after: str) -> EditTexts:
+        old = before or ""
+        same = next(
+            (i for i, (x, y) in enumerate(zip(old, after, strict=False)) if x != y),
+            min(len(old), len(after)),
+        )
+        return EditTexts(path, before, after, after.count("\n", 0, same) + 1)
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """The outcome of one tool call. Failures are results, never exceptions.
 
-    ``diff`` is set by write_file and edit_file when they changed a file.
+    ``diff`` and ``edit`` are set by write_file and edit_file when they changed a text file.
     """
 
     output: str
     is_error: bool = False
     diff: DiffStat | None = None
+    edit: EditTexts | None = None
 
 
 @dataclass(frozen=True)

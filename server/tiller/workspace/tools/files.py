@@ -34,6 +34,7 @@ from tiller.workspace.tools.base import (
     OUTPUT_CAP,
     DiffStat,
     EditorFiles,
+    EditTexts,
     FileStamp,
     Preview,
     TextStamp,
@@ -566,6 +567,7 @@ class WriteFile:
         return ToolResult(
             f"{verb} {target.shown}: {len(data)} bytes, {count_lines(content)} lines",
             diff=None if binary_before else diff_stat(before, content),
+            edit=None if binary_before else EditTexts.of(target.shown, before, content),
         )
 
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
@@ -593,6 +595,7 @@ class WriteFile:
         return ToolResult(
             f"{verb} {spot.shown}: {len(data)} bytes, {count_lines(content)} lines",
             diff=None if binary_before else diff_stat(before, content),
+            edit=None if binary_before else EditTexts.of(spot.shown, before, content),
         )
 
 
@@ -765,7 +768,9 @@ def _edited(shown: str, text: str, edited: str, count: int, new: str) -> ToolRes
     snippet = _snippet(edited, _first_difference(text, edited), len(new))
     noun = "occurrence" if count == 1 else "occurrences"
     return ToolResult(
-        f"Edited {shown}: replaced {count} {noun}.\n{snippet}", diff=diff_stat(text, edited)
+        f"Edited {shown}: replaced {count} {noun}.\n{snippet}",
+        diff=diff_stat(text, edited),
+        edit=EditTexts.of(shown, text, edited),
     )
 
 
