@@ -729,7 +729,8 @@ class AttachmentParams:
     server (confined, bounded) unless ``text`` is given; ``symbol``, ``selection``,
     ``problems``, ``terminal``, ``diff``: the ``text`` the client gathered (``path``,
     ``startLine``/``endLine`` say where it is from); ``image``: ``mediaType`` and base64
-    ``data`` (png, jpeg, gif, webp; at most 5 MB of base64)."""
+    ``data`` (png, jpeg, gif, webp; at most 5 MB of base64), and optionally a small
+    ``thumbnail`` the client made (a ``data:image/...`` URL of at most 64 KB) for the log."""
 
     kind: AttachmentKind
     name: Annotated[str, NonBlank()]
@@ -739,6 +740,7 @@ class AttachmentParams:
     end_line: Annotated[int, Between(1, INT64_MAX)] | None = None
     media_type: str | None = None
     data: str | None = None
+    thumbnail: str | None = None
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,16 @@ async def test_a_mentioned_file_counts_as_read_so_the_model_may_edit_it(
             "params.attachments[0]: cannot mention '/etc/passwd'",
         ),
         ({"kind": "selection", "name": "sel"}, "params.attachments[0].text: a selection mention"),
+        (
+            {
+                "kind": "image",
+                "name": "x.png",
+                "mediaType": "image/png",
+                "data": PNG_1PX,
+                "thumbnail": "https://example.com/x.png",
+            },
+            "params.attachments[0].thumbnail: must be a data:image/... base64 URL",
+        ),
         ({"kind": "gossip", "name": "g", "text": "x"}, "params.attachments[0].kind: unknown kind"),
     ],
 )
@@ -136,3 +146,19 @@ async def test_a_bad_attachment_is_refused_naming_it_and_nothing_starts(
     state = await tiller.request("tiller/getState", {})
     assert state["busy"] is False and state["turnId"] is None
     assert api.message_requests() == []
+
+
+async def test_a_thumbnail_the_client_made_is_what_the_log_keeps(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    thumbnail = "data:image/jpeg;base64,/9j/4AAQ"
+    big = PNG_1PX  # the image itself goes to the model whole
+    api.enqueue({"content": [{"type": "text", "text": "Seen."}]})
+    image = {"kind": "image", "name": "s.png", "mediaType": "image/png", "data": big}
+    started = await tiller.request(
+        "tiller/prompt", {"text": "see", "attachments": [{**image, "thumbnail": thumbnail}]}
+    )
+    await tiller.turn_end(started["turnId"])
+    shown = tiller.events_of("turnStarted", started["turnId"])[0]["attachments"][0]
+    assert shown["thumbnail"] == thumbnail
+    assert last_user_blocks(api)[0]["source"]["data"] == big

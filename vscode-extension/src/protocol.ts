@@ -629,7 +629,8 @@ export type NoParams = Record<string, never>;
  * server (confined, bounded) unless `text` is given; `symbol`, `selection`,
  * `problems`, `terminal`, `diff`: the `text` the client gathered (`path`,
  * `startLine`/`endLine` say where it is from); `image`: `mediaType` and base64
- * `data` (png, jpeg, gif, webp; at most 5 MB of base64).
+ * `data` (png, jpeg, gif, webp; at most 5 MB of base64), and optionally a small
+ * `thumbnail` the client made (a `data:image/...` URL of at most 64 KB) for the log.
  */
 export interface AttachmentParams {
   kind: AttachmentKind;
@@ -643,6 +644,7 @@ export interface AttachmentParams {
   endLine?: number | null;
   mediaType?: string | null;
   data?: string | null;
+  thumbnail?: string | null;
 }
 
 export interface PromptParams {

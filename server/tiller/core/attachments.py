@@ -44,6 +44,7 @@ class ImageAttachment:
     name: str
     media_type: str
     data: str  # base64
+    thumbnail: str | None = None  # a small data: URL the client made, for the log
 
     @property
     def size(self) -> int:
@@ -67,9 +68,25 @@ def sniff_image(head: bytes) -> str | None:
     return None
 
 
-def image(name: str, media_type: str | None, data: str, where: str = "image") -> ImageAttachment:
-    """A checked image attachment (``data``: base64); `InvalidParams` naming ``where`` and
-    what is wrong otherwise."""
+THUMBNAIL_PREFIXES: Final = tuple(f"data:{kind};base64," for kind in IMAGE_TYPES)
+
+
+def image(
+    name: str,
+    media_type: str | None,
+    data: str,
+    where: str = "image",
+    thumbnail: str | None = None,
+) -> ImageAttachment:
+    """A checked image attachment (``data``: base64; ``thumbnail``: a small ``data:`` URL
+    for the log); `InvalidParams` naming ``where`` and what is wrong otherwise."""
+    if thumbnail is not None and (
+        not thumbnail.startswith(THUMBNAIL_PREFIXES) or len(thumbnail) > THUMBNAIL_MAX_BASE64
+    ):
+        raise InvalidParams(
+            f"{where}.thumbnail: must be a data:image/... base64 URL of at most "
+            f"{THUMBNAIL_MAX_BASE64} characters"
+        )
     if media_type not in IMAGE_TYPES:
         raise InvalidParams(
             f"{where}.mediaType: {media_type!r} is not an image type the model takes; "
@@ -91,7 +108,7 @@ def image(name: str, media_type: str | None, data: str, where: str = "image") ->
         raise InvalidParams(
             f"{where}.mediaType: the image was sent as {media_type} but its data is {found}"
         )
-    return ImageAttachment(name, media_type, data)
+    return ImageAttachment(name, media_type, data, thumbnail)
 
 
 def image_from_bytes(name: str, raw: bytes) -> ImageAttachment:
@@ -137,6 +154,8 @@ def summary(attachment: Attachment) -> JSON:
                 "mediaType": media_type,
                 "bytes": attachment.size,
             }
-            if len(data) <= THUMBNAIL_MAX_BASE64:
+            if attachment.thumbnail is not None:
+                shown["thumbnail"] = attachment.thumbnail
+            elif len(data) <= THUMBNAIL_MAX_BASE64:
                 shown["thumbnail"] = f"data:{media_type};base64,{data}"
             return shown

@@ -33,7 +33,7 @@ async def _one(item: AttachmentParams, session: Session, where: str) -> Attachme
         case "image":
             if item.data is None:
                 raise InvalidParams(f"{where}.data: an image needs its base64 data")
-            return attachments.image(item.name, item.media_type, item.data, where)
+            return attachments.image(item.name, item.media_type, item.data, where, item.thumbnail)
         case "file" | "folder" as kind if item.text is None:
             if item.path is None:
                 raise InvalidParams(f"{where}.path: a {kind} mention needs a path (or its text)")
