@@ -6,6 +6,8 @@ import { addNoticeOnce } from "./chat/model";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
+import { DiagnosticsCapability, EditorDiagnostics } from "./editorDiagnostics";
+import { Mentions } from "./mentions";
 import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
@@ -16,13 +18,17 @@ export function activate(context: vscode.ExtensionContext): void {
   const apiKey = new ApiKeyStore(context.secrets);
   const server = new TillerServer(context, log, apiKey);
   const diffs = new DiffContents();
-  const chat = new ChatProvider(context.extensionUri, server, log, diffs);
+  const mentions = new Mentions(log);
+  const chat = new ChatProvider(context.extensionUri, server, log, diffs, mentions);
+  server.offer(new DiagnosticsCapability());
 
   context.subscriptions.push(
     log,
     server,
     chat,
     diffs,
+    mentions,
+    new EditorDiagnostics(server),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),

@@ -11,6 +11,7 @@ import {
   type ErrorHandler,
   type LanguageClientOptions,
   type ServerOptions,
+  type StaticFeature,
 } from "vscode-languageclient/node";
 import { type ApiKeyStore } from "./apiKey";
 import { BUNDLED_DEMO, toInitializationOptions, type ProviderOption } from "./initOptions";
@@ -65,6 +66,8 @@ export class TillerServer implements vscode.Disposable {
   /** Why the connection last left "running" (the chat words its notice after it). */
   stopReason: StopReason = "stopped";
   private readonly requestHandlers: Array<(client: LanguageClient) => void> = [];
+  /** Client capabilities offered in `initialize` (kept across restarts). */
+  private readonly features: StaticFeature[] = [];
 
   private readonly stateEmitter = new vscode.EventEmitter<State>();
   private readonly todosEmitter = new vscode.EventEmitter<Todo[]>();
@@ -157,6 +160,11 @@ export class TillerServer implements vscode.Disposable {
     }
   }
 
+  /** Offers a client capability in `initialize` from the next start on. */
+  offer(feature: StaticFeature): void {
+    this.features.push(feature);
+  }
+
   dispose(): void {
     this.settingsRestart.cancel();
     void this.lifecycle.run(() => this.shutdown());
@@ -218,6 +226,7 @@ export class TillerServer implements vscode.Disposable {
       },
     };
     const client = new LanguageClient("tiller", "Tiller", serverOptions, clientOptions);
+    for (const feature of this.features) client.registerFeature(feature);
     this.client = client;
     this.synchronized = false;
     this.listen(client, "tiller/state", (state) => {

@@ -1,17 +1,25 @@
 // Messages between the chat webview and the extension host. Shared by both bundles.
 import type { ToolDecision } from "../protocol";
+import type { ActiveEditor, Mention, PastedImage } from "./attachments";
 import type { ChatCommand } from "./model";
 import type { ChatPatch } from "./patch";
 
 /** `patch`: what changed in the chat since the last one (the whole chat when `reset`). */
 export type ToWebview =
   | { type: "patch"; patch: ChatPatch }
-  | { type: "focusInput" };
+  | { type: "focusInput" }
+  /** The @-picker's entries for the query `requestId` asked. */
+  | { type: "mentions"; requestId: number; items: Mention[] }
+  /** The active editor for the input's chip (null: none). */
+  | { type: "activeEditor"; editor: ActiveEditor | null };
 
 export type FromWebview =
   | { type: "ready" }
   | { type: "focus"; focused: boolean }
-  | { type: "prompt"; text: string }
+  /** `activeEditor`: the chip was on (attach the active file or selection). */
+  | { type: "prompt"; text: string; mentions?: Mention[]; images?: PastedImage[]; activeEditor?: boolean }
+  | { type: "mentionQuery"; requestId: number; query: string }
+  | { type: "openFile"; path: string; line?: number }
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
   | { type: "copy"; text: string }
@@ -34,6 +42,8 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "ready",
   "focus",
   "prompt",
+  "mentionQuery",
+  "openFile",
   "interrupt",
   "openDiff",
   "copy",

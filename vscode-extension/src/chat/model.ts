@@ -3,6 +3,7 @@
 // is the one renderer of the server's events; a transcript is the session's event log, and a
 // redraw replays it through `applyEvent`, so a redrawn chat is the chat that was shown live.
 import type {
+  AttachmentSummary,
   ApprovePlanResult,
   CheckpointResult,
   ConfirmToolParams,
@@ -69,7 +70,7 @@ export type ToolRowStatus = "running" | ToolStatus;
 export type ChatItem = ChatItemBody & { faded?: boolean };
 
 type ChatItemBody =
-  | { kind: "user"; id: string; turnId?: string; text: string; local?: boolean }
+  | { kind: "user"; id: string; turnId?: string; text: string; local?: boolean; attachments?: AttachmentSummary[] }
   | { kind: "assistant"; id: string; turnId: string; text: string; streaming: boolean }
   | { kind: "thinking"; id: string; turnId: string; text: string; streaming: boolean }
   | {
@@ -85,6 +86,8 @@ type ChatItemBody =
       /** Wall-clock ms when it started running here (live only: drives the elapsed timer). */
       startedAt?: number;
       diff?: DiffStat;
+      /** The file the call is about, and (an edit's first changed line, a read's offset) where. */
+      file?: { path: string; line?: number };
       /** The question asked before it ran, shown where the row is. */
       confirm?: Confirmation;
     }
@@ -306,6 +309,17 @@ export function summarizeInput(name: string, input: unknown): string {
   }
   const json = JSON.stringify(input);
   return json === "{}" ? "" : json.length > 120 ? `${json.slice(0, 119)}…` : json;
+}
+
+const FILE_TOOLS = new Set(["read_file", "write_file", "edit_file", "list_files"]);
+
+/** The file a tool call is about (its `path`), and a read's first line, for the row's link. */
+export function fileOf(name: string, input: unknown): { path: string; line?: number } | undefined {
+  if (!FILE_TOOLS.has(name) || typeof input !== "object" || input === null) return undefined;
+  const fields = input as Record<string, unknown>;
+  if (typeof fields.path !== "string" || fields.path === "") return undefined;
+  const offset = fields.offset;
+  return typeof offset === "number" && Number.isInteger(offset) && offset > 0 ? { path: fields.path, line: offset } : { path: fields.path };
 }
 
 /** What a confirmation card shows of a preview, from the live request or a transcript entry. */
@@ -575,13 +589,20 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
   const turnId = event.turnId ?? "";
   switch (event.type) {
     case "turnStarted":
-      return push(settleStreaming(model), (id) => ({ kind: "user", id, turnId, text: event.prompt }));
+      return push(settleStreaming(model), (id) => ({
+        kind: "user",
+        id,
+        turnId,
+        text: event.prompt,
+        ...(event.attachments !== undefined && event.attachments.length > 0 ? { attachments: event.attachments } : {}),
+      }));
     case "textDelta":
       return appendStreamed(model, "assistant", turnId, event.text);
     case "thinkingDelta":
       return appendStreamed(model, "thinking", turnId, event.text);
     case "toolStarted": {
       const summary = summarizeInput(event.name, event.input);
+      const file = fileOf(event.name, event.input);
       const standalone = model.items.find((item) => item.kind === "confirm" && item.toolUseId === event.toolUseId);
       const make = (id: string): ChatItem => ({
         kind: "tool",
@@ -592,6 +613,7 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         summary,
         status: "running",
         output: "",
+        ...(file !== undefined ? { file } : {}),
         // Waiting for the user is not running: the timer starts once the call is allowed.
         ...(now !== undefined && (event.permission === undefined || event.permission.decision === "allow") ? { startedAt: now } : {}),
         ...(standalone !== undefined && standalone.kind === "confirm"
@@ -615,6 +637,7 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         status: event.status,
         ...(event.diff !== undefined ? { diff: event.diff } : {}),
       };
+      const line = event.line;
       if (known === undefined) {
         return push(model, (id) => ({
           kind: "tool",
@@ -634,7 +657,8 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         const output = keptOutput(event.status, event.output, item.output);
         const measured = event.status !== "interrupted" || event.durationMs > 0 || item.startedAt === undefined || now === undefined;
         const durationMs = measured ? event.durationMs : Math.max(0, now - (item.startedAt ?? now));
-        return { ...item, ...fields, output, durationMs, confirm: closeConfirm(item.confirm) };
+        const file = item.file !== undefined && line !== undefined ? { file: { ...item.file, line } } : {};
+        return { ...item, ...fields, ...file, output, durationMs, confirm: closeConfirm(item.confirm) };
       });
     }
     case "notice":

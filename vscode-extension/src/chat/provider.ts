@@ -5,7 +5,9 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { DiffContents } from "../diffView";
 import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, type State, type TillerEvent } from "../protocol";
+import type { Mentions } from "../mentions";
 import type { TillerServer } from "../server";
+import { isMention, isPastedImage, type Mention, type PastedImage } from "./attachments";
 import { isFromWebview, type FromWebview, type ToWebview } from "./messages";
 import {
   addHandledPrompt,
@@ -71,6 +73,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     private readonly server: TillerServer,
     private readonly log: vscode.LogOutputChannel,
     private readonly diffs: DiffContents,
+    private readonly mentions: Mentions,
   ) {
     this.disposables.push(
       this.decisions,
@@ -87,6 +90,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         this.carry.push(...trailingConnectionNotices(this.model).filter((item) => !before.has(item.id)));
       }),
       server.onSessionLoaded((state) => void this.loadTranscript(state, true)),
+      mentions.onActiveEditor((editor) => this.post({ type: "activeEditor", editor })),
     );
   }
 
@@ -220,13 +224,25 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
           // A (re)loaded webview has nothing: send it the whole chat.
           this.sync.reset();
           this.sendChanges();
+          this.post({ type: "activeEditor", editor: this.mentions.activeEditor() });
+          return;
+        case "mentionQuery":
+          if (typeof message.query === "string" && Number.isInteger(message.requestId)) {
+            this.post({ type: "mentions", requestId: message.requestId, items: await this.mentions.query(message.query) });
+          }
+          return;
+        case "openFile":
+          if (typeof message.path === "string") await openFileAt(message.path, message.line);
           return;
         case "focus":
           await vscode.commands.executeCommand("setContext", "tiller.chatFocused", message.focused);
           return;
-        case "prompt":
-          await this.prompt(message.text);
+        case "prompt": {
+          const mentions: Mention[] = Array.isArray(message.mentions) ? message.mentions.filter(isMention) : [];
+          const images: PastedImage[] = Array.isArray(message.images) ? message.images.filter(isPastedImage) : [];
+          await this.prompt(message.text, mentions, images, message.activeEditor === true);
           return;
+        }
         case "interrupt":
           await this.server.request("tiller/interrupt", message.turnId !== undefined ? { turnId: message.turnId } : {});
           return;
@@ -278,14 +294,15 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
    * switched the session (`/clear`, `/resume ID`, `/fork`, `/slice`) redraws the chat from the
    * new session's transcript, which says nothing of it: its answer is shown there.
    */
-  private async prompt(text: string): Promise<void> {
+  private async prompt(text: string, mentions: Mention[] = [], images: PastedImage[] = [], activeEditor = false): Promise<void> {
     if (/^\/(resume|sessions|history)\s*$/i.test(text.trim())) {
       await vscode.commands.executeCommand("tiller.resumeSession");
       return;
     }
     const before = this.server.state?.sessionId;
     const commandEvents = this.commandEvents;
-    const result = await this.server.request("tiller/prompt", { text });
+    const attachments = text.trim().startsWith("/") ? [] : await this.mentions.attachments(mentions, activeEditor, images);
+    const result = await this.server.request("tiller/prompt", attachments.length > 0 ? { text, attachments } : { text });
     if (result.status !== "handled") {
       return;
     }
@@ -334,8 +351,14 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     return text.length > 60 ? `${text.slice(0, 59)}…` : text;
   }
 
-  /** Opens the before/after of a finished edit, when its texts are known. */
+  /** Opens the before/after of a finished edit: as the server kept it, else as known here. */
   private async openDiff(toolUseId: string): Promise<void> {
+    const kept = await this.server.request("tiller/edit", { toolUseId }).catch(() => undefined);
+    if (kept !== undefined) {
+      const title = kept.complete ? "edit — Tiller" : "edit — Tiller (cut at 256 KB)";
+      await this.diffs.show(toolUseId, kept.path, kept.before ?? "", kept.after, title, false);
+      return;
+    }
     const texts = this.edits.get(toolUseId);
     if (texts === undefined) {
       void vscode.window.showInformationMessage("Tiller: the before/after of this edit is not available any more.");
@@ -377,6 +400,14 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
 </body>
 </html>`;
   }
+}
+
+/** Opens a workspace file (relative or absolute) at a line (1-based), as a tool row links it. */
+async function openFileAt(file: string, line?: number): Promise<void> {
+  const base = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const uri = file.startsWith("/") || base === undefined ? vscode.Uri.file(file) : vscode.Uri.joinPath(base, file);
+  const at = line !== undefined && Number.isInteger(line) && line > 0 ? new vscode.Position(line - 1, 0) : undefined;
+  await vscode.window.showTextDocument(uri, { preview: true, ...(at !== undefined ? { selection: new vscode.Range(at, at) } : {}) });
 }
 
 /** The CSP nonce: 128 bits from the system's cryptographic random source. */

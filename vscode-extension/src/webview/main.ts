@@ -14,6 +14,7 @@ import {
   type Confirmation,
 } from "../chat/model";
 import { applyPatch, type ChatView } from "../chat/patch";
+import { attachmentsView, Composer } from "./attach";
 import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
@@ -31,6 +32,7 @@ const input = document.getElementById("input") as HTMLTextAreaElement;
 const modeLabel = document.getElementById("mode") as HTMLElement;
 const usageLabel = document.getElementById("usage") as HTMLElement;
 const stop = document.getElementById("stop") as HTMLButtonElement;
+const attachments = new Composer(input, (message) => vscode.postMessage(message));
 
 /** Code blocks longer than this many lines, and tool outputs longer than OUTPUT_LINES, start
  *  collapsed. */
@@ -312,7 +314,7 @@ function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
     h("span", { className: "chevron", text: open ? "▾" : "▸" }),
     h("span", { className: `mark ${item.status}`, text: toolMark(item.status) }),
     h("span", { className: "tool-name", text: item.name }),
-    item.summary !== "" ? h("code", { className: "tool-summary", text: item.summary }) : null,
+    item.summary !== "" ? summaryView(item) : null,
     diffStat,
     time,
   );
@@ -337,6 +339,21 @@ function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
     row.append(outputView(item));
   }
   return row;
+}
+
+/** The row's summary; for a file tool, a link that opens the file (at the line, when known). */
+function summaryView(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
+  const file = item.file;
+  if (file === undefined) return h("code", { className: "tool-summary", text: item.summary });
+  const shown = file.line !== undefined ? `${file.path}:${file.line}` : file.path;
+  const link = h("a", { className: "tool-summary file-link", text: shown, title: `Open ${shown}` });
+  link.href = "#";
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    event.stopPropagation();
+    vscode.postMessage(file.line !== undefined ? { type: "openFile", path: file.path, line: file.line } : { type: "openFile", path: file.path });
+  });
+  return link;
 }
 
 // --- turn ends, welcome ------------------------------------------------------------------
@@ -417,6 +434,7 @@ function renderItem(item: ChatItem): HTMLElement {
   switch (item.kind) {
     case "user": {
       const message = h("div", { className: "msg user", text: item.text });
+      if (item.attachments !== undefined) message.append(attachmentsView(item.attachments));
       const turnId = item.turnId;
       if (turnId !== undefined && turnId !== "" && item.local !== true) {
         message.append(button("↺ Rewind to here", "rewind", () => vscode.postMessage({ type: "rewind", turnId }), "Put files and conversation back to before this prompt (you see what changes first)"));
@@ -570,7 +588,7 @@ setInterval(() => {
 function send(): void {
   const text = input.value.trim();
   if (text === "") return;
-  vscode.postMessage({ type: "prompt", text });
+  vscode.postMessage({ type: "prompt", text, ...attachments.take() });
   input.value = "";
   followAnswer = true;
 }
@@ -619,6 +637,12 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       break;
     case "focusInput":
       input.focus();
+      break;
+    case "mentions":
+      attachments.showMentions(message.requestId, message.items);
+      break;
+    case "activeEditor":
+      attachments.setActiveEditor(message.editor);
       break;
   }
 });

@@ -1,0 +1,266 @@
+// The editor as context: what the chat's @-picker offers (files and folders, respecting
+// files.exclude, search.exclude and .gitignore; workspace symbols; @selection @problems
+// @terminal @diff), the active editor the input's chip shows, and the attachments a prompt
+// carries once sent. Nothing is attached unless the user picked it or left its chip on.
+import { execFile } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import * as vscode from "vscode";
+import {
+  rankMentions,
+  SPECIAL_MENTIONS,
+  type ActiveEditor,
+  type Mention,
+  type PastedImage,
+} from "./chat/attachments";
+import type { AttachmentParams } from "./protocol";
+
+const run = promisify(execFile);
+const FILES_SCANNED = 5000;
+const FILES_FRESH_MS = 10_000;
+const SHOWN = 12;
+const TEXT_CAP = 100_000;
+const TERMINAL_KEPT = 64 * 1024;
+
+export class Mentions implements vscode.Disposable {
+  private files: { at: number; paths: string[] } | undefined;
+  private terminal: { command: string; output: string } | undefined;
+  private readonly activeEmitter = new vscode.EventEmitter<ActiveEditor | null>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  /** The active editor (file and selection) as its chip shows it; null: none. */
+  readonly onActiveEditor = this.activeEmitter.event;
+
+  constructor(private readonly log: vscode.LogOutputChannel) {
+    const changed = (): void => this.activeEmitter.fire(this.activeEditor());
+    this.disposables.push(
+      this.activeEmitter,
+      vscode.window.onDidChangeActiveTextEditor(changed),
+      vscode.window.onDidChangeTextEditorSelection(changed),
+      vscode.workspace.onDidCreateFiles(() => (this.files = undefined)),
+      vscode.workspace.onDidDeleteFiles(() => (this.files = undefined)),
+      vscode.window.onDidStartTerminalShellExecution((event) => void this.capture(event.execution)),
+    );
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+
+  activeEditor(): ActiveEditor | null {
+    const editor = vscode.window.activeTextEditor;
+    if (editor === undefined || editor.document.uri.scheme !== "file") return null;
+    const shown = relative(editor.document.uri);
+    const selection = editor.selection;
+    if (selection.isEmpty) return { path: shown };
+    const end = selection.end.character === 0 && selection.end.line > selection.start.line ? selection.end.line : selection.end.line + 1;
+    return { path: shown, startLine: selection.start.line + 1, endLine: end };
+  }
+
+  /** The picker's entries for `query`: matching specials, then files, folders and symbols. */
+  async query(query: string): Promise<Mention[]> {
+    const specials = rankMentions(query, SPECIAL_MENTIONS, (item) => item.kind, 4).map((item): Mention => ({ ...item }));
+    const paths = await this.workspaceFiles();
+    const folders = [...new Set(paths.flatMap((file) => parents(file)))];
+    const entries: Mention[] = [
+      ...paths.map((file): Mention => ({ kind: "file", label: file, path: file })),
+      ...folders.map((folder): Mention => ({ kind: "folder", label: folder, path: folder })),
+    ];
+    const found = rankMentions(query, entries, (item) => item.label, SHOWN);
+    return [...specials, ...found, ...(await this.symbols(query))].slice(0, SHOWN + 4);
+  }
+
+  /** The attachments of a prompt: the picked mentions, the active editor's (when its chip is
+   *  on), the images. */
+  async attachments(mentions: readonly Mention[], active: boolean, images: readonly PastedImage[]): Promise<AttachmentParams[]> {
+    const out: AttachmentParams[] = [];
+    if (active) {
+      const editor = this.activeEditorContext();
+      if (editor !== undefined) out.push(editor);
+    }
+    for (const mention of mentions) {
+      out.push(await this.resolve(mention));
+    }
+    for (const image of images) {
+      out.push({ kind: "image", name: image.name, mediaType: image.mediaType, data: image.data, ...(image.thumbnail !== undefined ? { thumbnail: image.thumbnail } : {}) });
+    }
+    return out;
+  }
+
+  private activeEditorContext(): AttachmentParams | undefined {
+    const editor = vscode.window.activeTextEditor;
+    const shown = this.activeEditor();
+    if (editor === undefined || shown === null) return undefined;
+    if (shown.startLine === undefined) return { kind: "file", name: shown.path, path: shown.path };
+    return selectionOf(editor);
+  }
+
+  private async resolve(mention: Mention): Promise<AttachmentParams> {
+    switch (mention.kind) {
+      case "file":
+      case "folder":
+        return { kind: mention.kind, name: mention.path, path: mention.path };
+      case "symbol": {
+        const uri = absolute(mention.path);
+        const document = await vscode.workspace.openTextDocument(uri);
+        const range = new vscode.Range(mention.startLine - 1, 0, mention.endLine, 0);
+        return { kind: "symbol", name: mention.label, path: mention.path, startLine: mention.startLine, endLine: mention.endLine, text: cap(document.getText(range)) };
+      }
+      case "selection": {
+        const editor = vscode.window.activeTextEditor;
+        if (editor === undefined || editor.selection.isEmpty) return { kind: "selection", name: "selection", text: "(nothing is selected in the editor)" };
+        return selectionOf(editor);
+      }
+      case "problems":
+        return { kind: "problems", name: "problems", text: problemsText() };
+      case "terminal": {
+        const last = this.terminal;
+        const text = last === undefined ? "(no terminal output captured yet: it needs a terminal with shell integration)" : `$ ${last.command}\n${last.output}`;
+        return { kind: "terminal", name: "terminal", text: cap(text) };
+      }
+      case "diff":
+        return { kind: "diff", name: "diff", text: await gitDiff() };
+    }
+  }
+
+  /** Workspace files, relative, without what files.exclude, search.exclude or .gitignore hide. */
+  private async workspaceFiles(): Promise<string[]> {
+    if (this.files !== undefined && Date.now() - this.files.at < FILES_FRESH_MS) return this.files.paths;
+    const excluded = excludedGlobs();
+    const exclude = excluded.length > 0 ? `{${excluded.join(",")}}` : undefined;
+    const uris = await vscode.workspace.findFiles("**/*", exclude, FILES_SCANNED);
+    const paths = uris.filter((uri) => uri.scheme === "file").map(relative);
+    const kept = await withoutIgnored(paths, this.log);
+    this.files = { at: Date.now(), paths: kept.sort() };
+    return this.files.paths;
+  }
+
+  private async symbols(query: string): Promise<Mention[]> {
+    if (query.length < 2) return [];
+    try {
+      const found = (await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", query)) ?? [];
+      return found
+        .filter((symbol) => symbol.location.uri.scheme === "file")
+        .slice(0, 8)
+        .map((symbol) => ({
+          kind: "symbol",
+          label: symbol.name,
+          path: relative(symbol.location.uri),
+          startLine: symbol.location.range.start.line + 1,
+          endLine: symbol.location.range.end.line + 1,
+          detail: vscode.SymbolKind[symbol.kind],
+        }));
+    } catch (error) {
+      this.log.warn(`workspace symbols: ${String(error)}`);
+      return [];
+    }
+  }
+
+  private async capture(execution: vscode.TerminalShellExecution): Promise<void> {
+    let output = "";
+    const command = execution.commandLine.value;
+    this.terminal = { command, output };
+    for await (const data of execution.read()) {
+      output = (output + data).slice(-TERMINAL_KEPT);
+      this.terminal = { command, output: stripAnsi(output) };
+    }
+  }
+}
+
+function root(): vscode.Uri | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri;
+}
+
+function relative(uri: vscode.Uri): string {
+  const base = root();
+  if (base === undefined) return uri.fsPath;
+  const shown = path.relative(base.fsPath, uri.fsPath);
+  return shown.startsWith("..") ? uri.fsPath : shown.split(path.sep).join("/");
+}
+
+function absolute(shown: string): vscode.Uri {
+  const base = root();
+  return path.isAbsolute(shown) || base === undefined ? vscode.Uri.file(shown) : vscode.Uri.joinPath(base, shown);
+}
+
+function parents(file: string): string[] {
+  const parts = file.split("/").slice(0, -1);
+  return parts.map((_, index) => parts.slice(0, index + 1).join("/"));
+}
+
+function cap(text: string): string {
+  return text.length > TEXT_CAP ? `${text.slice(0, TEXT_CAP)}\n… [cut: ${text.length} characters in all]` : text;
+}
+
+function selectionOf(editor: vscode.TextEditor): AttachmentParams {
+  const shown = relative(editor.document.uri);
+  const selection = editor.selection;
+  const startLine = selection.start.line + 1;
+  const endLine = selection.end.character === 0 && selection.end.line > selection.start.line ? selection.end.line : selection.end.line + 1;
+  const name = `${shown.split("/").pop() ?? shown}:${startLine}${endLine !== startLine ? `-${endLine}` : ""}`;
+  return { kind: "selection", name, path: shown, startLine, endLine, text: cap(editor.document.getText(selection)) };
+}
+
+const SEVERITY = ["error", "warning", "information", "hint"] as const;
+
+function problemsText(): string {
+  const lines: string[] = [];
+  for (const [uri, diagnostics] of vscode.languages.getDiagnostics()) {
+    for (const diagnostic of diagnostics) {
+      if (diagnostic.severity > vscode.DiagnosticSeverity.Warning) continue;
+      const at = `${relative(uri)}:${diagnostic.range.start.line + 1}:${diagnostic.range.start.character + 1}`;
+      lines.push(`${at}: ${SEVERITY[diagnostic.severity]}: ${diagnostic.message}${diagnostic.source ? ` [${diagnostic.source}]` : ""}`);
+    }
+  }
+  if (lines.length === 0) return "(no errors or warnings)";
+  return cap(lines.slice(0, 200).join("\n") + (lines.length > 200 ? `\n… ${lines.length - 200} more` : ""));
+}
+
+/** The globs `files.exclude` and `search.exclude` turn on (the quick-open's excludes). */
+function excludedGlobs(): string[] {
+  const globs: string[] = [];
+  for (const section of ["files.exclude", "search.exclude"]) {
+    const value = vscode.workspace.getConfiguration().get<Record<string, unknown>>(section) ?? {};
+    for (const [glob, on] of Object.entries(value)) {
+      if (on === true) globs.push(glob);
+    }
+  }
+  return globs;
+}
+
+/** `paths` without those git ignores (all of them outside a git repository or without git). */
+async function withoutIgnored(paths: string[], log: vscode.LogOutputChannel): Promise<string[]> {
+  const base = root();
+  if (base === undefined || paths.length === 0) return paths;
+  try {
+    const child = execFile("git", ["check-ignore", "--stdin", "-z"], { cwd: base.fsPath, maxBuffer: 8 * 1024 * 1024 });
+    const answer = new Promise<string>((resolve) => {
+      let out = "";
+      child.stdout?.on("data", (data: Buffer) => (out += data.toString()));
+      child.on("close", () => resolve(out));
+      child.on("error", () => resolve(""));
+    });
+    child.stdin?.end(paths.join("\0") + "\0");
+    const ignored = new Set((await answer).split("\0").filter(Boolean));
+    return paths.filter((file) => !ignored.has(file));
+  } catch (error) {
+    log.warn(`git check-ignore: ${String(error)}`);
+    return paths;
+  }
+}
+
+async function gitDiff(): Promise<string> {
+  const base = root();
+  if (base === undefined) return "(no workspace folder)";
+  try {
+    const { stdout } = await run("git", ["diff", "HEAD", "--no-color"], { cwd: base.fsPath, maxBuffer: 16 * 1024 * 1024 });
+    return stdout.trim() === "" ? "(no uncommitted changes)" : cap(stdout);
+  } catch (error) {
+    return `(git diff failed: ${String(error).split("\n")[0] ?? ""})`;
+  }
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007]*\u0007/g, "");
+}
