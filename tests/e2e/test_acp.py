@@ -39,6 +39,7 @@ from acp.schema import (
     ReadTextFileResponse,
     ReleaseTerminalResponse,
     RequestPermissionResponse,
+    ResourceContentBlock,
     TerminalExitStatus,
     TerminalOutputResponse,
     TextContentBlock,
@@ -244,7 +245,7 @@ async def test_initialize_advertises_load_session_embedded_context_and_no_mcp(
         assert init.protocol_version == 1
         assert caps.load_session is True
         assert caps.prompt_capabilities.embedded_context is True
-        assert caps.prompt_capabilities.image is False
+        assert caps.prompt_capabilities.image is True
         assert caps.mcp_capabilities.http is False and caps.mcp_capabilities.sse is False
         assert caps.session_capabilities.list is not None
         assert init.agent_info is not None and init.agent_info.name == "tiller"
@@ -264,6 +265,39 @@ async def test_initialize_advertises_load_session_embedded_context_and_no_mcp(
         names = {c.name for c in commands[0].available_commands}
         assert {"help", "mode", "model", "plan", "todo", "compact"} <= names
         assert not names & {"clear", "resume", "fork", "queue"}
+
+
+PNG_1PX = (  # a 1×1 png
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAA"
+    "AABJRU5ErkJggg=="
+)
+
+
+async def test_images_and_resource_links_reach_the_model_as_blocks(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print('hello')\n")
+    api.enqueue({"content": [text("Seen.")]})
+    editor = Editor()
+    async with start(editor) as agent:
+        session_id = await agent.new()
+        link = ResourceContentBlock(
+            type="resource_link", name="app.py", uri=(workspace / "src" / "app.py").as_uri()
+        )
+        image = ImageContentBlock(type="image", data=PNG_1PX, mime_type="image/png")
+        answer = await agent.conn.prompt(
+            session_id=session_id,
+            prompt=[text_block("what do "), link, text_block(" and this show?"), image],
+        )
+        assert answer.stop_reason == "end_turn"
+    [request] = api.message_requests()
+    blocks = request.body["messages"][0]["content"]
+    assert [b["type"] for b in blocks] == ["text", "image", "text"]
+    assert blocks[0]["text"].startswith('<context kind="file" name="src/app.py">')
+    assert "print('hello')" in blocks[0]["text"]
+    assert blocks[1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG_1PX}
+    assert blocks[2]["text"] == "what do @src/app.py and this show?"
 
 
 async def test_tiller_acp_serves_the_agent_and_reads_settings_from_initialize_meta(

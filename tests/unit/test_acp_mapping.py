@@ -9,6 +9,7 @@ import pytest
 from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import (
+    AudioContentBlock,
     ClientCapabilities,
     ContentToolCallContent,
     EmbeddedResourceContentBlock,
@@ -22,8 +23,10 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tiller.faces.acp.agent import PromptBlock, advertised_commands, prompt_text
+from tiller.core.attachments import ImageAttachment, TextAttachment
+from tiller.faces.acp.agent import advertised_commands
 from tiller.faces.acp.files import ClientFiles
+from tiller.faces.acp.prompt_blocks import PromptBlock, prompt_of
 from tiller.faces.acp.terminal import ClientTerminal, exit_code_of, terminal_env
 from tiller.faces.acp.updates import SessionUpdates, ToolCalls, describe_tool, replay, turn_end
 from tiller.jsontypes import JSON
@@ -170,7 +173,7 @@ def test_session_switching_commands_are_not_advertised() -> None:
     assert hint is not None and hint.root.hint == "[name]"
 
 
-def test_prompt_blocks_become_one_text_with_mentions_and_context() -> None:
+def test_prompt_blocks_become_words_with_mentions_and_attachments() -> None:
     blocks: list[PromptBlock] = [
         TextContentBlock(type="text", text="look at "),
         ResourceContentBlock(type="resource_link", name="a.py", uri="file:///work/ws/src/a.py"),
@@ -179,16 +182,39 @@ def test_prompt_blocks_become_one_text_with_mentions_and_context() -> None:
             type="resource",
             resource=TextResourceContents(uri="file:///work/ws/b.txt", text="B"),
         ),
+        ResourceContentBlock(type="resource_link", name="x", uri="https://example.com/x"),
     ]
-    assert prompt_text(blocks, WS) == (
-        'look at @src/a.py and @b.txt\n\n<context ref="b.txt">\nB\n</context>'
-    )
+    asked = prompt_of(blocks, WS)
+    assert asked.text == "look at @src/a.py and @b.txt@https://example.com/x"
+    assert asked.links == (WS / "src" / "a.py",)  # read when the prompt starts
+    assert asked.attached == (TextAttachment("file", "b.txt", "B"),)
 
 
-def test_an_image_in_a_prompt_is_refused_as_advertised() -> None:
-    image = ImageContentBlock(type="image", data="AAAA", mime_type="image/png")
+PNG_1PX = (  # a 1×1 png
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAA"
+    "AABJRU5ErkJggg=="
+)
+
+
+def test_an_image_in_a_prompt_is_attached_as_an_image() -> None:
+    image = ImageContentBlock(type="image", data=PNG_1PX, mime_type="image/png")
+    asked = prompt_of([TextContentBlock(type="text", text="what is it?"), image], WS)
+    assert asked.text == "what is it?"
+    assert asked.attached == (ImageAttachment("image 1", "image/png", PNG_1PX),)
+
+
+def test_an_image_whose_data_is_not_its_type_is_refused_naming_the_block() -> None:
+    image = ImageContentBlock(type="image", data=PNG_1PX, mime_type="image/jpeg")
     with pytest.raises(RequestError) as err:
-        prompt_text([image], WS)
+        prompt_of([image], WS)
+    assert err.value.code == -32602
+    assert "prompt[0].mediaType: the image was sent as image/jpeg" in str(err.value.data)
+
+
+def test_audio_in_a_prompt_is_refused_as_advertised() -> None:
+    audio = AudioContentBlock(type="audio", data="AAAA", mime_type="audio/wav")
+    with pytest.raises(RequestError) as err:
+        prompt_of([audio], WS)
     assert err.value.code == -32602
 
 

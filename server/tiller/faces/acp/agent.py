@@ -8,15 +8,11 @@ and answers ``session/prompt`` when its turn's ``turnEnded`` has gone out.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import contextlib
 import logging
 import re
-from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Final
-from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.helpers import (
@@ -28,18 +24,14 @@ from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
     AgentCapabilities,
-    AudioContentBlock,
     AuthenticateResponse,
     AvailableCommand,
     AvailableCommandInput,
-    BlobResourceContents,
     ClientCapabilities,
     CloseSessionResponse,
     ConfigOptionUpdate,
-    EmbeddedResourceContentBlock,
     ForkSessionResponse,
     HttpMcpServer,
-    ImageContentBlock,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -49,7 +41,6 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
-    ResourceContentBlock,
     ResumeSessionResponse,
     SessionCapabilities,
     SessionConfigOptionBoolean,
@@ -62,8 +53,6 @@ from acp.schema import (
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     SseMcpServer,
-    TextContentBlock,
-    TextResourceContents,
     UnstructuredCommandInput,
 )
 
@@ -79,6 +68,7 @@ from tiller.errors import ConfigError, InvalidParams
 from tiller.faces.acp.files import ClientFiles
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.permissions import AcpApprover
+from tiller.faces.acp.prompt_blocks import AcpPrompt, PromptBlock, invalid_params, prompt_of
 from tiller.faces.acp.terminal import ClientTerminal
 from tiller.faces.acp.updates import SessionUpdates, ToolCalls, plan_update, replay, turn_end
 from tiller.jsontypes import JSON
@@ -102,10 +92,6 @@ NOT_ADVERTISED: Final = SESSION_SWITCHES | {"queue"}  # prompts queue in the edi
 PAGE: Final = 100  # sessions per session/list page
 
 
-def invalid_params(message: str) -> RequestError:
-    return RequestError(-32602, f"Invalid params: {message}", {"message": message})
-
-
 def advertised_commands(help_text: str = HELP) -> list[AvailableCommand]:
     """The core's slash commands (parsed from its /help text) that make sense over ACP."""
     found: dict[str, AvailableCommand] = {}
@@ -127,68 +113,6 @@ def workspace_of(cwd: str) -> Path:
     if not path.is_dir():
         raise invalid_params(f"cwd {cwd!r} is not a directory")
     return path.resolve()
-
-
-PromptBlock = (
-    TextContentBlock
-    | ImageContentBlock
-    | AudioContentBlock
-    | ResourceContentBlock
-    | EmbeddedResourceContentBlock
-)
-
-
-def _shown_uri(uri: str, workspace: Path) -> str:
-    parsed = urlparse(uri)
-    if parsed.scheme != "file":
-        return uri
-    path = Path(unquote(parsed.path))
-    with contextlib.suppress(ValueError):
-        return str(path.relative_to(workspace))
-    return str(path)
-
-
-def blob_size(blob: str) -> int:
-    """The size in bytes of base64 ``blob`` (estimated when it is not valid base64)."""
-    try:
-        return len(base64.b64decode(blob, validate=False))
-    except (binascii.Error, ValueError):
-        return len(blob) * 3 // 4
-
-
-def blob_note(uri: str, mime_type: str | None, size: int) -> str:
-    """What the model is told of a binary resource: the prompt path takes text only."""
-    kind = mime_type or "unknown type"
-    return f"[binary resource {uri}, {kind}, {size} bytes: not shown to the model]"
-
-
-def prompt_text(blocks: Sequence[PromptBlock], workspace: Path) -> str:
-    """The ACP prompt as the one text the core takes: mentions inline as ``@path``,
-    embedded resources appended as ``<context>`` sections; a binary one (an image too:
-    the core's prompt is text) is mentioned and described by a note instead."""
-    inline: list[str] = []
-    context: list[str] = []
-    for block in blocks:
-        match block:
-            case TextContentBlock(text=text):
-                inline.append(text)
-            case ResourceContentBlock(uri=uri):
-                inline.append(f"@{_shown_uri(uri, workspace)}")
-            case EmbeddedResourceContentBlock(resource=TextResourceContents(uri=uri, text=text)):
-                shown = _shown_uri(uri, workspace)
-                inline.append(f"@{shown}")
-                context.append(f'<context ref="{shown}">\n{text}\n</context>')
-            case EmbeddedResourceContentBlock(
-                resource=BlobResourceContents(uri=uri, blob=blob, mime_type=mime_type)
-            ):
-                shown = _shown_uri(uri, workspace)
-                inline.append(f"@{shown}")
-                context.append(blob_note(uri, mime_type, blob_size(blob)))
-            case _:
-                raise invalid_params(
-                    f"{block.type} content is not supported (promptCapabilities says so)"
-                )
-    return "".join(inline) + "".join(f"\n\n{c}" for c in context)
 
 
 class AcpSession:
@@ -331,7 +255,8 @@ class AcpSession:
 
     # --- requests ---------------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> PromptResponse:
+    async def prompt(self, asked: AcpPrompt) -> PromptResponse:
+        text = asked.text
         asked_at = self.cancels
         async with self.lock:
             if self.cancels != asked_at:
@@ -343,7 +268,8 @@ class AcpSession:
                     f"/{command} is not available here: start a new thread, or load or "
                     "fork one, from the editor."
                 )
-            match await session_commands.prompt(self.sessions, self.session, text):
+            attached = () if command else await asked.attachments(self.session)
+            match await session_commands.prompt(self.sessions, self.session, text, attached):
                 case Started(turn_id=turn_id):
                     end = await self.outbox.ending(turn_id)
                 case Handled() | SwitchTo():  # the ``command`` event said the answer
@@ -424,7 +350,7 @@ class TillerAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=False, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
@@ -553,10 +479,12 @@ class TillerAgent:
         **kwargs: Any,
     ) -> PromptResponse:
         seat = self._session(session_id)
-        text = prompt_text(prompt, seat.workspace)
-        if not text.strip():
-            raise invalid_params("the prompt is empty")
-        return await seat.prompt(text)
+        asked = prompt_of(prompt, seat.workspace)
+        if not asked.text.strip():
+            if not asked.attached and not asked.links:
+                raise invalid_params("the prompt is empty")
+            asked = replace(asked, text="See the attachments.")  # the words are the last block
+        return await seat.prompt(asked)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         seat = self.seats.get(session_id)
