@@ -1776,6 +1776,7 @@ class FakeMessagesAPI:
         self.when_empty = ResponseSpec.from_dict(when_empty)
         self.loop = loop
         self.requests: list[RecordedRequest] = []
+        self.record_to: Path | None = None  # --record: each request appended as a JSON line
         self.disconnects = 0
         self.hanging = 0
         self._queue: deque[SpecSource] = deque()
@@ -1904,6 +1905,10 @@ class FakeMessagesAPI:
             request.method, request.path, headers, body, status, request.query, response
         )
         self.requests.append(recorded)
+        if self.record_to is not None:
+            line = {"method": request.method, "path": request.path, "status": status, "body": body}
+            with self.record_to.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(line) + "\n")
         self._notify()
 
     def _client_went_away(self) -> None:
@@ -2305,7 +2310,9 @@ def _write_port_file(path: Path, port: int) -> None:
     os.replace(partial, path)
 
 
-async def serve(script: Script, port: int, port_file: Path | None) -> None:
+async def serve(
+    script: Script, port: int, port_file: Path | None, record: Path | None = None
+) -> None:
     api = FakeMessagesAPI(
         *script.responses,
         port=port,
@@ -2315,6 +2322,7 @@ async def serve(script: Script, port: int, port_file: Path | None) -> None:
         loop=script.loop,
         reject_text_after_tool_result=script.reject_text_after_tool_result,
     )
+    api.record_to = record
     stopping = asyncio.Event()
     event_loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -2332,13 +2340,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, help='JSON file: {"responses": [...], "loop": bool}')
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
     parser.add_argument("--port-file", type=Path, help="write the port here once listening")
+    parser.add_argument("--record", type=Path, help="append each request here as a JSON line")
     args = parser.parse_args(argv)
     try:
         script = Script.load(args.script)
     except (OSError, ValueError) as error:
         print(f"fakeapi: {error}", file=sys.stderr)
         return 2
-    asyncio.run(serve(script, args.port, args.port_file))
+    asyncio.run(serve(script, args.port, args.port_file, args.record))
     return 0
 
 

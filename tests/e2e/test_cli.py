@@ -9,6 +9,7 @@ over HTTP). stdin is /dev/null (no terminal) unless a test gives it a pseudo-ter
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import pty
@@ -622,3 +623,42 @@ async def test_interrupt_during_a_question_logs_no_unknown_message_id_warning(
     assert "withdrawn" in cli.stderr
     assert "unknown message id" not in cli.stderr, cli.report()
     assert "WARNING" not in cli.stderr, cli.report()
+
+
+# --- attachments: --image and @path (issue 22) -----------------------------------------------
+
+PNG_1PX = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAA"
+    "AABJRU5ErkJggg=="
+)
+
+
+async def test_run_attaches_an_image_by_path_and_at_mentions(
+    start_cli: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print('hello')\n")
+    (workspace / "shot.png").write_bytes(PNG_1PX)
+    outside = tmp_path / "photo.png"
+    outside.write_bytes(PNG_1PX)
+    api.enqueue({"content": [text("Seen.")]})
+    cli = await start_cli(
+        "--image", str(outside), "compare @shot.png with @src/app.py, ask @someone", api=api
+    )
+    assert await cli.wait() == 0, cli.report()
+    [request] = api.message_requests()
+    blocks = request.body["messages"][0]["content"]
+    assert [b["type"] for b in blocks] == ["image", "image", "text", "text"]
+    assert blocks[0]["source"]["data"] == base64.b64encode(PNG_1PX).decode()
+    assert blocks[2]["text"].startswith('<context kind="file" name="src/app.py">')
+    assert blocks[3]["text"] == "compare @shot.png with @src/app.py, ask @someone"
+
+
+async def test_an_image_that_is_not_one_is_a_usage_error_naming_it(
+    start_cli: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("plain words\n")
+    cli = await start_cli("--image", str(workspace / "notes.txt"), "look", api=api)
+    assert await cli.wait() == 64, cli.report()
+    assert "notes.txt: not a PNG, JPEG, GIF or WebP image" in cli.stderr + cli.stdout
+    assert api.message_requests() == []

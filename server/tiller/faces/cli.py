@@ -152,6 +152,14 @@ def build_parser() -> argparse.ArgumentParser:
         "and --yes)",
     )
     run.add_argument(
+        "--image",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="attach an image (PNG, JPEG, GIF, WebP; repeatable); `@path` in the prompt "
+        "attaches workspace files, folders and images too",
+    )
+    run.add_argument(
         "prompt",
         nargs="*",
         metavar="PROMPT",
@@ -266,7 +274,16 @@ def parse_run(args: argparse.Namespace) -> RunOptions:
         tool_budget=budget,
         tools=tools,
         prompt_from_stdin=from_stdin,
+        images=_images(args.image),
     )
+
+
+def _images(raw: list[str]) -> tuple[Path, ...]:
+    images = tuple(Path(path).expanduser().resolve() for path in raw)
+    for given, path in zip(raw, images, strict=True):
+        if not path.is_file():
+            raise UsageError(f"--image: no such file: {given}")
+    return images
 
 
 def parse_chat(args: argparse.Namespace) -> ChatOptions:

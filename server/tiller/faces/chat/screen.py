@@ -14,6 +14,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import (
     ConditionalContainer,
     Dimension,
+    Float,
+    FloatContainer,
     FormattedTextControl,
     HSplit,
     Layout,
@@ -21,6 +23,7 @@ from prompt_toolkit.layout import (
     Window,
 )
 from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 
 from tiller.faces.chat.approvals import Approvals
@@ -109,7 +112,12 @@ def build_app(shell: Shell) -> Application[int]:
     # No row is filled to the edge (no rule, no toolbar background, an empty last column):
     # terminals that reflow on resize (tmux, most modern ones) split a row longer than the
     # new width in two, and the redraw would leave a stale copy of it behind.
-    layout = Layout(VSplit([frame, Window(width=1)]), focused_element=shell.input)
+    # The @path completions (completion.py) open under the cursor.
+    menu = Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8))
+    layout = Layout(
+        FloatContainer(VSplit([frame, Window(width=1)]), floats=[menu]),
+        focused_element=shell.input,
+    )
     app: Application[int] = Application(
         layout=layout,
         key_bindings=_key_bindings(shell, asking, typing_feedback, composing),

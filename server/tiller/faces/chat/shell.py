@@ -24,10 +24,12 @@ from prompt_toolkit.buffer import Buffer
 from tiller import protocol as p
 from tiller.core.transcript import as_events
 from tiller.faces.chat.approvals import Approvals
+from tiller.faces.chat.completion import PathCompleter
 from tiller.faces.chat.events import EventLog, Fragment
 from tiller.faces.chat.printer import Printer, PrinterLog
 from tiller.faces.chat.screen import build_app
 from tiller.faces.client.jsonrpc import Handlers, RpcError
+from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
 from tiller.faces.client.render import DIM, RED
 from tiller.faces.client.server import ServerProcess
@@ -51,7 +53,12 @@ class ChatShell:
         self.quit = asyncio.Event()
         self.server_ready = asyncio.Event()
         self.background: set[asyncio.Task[Any]] = set()
-        self.input = Buffer(multiline=True, on_text_changed=self._disarm)
+        self.input = Buffer(
+            multiline=True,
+            on_text_changed=self._disarm,
+            completer=PathCompleter(options.workspace),  # @path
+            complete_while_typing=True,
+        )
         self.printer = Printer(lambda: self.app.is_running)
         self.events = EventLog(self.printer, lambda: self.app.invalidate(), self._columns)
         self.approvals = Approvals(self.printer, self.events, self._refocus, self._columns)
@@ -213,8 +220,9 @@ class ChatShell:
             await self.server_ready.wait()
         before = self._session_id()
         try:
-            answer = await server.request(p.PROMPT, {"text": text})
-        except RpcError as err:
+            params = prompt_params(text, self.options.workspace)  # @path attaches
+            answer = await server.request(p.PROMPT, params)
+        except (RpcError, AttachError) as err:
             self.print(f"error: {err.message}", RED)
             return
         except ConnectionError:

@@ -19,6 +19,7 @@ from typing import Any
 from tiller import protocol as p
 from tiller.faces.client.jsonrpc import RpcError
 from tiller.faces.client.limits import StepCounter
+from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import (
     EXIT_COMPLETED,
     EXIT_FAILED,
@@ -128,12 +129,17 @@ async def start_server(
 
 
 async def prompt_and_wait(
-    server: ServerProcess, run: Run, text: str, on_started: Callable[[], None]
+    server: ServerProcess,
+    run: Run,
+    text: str,
+    on_started: Callable[[], None],
+    params: JSON | None = None,
 ) -> int:
-    """Send one prompt and wait for its turn to end: the exit code of its outcome."""
+    """Send one prompt (``params``: with its attachments) and wait for its turn to end: the
+    exit code of its outcome."""
     output = run.output
     try:
-        started = await server.request(p.PROMPT, {"text": text})
+        started = await server.request(p.PROMPT, params or {"text": text})
     except RpcError as err:
         output.info(f"error: {err.message}")
         run.report.failed("prompt", err.message)
@@ -174,6 +180,7 @@ async def run_prompts(
     resume: str | None = None,
     yes_hint: str = YES_HINT,
     run: Run | None = None,
+    images: tuple[Path, ...] = (),
 ) -> int:
     """Run the prompts ``prompts`` gives, one turn after another, until it gives ``None``
     (``tiller run`` gives one; ``tiller chat`` on a pipe reads lines), in session ``resume``
@@ -186,7 +193,7 @@ async def run_prompts(
     ctrl_c = CtrlC(output, main)
     with ctrl_c.handling():
         try:
-            return await _session(run, ctrl_c, prompts, workspace, options, resume)
+            return await _session(run, ctrl_c, prompts, workspace, options, resume, images)
         except asyncio.CancelledError:
             if ctrl_c.phase is not Phase.QUITTING:
                 raise
@@ -203,7 +210,13 @@ async def run_prompts(
 
 
 async def _session(
-    run: Run, ctrl_c: CtrlC, prompts: Prompts, workspace: Path, options: JSON, resume: str | None
+    run: Run,
+    ctrl_c: CtrlC,
+    prompts: Prompts,
+    workspace: Path,
+    options: JSON,
+    resume: str | None,
+    images: tuple[Path, ...] = (),
 ) -> int:
     """Start the server (resuming ``resume``), then run each prompt to the end of its turn."""
     started = await start_server(run, workspace, options, "tiller-cli")
@@ -221,7 +234,14 @@ async def _session(
             return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
     code = EXIT_COMPLETED
     while (text := await prompts()) is not None:
-        code = await prompt_and_wait(server, run, text, ctrl_c.turn_started)
+        try:  # @path mentions, and the --image files with the first prompt
+            params = prompt_params(text, workspace, images)
+        except AttachError as err:
+            run.output.info(f"error: {err.message}")
+            run.report.failed("usage", err.message)
+            return EXIT_USAGE
+        images = ()
+        code = await prompt_and_wait(server, run, text, ctrl_c.turn_started, params)
         if server.gone.is_set():
             return code
         ctrl_c.turn_over()
@@ -256,6 +276,7 @@ async def run_prompt(options: RunOptions) -> int:
         options.yes,
         terminal,
         run=run,
+        images=options.images,
     )
     if run.json_lines is not None:
         run.json_lines.result(run.report.result(code))

@@ -71,6 +71,7 @@ class RunOptions:
     # the server's is 1 and the client keeps this one itself)
     tools: ToolRules = field(default_factory=ToolRules)
     prompt_from_stdin: bool = False  # stdin held the prompt: no terminal to answer on
+    images: tuple[Path, ...] = ()  # --image: attached to the prompt
 
 
 @dataclass(frozen=True)
