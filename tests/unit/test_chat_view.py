@@ -226,3 +226,12 @@ def test_a_board_shown_while_idle_marks_no_item_as_worked_on() -> None:
     assert todo_summary(todos) == "☰ todos 0/2 · ▸ Fixing the bug · next: Run the tests"
     idle = todo_summary(todos, running=False)
     assert idle == "☰ todos 0/2 · unfinished: Fix the bug · next: Run the tests"
+
+
+def test_a_prompts_attachments_show_under_it() -> None:
+    entries = [
+        {"seq": 1, "kind": "turnStarted", "prompt": "look",
+         "attachments": [{"kind": "file", "name": "src/a.py"}, {"kind": "problems",
+                          "name": "problems"}, {"kind": "image", "name": "shot.png"}]},
+    ]  # fmt: skip
+    assert redrawn(entries) == ["› look", "  + @src/a.py · @problems · image shot.png"]

@@ -104,6 +104,8 @@ class EventLog:
                 self.retries.turn_over()
                 self.end_partial()
                 self.printer.print(f"› {params.get('prompt', '')}", BOLD)
+                if shown := attachments_line(params.get("attachments")):
+                    self.printer.print(f"  {shown}", DIM)
             case "textDelta":
                 self._stream(str(params.get("text", "")), thinking=False)
             case "thinkingDelta":
@@ -246,3 +248,15 @@ class EventLog:
 
     def status_line(self) -> str:
         return toolbar_text(self.state, self.frame)
+
+
+def attachments_line(attached: Any) -> str:
+    """A prompt's attachments as one line: ``+ @src/a.py · @problems · image shot.png``."""
+    if not isinstance(attached, list):
+        return ""
+    names = [
+        f"image {a.get('name', '')}" if a.get("kind") == "image" else f"@{a.get('name', '')}"
+        for a in attached
+        if isinstance(a, dict)
+    ]
+    return f"+ {' · '.join(names)}" if names else ""
