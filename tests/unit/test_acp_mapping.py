@@ -305,3 +305,19 @@ def test_client_terminals_exist_only_when_the_client_offers_them() -> None:
     client = cast(Client, FsClient())
     assert ClientTerminal.offered(client, "ses_1", ClientCapabilities()) is None
     assert ClientTerminal.offered(client, "ses_1", ClientCapabilities(terminal=True)) is not None
+
+
+def test_a_replayed_prompt_shows_its_attachments_as_the_editor_sent_them() -> None:
+    entries = [
+        {"seq": 1, "kind": "turnStarted", "prompt": "look",
+         "attachments": [
+             {"kind": "file", "name": "src/a.py"},
+             {"kind": "image", "name": "s.png", "thumbnail": "data:image/png;base64,AAAA"},
+             {"kind": "problems", "name": "problems"},
+         ]},
+    ]  # fmt: skip
+    chunks = [u.content for u in replay(entries, WS) if u.session_update == "user_message_chunk"]
+    assert [c.type for c in chunks] == ["resource_link", "image", "text", "text"]
+    assert chunks[0].uri == (WS / "src" / "a.py").as_uri()
+    assert (chunks[1].mime_type, chunks[1].data) == ("image/png", "AAAA")
+    assert [chunks[2].text, chunks[3].text] == ["@problems ", "look"]

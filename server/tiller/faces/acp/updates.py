@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from acp.helpers import (
+    image_block,
     plan_entry,
+    resource_link_block,
     start_tool_call,
     text_block,
     tool_content,
@@ -25,6 +27,7 @@ from acp.helpers import (
     update_agent_thought_text,
     update_plan,
     update_tool_call,
+    update_user_message,
     update_user_message_text,
 )
 from acp.schema import (
@@ -258,7 +261,8 @@ class SessionUpdates:
     def updates(self, fields: JSON) -> list[Update]:
         match fields.get("type"):
             case "turnStarted" if self.replaying:
-                return [update_user_message_text(_str(fields.get("prompt")))]
+                prompt = update_user_message_text(_str(fields.get("prompt")))
+                return [*attachment_chunks(fields.get("attachments"), self.calls.workspace), prompt]
             case "textDelta":
                 return [update_agent_message_text(_str(fields.get("text")))]
             case "thinkingDelta":
@@ -324,3 +328,22 @@ def replay(entries: Iterable[JSON], workspace: Path) -> list[Update]:
     replayed through the live renderer."""
     view = SessionUpdates(ToolCalls(workspace), replaying=True)
     return [update for event in as_events(entries) for update in view.updates(event)]
+
+
+def attachment_chunks(attached: Any, workspace: Path) -> list[Update]:
+    """A redrawn prompt's attachments, as the editor sent such things: a file or folder as a
+    resource link, an image whose thumbnail the log kept as an image, the rest as ``@name``."""
+    chunks: list[Update] = []
+    for item in attached if isinstance(attached, list) else []:
+        if not isinstance(item, dict):
+            continue
+        name, kind, thumbnail = _str(item.get("name")), item.get("kind"), item.get("thumbnail")
+        if kind in ("file", "folder"):
+            uri = (workspace / name).as_uri()
+            chunks.append(update_user_message(resource_link_block(name, uri)))
+        elif kind == "image" and isinstance(thumbnail, str) and ";base64," in thumbnail:
+            head, data = thumbnail.split(";base64,", 1)
+            chunks.append(update_user_message(image_block(data, head.removeprefix("data:"))))
+        else:
+            chunks.append(update_user_message_text(f"@{name} "))
+    return chunks
