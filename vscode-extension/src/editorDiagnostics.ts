@@ -1,7 +1,8 @@
 // Diagnostics after edits: answers the server's `tiller/diagnostics` with what VS Code's
 // language servers report for the files, and offers the capability in `initialize`
 // (`experimental.tiller.diagnostics`) so the server asks. `settle`: the file was just changed;
-// wait until its diagnostics change and go quiet, or a bounded time, before answering.
+// wait until its diagnostics change and go quiet, or a bounded time, before answering. A file
+// no tab shows is opened in a preview tab (without the focus): language servers check those.
 import * as vscode from "vscode";
 import type { ClientCapabilities, StaticFeature } from "vscode-languageclient/node";
 import type { DiagnosticSeverity as WireSeverity, DiagnosticsParams, DiagnosticsResult } from "./protocol";
@@ -62,13 +63,16 @@ export class EditorDiagnostics implements vscode.Disposable {
 
   private async answer(params: DiagnosticsParams): Promise<DiagnosticsResult> {
     const uris = params.paths.map((file) => vscode.Uri.file(file));
-    // Open each document (no editor): language servers check open documents.
-    const documents = await Promise.all(uris.map((uri) => Promise.resolve(vscode.workspace.openTextDocument(uri)).catch(() => undefined)));
-    if (params.settle) {
-      await Promise.all(uris.map((uri, index) => this.settled(uri, documents[index]?.languageId)));
-    } else {
-      for (const uri of uris) this.baselineAt.set(uri.toString(), Date.now());
-    }
+    await Promise.all(
+      uris.map(async (uri) => {
+        const key = uri.toString();
+        const since = params.settle ? (this.baselineAt.get(key) ?? 0) : Date.now();
+        const { languageId, shown } = await this.show(uri);
+        if (!params.settle) this.baselineAt.set(key, since);
+        // A file just shown is checked now: its baseline waits for that first report too.
+        if (params.settle || shown) await this.settled(uri, languageId, since);
+      }),
+    );
     const diagnostics = uris.flatMap((uri, index) =>
       vscode.languages.getDiagnostics(uri).map((diagnostic) => ({
         path: params.paths[index] ?? uri.fsPath,
@@ -82,12 +86,30 @@ export class EditorDiagnostics implements vscode.Disposable {
     return { diagnostics };
   }
 
+  /**
+   * Opens the file in a preview tab, without taking the focus, unless a tab shows it already:
+   * language servers (TypeScript's among them) check the files open in tabs only. `shown`: it
+   * was opened just now. A file that does not exist (yet) is left alone.
+   */
+  private async show(uri: vscode.Uri): Promise<{ languageId?: string; shown: boolean }> {
+    let document: vscode.TextDocument;
+    try {
+      document = await vscode.workspace.openTextDocument(uri);
+    } catch {
+      return { shown: false };
+    }
+    const key = uri.toString();
+    const inTab = vscode.window.tabGroups.all.some((group) => group.tabs.some((tab) => tab.input instanceof vscode.TabInputText && tab.input.uri.toString() === key));
+    if (inTab || SILENT.has(document.languageId)) return { languageId: document.languageId, shown: false };
+    await vscode.window.showTextDocument(document, { preview: true, preserveFocus: true });
+    return { languageId: document.languageId, shown: true };
+  }
+
   /** Resolves once the diagnostics of `uri` changed since its baseline and then stayed quiet
    *  for QUIET_MS, at most SETTLE_MS after being asked (FIRST_REPORT_MS for a language nothing
    *  reported on yet). */
-  private settled(uri: vscode.Uri, languageId: string | undefined): Promise<void> {
+  private settled(uri: vscode.Uri, languageId: string | undefined, since: number): Promise<void> {
     const key = uri.toString();
-    const since = this.baselineAt.get(key) ?? 0;
     const changed = (): boolean => (this.lastChange.get(key) ?? 0) > since;
     if (!changed() && (languageId === undefined || SILENT.has(languageId))) return Promise.resolve();
     const most = changed() || this.reporting.has(languageId ?? "") ? SETTLE_MS : FIRST_REPORT_MS;

@@ -76,7 +76,8 @@ export class Mentions implements vscode.Disposable {
     const out: AttachmentParams[] = [];
     if (active) {
       const editor = this.activeEditorContext();
-      if (editor !== undefined) out.push(editor);
+      const mentioned = editor?.kind === "file" && mentions.some((mention) => mention.kind === "file" && mention.path === editor.path);
+      if (editor !== undefined && !mentioned) out.push(editor);
     }
     for (const mention of mentions) {
       out.push(await this.resolve(mention));

@@ -104,7 +104,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
-  /** An edit's texts from its input: edit_file's old/new strings, write_file's content. */
+  /** An edit's texts from its input (edit_file's old/new strings), for a server that keeps none. */
   private noteEdit(event: TillerEvent | { type: string; toolUseId?: unknown; name?: unknown; input?: unknown }): void {
     if (event.type !== "toolStarted" || !("input" in event) || typeof event.input !== "object" || event.input === null) return;
     const toolUseId = typeof event.toolUseId === "string" ? event.toolUseId : "";
@@ -113,9 +113,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     const path = typeof input.path === "string" ? input.path : "";
     if (event.name === "edit_file" && typeof input.old_string === "string" && typeof input.new_string === "string") {
       this.rememberEdit(toolUseId, { path, before: input.old_string, after: input.new_string });
-    } else if (event.name === "write_file" && typeof input.content === "string") {
-      this.rememberEdit(toolUseId, { path, before: "", after: input.content });
     }
+    // A write_file's before is not in its input: the server keeps it (tiller/edit).
   }
 
   /** Opens (or adopts) the card a server request asks on; returns its id. */

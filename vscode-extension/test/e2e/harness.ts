@@ -107,9 +107,10 @@ export class FakeApi {
     const script = path.join(this.dir, "fake-script.json");
     const portFile = path.join(this.dir, "fake-port");
     rmSync(portFile, { force: true });
+    rmSync(this.recordFile, { force: true });
     writeFileSync(script, JSON.stringify({ responses, loop: false }, null, 2));
     const log = path.join(ARTIFACTS, "fakeapi.log");
-    this.child = spawn(PYTHON, [path.join(REPO, "tests", "fakeapi.py"), "--script", script, "--port", String(this.port), "--port-file", portFile], {
+    this.child = spawn(PYTHON, [path.join(REPO, "tests", "fakeapi.py"), "--script", script, "--port", String(this.port), "--port-file", portFile, "--record", this.recordFile], {
       detached: true,
       stdio: ["ignore", "ignore", "pipe"],
     });
@@ -119,6 +120,21 @@ export class FakeApi {
 
   close(): Promise<void> {
     return stop(this.child);
+  }
+
+  private get recordFile(): string {
+    return path.join(this.dir, "fake-requests.jsonl");
+  }
+
+  /** The bodies of the POST /v1/messages requests answered since the last `load`. */
+  messageRequests(): Array<Record<string, unknown>> {
+    if (!existsSync(this.recordFile)) return [];
+    return readFileSync(this.recordFile, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as { path: string; status: number; body: Record<string, unknown> })
+      .filter((entry) => entry.path === "/v1/messages" && entry.status === 200)
+      .map((entry) => entry.body);
   }
 }
 

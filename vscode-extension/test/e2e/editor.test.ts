@@ -1,0 +1,284 @@
+// Issue 22 end to end in code-server: the editor is the context. @-mentions from a fuzzy
+// picker, the active editor as a chip that can be turned off, pasted images as thumbnails,
+// diagnostics after edits from VS Code's own TypeScript server, an old edit's diff with its
+// real before, tool rows that link to the file at the line. One code-server for the file.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { deflateSync } from "node:zlib";
+import { after, before, test } from "node:test";
+import type { FrameLocator, Page } from "playwright-core";
+import { chatFrame, runCommand, screenshot, startChatSession, statusItem, waitFor, type Session } from "./harness";
+
+let session: Session;
+
+/** A `size`×`size` PNG of diagonal stripes, base64 (a real image to paste and to look at). */
+function stripesPng(size: number): string {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (bytes: Buffer): number => {
+    let c = 0xffffffff;
+    for (const byte of bytes) c = (crcTable[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([length, body, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  header.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const rows = Array.from({ length: size }, (_, y) =>
+    Buffer.from([0, ...Array.from({ length: size }, (_, x) => (Math.floor((x + y) / 8) % 2 === 0 ? [0x1e, 0x90, 0xff] : [0xff, 0xa5, 0x00])).flat()]),
+  );
+  const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", deflateSync(Buffer.concat(rows))), chunk("IEND", Buffer.alloc(0))]);
+  return png.toString("base64");
+}
+
+// A 64×64 PNG, and the first bytes of a BMP (a type the model does not take).
+const PNG = stripesPng(64);
+const BMP = "Qk06AAAAAAAAADYAAAAoAAAAAQAAAAEAAAABABgAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAA////AA==";
+
+before(
+  async () => {
+    session = await startChatSession();
+    const ws = session.workspace;
+    mkdirSync(path.join(ws, "src"), { recursive: true });
+    // A type error to start with: the Problems list has something, and TypeScript reports.
+    writeFileSync(path.join(ws, "src", "app.ts"), 'export function greet(name: string): string {\n  return "hi " + name;\n}\n\nexport const broken: number = "not a number";\n');
+    writeFileSync(path.join(ws, "changelog.md"), "# Changes\n");
+    writeFileSync(path.join(ws, "debug.log"), "secret noise\n");
+    writeFileSync(path.join(ws, ".gitignore"), "*.log\n");
+    const git = (...args: string[]): void => {
+      const done = spawnSync("git", ["-c", "user.name=e2e", "-c", "user.email=e2e@example.com", ...args], { cwd: ws, encoding: "utf8" });
+      assert.equal(done.status, 0, done.stderr);
+    };
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-qm", "start");
+    writeFileSync(path.join(ws, "README.md"), "# e2e workspace\n\nAn uncommitted line.\n");
+  },
+  { timeout: 300_000 },
+);
+
+after(async () => {
+  await session?.close();
+});
+
+async function step(name: string, body: (page: Page, chat: FrameLocator) => Promise<void>): Promise<void> {
+  try {
+    await body(session.page, chatFrame(session.page));
+    await screenshot(session.page, name);
+  } catch (error) {
+    await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Waits for the answer `text` to show, then for the turn to end. */
+async function waitAnswer(page: Page, text: string): Promise<void> {
+  await chatFrame(page).locator(".msg.assistant", { hasText: text }).last().waitFor({ timeout: 60_000 });
+  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
+}
+
+async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor();
+  await input.fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
+  await input.press("Enter");
+  await page.locator(".tab.active", { hasText: name }).waitFor();
+}
+
+async function setMode(page: Page, label: string): Promise<void> {
+  await runCommand(page, "Tiller: Set Mode…");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click();
+  await waitFor(`mode ${label}`, async () => ((await statusItem(page).innerText()).includes(label) ? true : undefined), 10_000);
+}
+
+type Block = Record<string, unknown> & { type: string; text?: string };
+
+/** The content blocks of the last user message of the last request the model got. */
+function lastUserBlocks(): Block[] {
+  const requests = session.fake.messageRequests();
+  const messages = (requests[requests.length - 1]?.messages ?? []) as Array<{ role: string; content: Block[] | string }>;
+  const content = messages[messages.length - 1]?.content ?? [];
+  return typeof content === "string" ? [{ type: "text", text: content }] : content;
+}
+
+/** Every tool_result text of every request, by tool_use_id. */
+function toolResults(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const body of session.fake.messageRequests()) {
+    for (const message of (body.messages ?? []) as Array<{ content: Block[] | string }>) {
+      if (typeof message.content === "string") continue;
+      for (const block of message.content) {
+        if (block.type !== "tool_result") continue;
+        const content = block.content;
+        const text = typeof content === "string" ? content : Array.isArray(content) ? (content as Block[]).map((part) => part.text ?? "").join("") : "";
+        out.set(String(block.tool_use_id), text);
+      }
+    }
+  }
+  return out;
+}
+
+function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
+  return { type: "tool_use", id, name, input };
+}
+
+const option = (chat: FrameLocator, text: string) => chat.locator("#mention-picker .mention-option", { hasText: text });
+
+test("@ opens a fuzzy picker without ignored files; picked mentions and the editor chip reach the model", { timeout: 180_000 }, async () => {
+  await session.fake.load([{ content: [{ type: "text", text: "It greets." }] }]);
+  await step("mention-picker", async (page, chat) => {
+    await openFile(page, "app.ts");
+    const input = chat.locator("#input");
+    await chat.locator("#attachments .chip.active-editor", { hasText: "app.ts" }).waitFor();
+    await input.click();
+    await input.pressSequentially("@log");
+    await option(chat, "changelog.md").waitFor();
+    const listed = await chat.locator("#mention-picker").innerText();
+    assert.doesNotMatch(listed, /debug\.log/, "a .gitignore'd file is not offered");
+    await input.fill("");
+    await input.pressSequentially("Explain @app");
+    await option(chat, "src/app.ts").waitFor();
+    await screenshot(page, "picker-open");
+    await input.press("Enter");
+    await chat.locator("#attachments .chip.mention.file", { hasText: "@src/app.ts" }).waitFor();
+    assert.equal(await input.inputValue(), "Explain @src/app.ts ");
+    await input.pressSequentially("and @prob");
+    await option(chat, "problems").waitFor();
+    await input.press("Enter");
+    await input.pressSequentially("and @dif");
+    await option(chat, "diff").waitFor();
+    await input.press("Enter");
+    await chat.locator("#attachments .chip.mention.diff").waitFor();
+    // TypeScript has reported app.ts's error (the Problems count in the status bar).
+    await waitFor("TypeScript's report", async () => (/[1-9]/.test(await page.locator('[id="status.problems"]').innerText()) ? true : undefined), 60_000);
+    await screenshot(page, "chips-before-sending");
+    await input.press("Enter");
+    await waitAnswer(page, "It greets.");
+    const user = chat.locator(".msg.user").last();
+    await user.locator(".sent-attachments .chip", { hasText: "@problems" }).waitFor();
+    const blocks = lastUserBlocks();
+    const texts = blocks.map((block) => block.text ?? "");
+    assert.ok(texts.some((text) => text.startsWith('<context kind="file" name="src/app.ts">') && text.includes("greet")), "the file's contents");
+    assert.ok(texts.some((text) => text.startsWith('<context kind="problems"') && text.includes("not assignable")), "the Problems list");
+    assert.ok(texts.some((text) => text.startsWith('<context kind="diff"') && text.includes("+An uncommitted line.")), "git diff");
+    assert.equal(texts.filter((text) => text.includes('kind="file" name="src/app.ts"')).length, 1, "the active file, mentioned too, goes once");
+    assert.equal(texts[texts.length - 1], "Explain @src/app.ts and @problems and @diff");
+  });
+});
+
+test("the active editor's selection is a chip; turned off, nothing of the editor is sent", { timeout: 120_000 }, async () => {
+  await session.fake.load([{ content: [{ type: "text", text: "A selection." }] }, { content: [{ type: "text", text: "Nothing attached." }] }]);
+  await step("editor-chip", async (page, chat) => {
+    await page.locator(".tab.active", { hasText: "app.ts" }).click();
+    await page.locator(".monaco-editor .view-lines").first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    const chip = chat.locator("#attachments .chip.active-editor", { hasText: "app.ts:1-2" });
+    await chip.waitFor();
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("What does this do?");
+    await input.press("Enter");
+    await waitAnswer(page, "A selection.");
+    const selection = lastUserBlocks().find((block) => (block.text ?? "").startsWith('<context kind="selection"'));
+    assert.ok(selection !== undefined, "the selection went with the prompt");
+    assert.match(selection.text ?? "", /path: src\/app\.ts, lines 1-2\nexport function greet/);
+    await chip.click();
+    await chat.locator("#attachments .chip.active-editor.off").waitFor();
+    await screenshot(page, "editor-chip-off");
+    await input.fill("And now?");
+    await input.press("Enter");
+    await waitAnswer(page, "Nothing attached.");
+    assert.deepEqual(lastUserBlocks().map((block) => block.type), ["text"]);
+    assert.equal(lastUserBlocks()[0]?.text, "And now?");
+  });
+});
+
+test("a pasted image shows as a thumbnail in the input and the chat and reaches the model as an image block", { timeout: 120_000 }, async () => {
+  await session.fake.load([{ content: [{ type: "text", text: "A tiny image." }] }]);
+  await step("pasted-image", async (page, chat) => {
+    const input = chat.locator("#input");
+    const paste = async (name: string, base64: string, type: string): Promise<void> => {
+      await input.evaluate(
+        (element, file) => {
+          const bytes = Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0));
+          const transfer = new DataTransfer();
+          transfer.items.add(new File([bytes], file.name, { type: file.type }));
+          element.dispatchEvent(new ClipboardEvent("paste", { clipboardData: transfer, bubbles: true, cancelable: true }));
+        },
+        { name, base64, type },
+      );
+    };
+    await paste("old.bmp", BMP, "image/bmp");
+    await chat.locator("#attachments .attach-problem", { hasText: "not a PNG, JPEG, GIF or WebP image" }).waitFor();
+    await paste("stripes.png", PNG, "image/png");
+    await chat.locator("#attachments .chip.image img").waitFor();
+    await screenshot(page, "image-in-input");
+    await input.fill("What is in this image?");
+    await input.press("Enter");
+    await waitAnswer(page, "A tiny image.");
+    await chat.locator(".msg.user").last().locator(".sent-attachments img.thumb").waitFor();
+    const image = lastUserBlocks().find((block) => block.type === "image");
+    assert.deepEqual(image?.source, { type: "base64", media_type: "image/png", data: PNG });
+  });
+});
+
+test("an edit that introduces a type error gets VS Code's diagnostics in its result; the model fixes it next", { timeout: 180_000 }, async () => {
+  writeFileSync(path.join(session.workspace, "README.md"), "# e2e workspace\n\nAn uncommitted line.\n");
+  await session.fake.load([
+    { content: [tool("toolu_bad", "write_file", { path: "src/count.ts", content: 'export const count: number = "three";\n' })] },
+    { content: [tool("toolu_fix", "edit_file", { path: "src/count.ts", old_string: '"three"', new_string: "3" })] },
+    { content: [tool("toolu_rd", "read_file", { path: "README.md" })] },
+    { content: [tool("toolu_readme", "write_file", { path: "README.md", content: "# Tiller e2e\n" })] },
+    { content: [{ type: "text", text: "Fixed the type error and retitled the README." }] },
+  ]);
+  await step("diagnostics-after-edit", async (page, chat) => {
+    await setMode(page, "accept edits");
+    await chat.locator("#attachments .chip.active-editor.off").waitFor();
+    const input = chat.locator("#input");
+    await input.fill("Add a count");
+    await input.press("Enter");
+    await waitAnswer(page, "Fixed the type error");
+    const results = toolResults();
+    assert.match(results.get("toolu_bad") ?? "", /The edit introduced these errors[\s\S]*src\/count\.ts:1:14: Type 'string' is not assignable to type 'number'\. \[ts\]/);
+    assert.doesNotMatch(results.get("toolu_fix") ?? "", /introduced/);
+    assert.equal(readFileSync(path.join(session.workspace, "src", "count.ts"), "utf8"), "export const count: number = 3;\n");
+    const row = chat.locator('.tool[data-tool-use-id="toolu_bad"]');
+    await row.locator(".tool-head .chevron").click();
+    await row.locator(".output", { hasText: "not assignable" }).waitFor();
+  });
+});
+
+test("an old write_file's diff opens with its real before; a tool row links to the file at the line", { timeout: 120_000 }, async () => {
+  await step("edit-history-and-links", async (page, chat) => {
+    await runCommand(page, "Tiller: Restart Server");
+    await chat.locator(".notice", { hasText: "The Tiller server restarted" }).waitFor({ timeout: 90_000 });
+    const row = chat.locator('.tool.ok[data-tool-use-id="toolu_readme"]');
+    await row.waitFor({ timeout: 30_000 });
+    await row.locator("button.diffstat").click();
+    const diff = page.locator(".monaco-diff-editor").first();
+    await diff.locator(".editor.original .view-lines", { hasText: "An uncommitted line." }).waitFor({ timeout: 15_000 });
+    await diff.locator(".editor.modified .view-lines", { hasText: "Tiller e2e" }).waitFor();
+    await screenshot(page, "old-edit-diff");
+    const link = chat.locator('.tool[data-tool-use-id="toolu_fix"] a.file-link');
+    assert.equal(await link.innerText(), "src/count.ts:1");
+    await link.click();
+    await page.locator(".tab.active", { hasText: "count.ts" }).waitFor();
+  });
+});
