@@ -71,8 +71,14 @@ export function applyChildEvent(
   }
 }
 
+/** The outcome a `task` row's status says its child had (its end was not seen: a redraw, a
+ *  crash). */
+export function outcomeOf(status: ToolStatus): Outcome {
+  return status === "ok" ? "completed" : status === "interrupted" ? "interrupted" : "failed";
+}
+
 /** A child whose end was not seen (its task call ended first, a crash): nothing stays running. */
-export function settled(agent: AgentView, status: "interrupted" | "failed", now?: number): AgentView {
+export function settled(agent: AgentView, status: Outcome, now?: number): AgentView {
   const durationMs = agent.durationMs ?? (agent.startedAt !== undefined && now !== undefined ? Math.max(0, now - agent.startedAt) : undefined);
   return {
     ...agent,

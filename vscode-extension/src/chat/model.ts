@@ -22,7 +22,7 @@ import type {
   TurnError,
   Usage,
 } from "../protocol";
-import { type AgentView, applyChildEvent, settled, startedAgent } from "./agents";
+import { type AgentView, applyChildEvent, outcomeOf, settled, startedAgent } from "./agents";
 
 /** Commands a chat item may offer as a button (the provider runs only these). */
 export type ChatCommand =
@@ -363,7 +363,8 @@ function settleIdle(model: ChatModel, now?: number): ChatModel {
   return updateWhere(model, open, (item) => {
     if (item.kind !== "tool") return { ...item, streaming: false } as ChatItem;
     const durationMs = item.durationMs ?? (item.startedAt !== undefined && now !== undefined ? Math.max(0, now - item.startedAt) : undefined);
-    return { ...item, status: "interrupted", ...(durationMs !== undefined ? { durationMs } : {}) };
+    const agent = item.agent !== undefined ? { agent: settled(item.agent, "interrupted", now) } : {};
+    return { ...item, status: "interrupted", ...(durationMs !== undefined ? { durationMs } : {}), ...agent };
   });
 }
 
@@ -432,7 +433,8 @@ function endOpenItems(model: ChatModel, turnId: string | null, toolStatus: ToolS
           return item.confirm?.decision.state === "pending" ? { ...item, confirm: closeConfirm(item.confirm) } : item;
         }
         const durationMs = item.durationMs ?? (item.startedAt !== undefined && now !== undefined ? Math.max(0, now - item.startedAt) : undefined);
-        return { ...item, status: toolStatus, confirm: closeConfirm(item.confirm), ...(durationMs !== undefined ? { durationMs } : {}) };
+        const agent = item.agent !== undefined ? { agent: settled(item.agent, outcomeOf(toolStatus), now) } : {};
+        return { ...item, status: toolStatus, confirm: closeConfirm(item.confirm), ...(durationMs !== undefined ? { durationMs } : {}), ...agent };
       }
       case "plan":
       case "confirm":
@@ -638,7 +640,7 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         const output = keptOutput(event.status, event.output, item.output);
         const measured = event.status !== "interrupted" || event.durationMs > 0 || item.startedAt === undefined || now === undefined;
         const durationMs = measured ? event.durationMs : Math.max(0, now - (item.startedAt ?? now));
-        const agent = item.agent !== undefined ? { agent: settled(item.agent, event.status === "interrupted" ? "interrupted" : "failed", now) } : {};
+        const agent = item.agent !== undefined ? { agent: settled(item.agent, outcomeOf(event.status), now) } : {};
         return { ...item, ...fields, output, durationMs, confirm: closeConfirm(item.confirm), ...agent };
       });
     }

@@ -80,3 +80,21 @@ test("an event of a child the chat never saw start changes nothing", () => {
   const after = applyEvent(before, childEvent("unknown", ev({ type: "toolStarted", toolUseId: "z", name: "bash", input: {}, batch: 0, concurrent: false })));
   assert.equal(after, before);
 });
+
+test("a redrawn task row shows its child ended as the row did", () => {
+  const model = play([
+    ev({ type: "turnStarted", prompt: "explore" }),
+    taskStarted("p1"),
+    agentStarted("p1", "c1"),
+    ev({ type: "toolFinished", toolUseId: "p1", name: "task", status: "ok", output: "report", durationMs: 1500 }),
+  ]);
+  const [row] = only(model, "tool");
+  assert.equal(row?.agent?.status, "completed");
+});
+
+test("a task row left running when the server goes idle stops its child's view too", () => {
+  const running = play([ev({ type: "turnStarted", prompt: "explore" }), taskStarted("p1"), agentStarted("p1", "c1")]);
+  const idle = applyEvent(running, ev({ type: "turnEnded", outcome: "interrupted", trail: [] }));
+  const [row] = only(idle, "tool");
+  assert.equal(row?.agent?.status, "interrupted");
+});
