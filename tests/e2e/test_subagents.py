@@ -107,6 +107,9 @@ async def test_three_explorers_run_at_once_and_one_is_interrupted_alone(
     transcript = await tiller.request("tiller/session/transcript", {"sessionId": a})
     kinds = [entry["kind"] for entry in transcript["entries"]]
     assert kinds[0] == "turnStarted" and kinds[-1] == "turnEnded"
+    parents = await tiller.request("tiller/session/transcript")
+    links = [e for e in parents["entries"] if e["kind"] == "agentStarted"]
+    assert {e["agentSessionId"] for e in links} == set(children)  # the parent's links to them
     listed = await tiller.request("tiller/session/list")
     assert [s["sessionId"] for s in listed["sessions"]] == [ended["sessionId"]]
 

@@ -189,10 +189,12 @@ class Sessions:
         A session stored before the system prompt was kept with it has none: it is fixed
         now, at its first load. What its earlier turns were sent with cannot be known (the
         prompt was rebuilt at every turn from AGENTS.md), so its thinking blocks, bound to
-        those requests, are left out once, as after a compaction."""
-        if row.system is not None:
+        those requests, are left out once, as after a compaction. The same holds for a
+        session stored before the task tool's agent kinds were kept with it (its tools were
+        others): they are fixed at its next turn."""
+        if row.system is not None and (row.agents is not None or not messages):
             return row.system, messages
-        system = system_prompt(workspace)
+        system = row.system if row.system is not None else system_prompt(workspace)
         budget_form = self.runtime.provider.spec(row.model).thinking == "budget"
         return system, history.without_thinking(messages, keep_open_loop=budget_form)
 
