@@ -77,6 +77,7 @@ async def test_three_explorers_run_at_once_and_one_is_interrupted_alone(
     ended = await tiller.turn_end(parent_turn)
     assert ended["outcome"] == "completed" and ended["final"] == "All reported."
 
+    await tiller.wait_for(lambda: all(events_of_session(tiller, s, "turnEnded") for s in children))
     starts = [
         index_of(tiller, s, "toolStarted", f"{n}1") for s, n in zip(children, "abc", strict=True)
     ]
