@@ -74,6 +74,7 @@ class TurnSetup:
     snapshot: asyncio.Future[None] | None = None
     diagnostics: EditorDiagnostics | None = None  # the editor's, when it offers them
     edits: EditHistory | None = None  # where finished edits keep their before and after
+    plans: bool = True  # a final text in plan mode is put to the user as a plan (not children)
 
     @property
     def spec(self) -> ModelSpec:
