@@ -229,6 +229,16 @@ test("a pasted image shows as a thumbnail in the input and the chat and reaches 
     await chat.locator("#attachments .attach-problem", { hasText: "not a PNG, JPEG, GIF or WebP image" }).waitFor();
     await paste("stripes.png", PNG, "image/png");
     await chat.locator("#attachments .chip.image img").waitFor();
+    // Dropped on the input, as from a file manager: a second thumbnail; removed again with ×.
+    await input.evaluate((element, base64) => {
+      const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], "dropped.png", { type: "image/png" }));
+      element.dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, PNG);
+    await chat.locator("#attachments .chip.image", { has: chat.locator('img[alt="dropped.png"]') }).waitFor();
+    await chat.locator("#attachments .chip.image", { has: chat.locator('img[alt="dropped.png"]') }).locator(".chip-remove").click();
+    await waitFor("one image left", async () => ((await chat.locator("#attachments .chip.image").count()) === 1 ? true : undefined), 10_000);
     await screenshot(page, "image-in-input");
     await input.fill("What is in this image?");
     await input.press("Enter");
