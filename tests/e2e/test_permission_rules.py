@@ -138,3 +138,48 @@ async def test_a_broken_rule_is_a_notice_naming_file_and_rule(
         "Permission rules: .tiller/settings.json: permissions.allow[0]: 'Bash(git': no closing "
         "parenthesis" in notices
     )
+
+
+async def test_permissions_command_lists_adds_and_removes_and_the_next_call_follows(
+    tiller: Tiller, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    write_rules(workspace / ".claude" / "settings.json", deny=["Bash(rm:*)"])
+    added = await tiller.request("tiller/prompt", {"text": "/permissions add allow Bash(touch:*)"})
+    assert added == {
+        "status": "handled",
+        "message": "Added allow Bash(touch:*) to .tiller/settings.local.json.",
+    }
+    listed = await tiller.request("tiller/prompt", {"text": "/permissions"})
+    assert listed["message"].splitlines() == [
+        "deny   Bash(rm:*)  (workspace .claude/settings.json)",
+        "allow  Bash(touch:*)  (local .tiller/settings.local.json)",
+    ]
+    api.enqueue(
+        {"content": [tool_use("bash", "t1", command="touch made")]}, {"content": [text("ok")]}
+    )
+    ended = await tiller.run("go")
+    assert started(tiller, ended["turnId"])["t1"]["permission"]["by"] == (
+        "rule: Bash(touch:*) (local .tiller/settings.local.json)"
+    )
+    removed = await tiller.request("tiller/permissions/remove", {"rule": "Bash(touch:*)"})
+    assert removed["message"] == "Removed Bash(touch:*) from .tiller/settings.local.json."
+    assert [r["rule"] for r in removed["rules"]] == ["Bash(rm:*)"]
+    claude = await tiller.request("tiller/permissions/remove", {"rule": "Bash(rm:*)"})
+    assert "Tiller does not rewrite it" in claude["message"]
+    assert "Bash(rm:*)" in (workspace / ".claude" / "settings.json").read_text()
+    listing = await tiller.request("tiller/permissions")
+    assert listing == {
+        "rules": [
+            {
+                "effect": "deny",
+                "rule": "Bash(rm:*)",
+                "scope": "workspace",
+                "source": ".claude/settings.json",
+            }
+        ],
+        "problems": [],
+    }
+    bad = await tiller.request(
+        "tiller/permissions/add", {"effect": "allow", "rule": "Bash(git", "scope": "workspace"}
+    )
+    assert bad["message"] == "'Bash(git': no closing parenthesis"
