@@ -25,7 +25,7 @@ TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: Final[tuple[TodoStatus, ...]] = get_args(TodoStatus)
 OutcomeName = Literal["completed", "interrupted", "stopped", "failed", "refused"]
 InterruptCause = Literal["user", "keyword", "server_stopped"]
-ToolDecision = Literal["allow", "allowSession", "deny"]
+ToolDecision = Literal["allow", "allowSession", "allowAlways", "deny"]
 PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
 Sandbox = Literal["bwrap", "none"]
@@ -421,7 +421,7 @@ class ConfirmDecidedEvent(EventEnvelope):
 
     type: Literal["confirmDecided"]
     toolUseId: str
-    decision: Literal["allow", "allowSession", "deny"]
+    decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: NotRequired[str]
 
 

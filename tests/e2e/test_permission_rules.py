@@ -183,3 +183,33 @@ async def test_permissions_command_lists_adds_and_removes_and_the_next_call_foll
         "tiller/permissions/add", {"effect": "allow", "rule": "Bash(git", "scope": "workspace"}
     )
     assert bad["message"] == "'Bash(git': no closing parenthesis"
+
+
+async def test_always_allow_keeps_exactly_the_segments_shown_as_local_rules(
+    tiller: Tiller, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    async def always(params: Any) -> Any:
+        return {"decision": "allowAlways"}
+
+    tiller.on_confirm = always
+    write_rules(workspace / ".claude" / "settings.json", allow=["Bash(git status:*)"])
+    local = workspace / ".tiller" / "settings.local.json"
+    api.enqueue(
+        {"content": [tool_use("bash", "t1", command="git status && touch a *.o")]},
+        {"content": [tool_use("bash", "t2", command="touch b")]},
+        {"content": [tool_use("bash", "t3", command="touch b && git status")]},
+        {"content": [text("done")]},
+    )
+    ended = await tiller.run("go")
+    turn = ended["turnId"]
+    assert [p["toolUseId"] for m, p in tiller.asked if m == "tiller/confirmTool"] == ["t1", "t2"]
+    # A segment with * is not written down: in a file it would be a wildcard.
+    notices = [e["text"] for e in tiller.events_of("notice", turn)]
+    assert any(n.startswith("Bash(touch a *.o) is allowed for this session only") for n in notices)
+    assert "Always allowed (.tiller/settings.local.json): Bash(touch b)" in notices
+    assert json.loads(local.read_text()) == {"permissions": {"allow": ["Bash(touch b)"]}}
+    assert started(tiller, turn)["t3"]["permission"] == {
+        "decision": "allow",
+        "by": "rule: Bash(touch b) (local .tiller/settings.local.json); "
+        "rule: Bash(git status:*) (workspace .claude/settings.json)",
+    }

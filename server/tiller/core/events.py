@@ -104,7 +104,7 @@ class ConfirmRequested:
 @dataclass(frozen=True)
 class ConfirmDecided:
     tool_use_id: str
-    decision: Literal["allow", "allowSession", "deny"]
+    decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: str | None = None
 
 

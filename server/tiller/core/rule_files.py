@@ -107,6 +107,27 @@ def add_rule(workspace: Path, effect: Effect, text: str, scope: WritableScope = 
     return rule
 
 
+LOCAL_RULES = ".tiller/settings.local.json"
+
+
+def keep_rules(workspace: Path, rules: tuple[Rule, ...]) -> tuple[list[str], list[str]]:
+    """ "Always allow" for a command: each segment's exact rule added to the local file. A
+    segment with a ``*`` stays a session rule (in a file, ``*`` is a wildcard: it would match
+    more than was shown). Returns the rules kept and what could not be kept, and why."""
+    kept: list[str] = []
+    said: list[str] = []
+    for rule in rules:
+        if "*" in (rule.specifier or ""):
+            said.append(f"{rule.text} is allowed for this session only: in a rules file its * "
+                        "would be a wildcard and allow more than was shown")  # fmt: skip
+            continue
+        try:
+            kept.append(add_rule(workspace, "allow", rule.text).text)
+        except RuleError as err:
+            said.append(f"{rule.text} is allowed for this session only: {err.message}")
+    return kept, said
+
+
 def remove_rule(workspace: Path, text: str) -> tuple[list[str], list[str]]:
     """Remove a rule (every effect) from Tiller's files. Returns the files changed and the
     Claude Code files that still hold it (to be edited by hand)."""

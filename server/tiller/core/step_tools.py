@@ -22,7 +22,7 @@ from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
-from tiller.core.permission_rules import RuleBook
+from tiller.core.permission_rules import Rule, RuleBook
 from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
@@ -35,7 +35,7 @@ from tiller.core.plan_gate import (
     PlanVerdict,
     Revise,
 )
-from tiller.core.rule_files import load_rule_book
+from tiller.core.rule_files import LOCAL_RULES, keep_rules, load_rule_book
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
@@ -188,6 +188,11 @@ class ToolRunner:
                     case "allowSession":
                         self._grant_session(tool.kind, ruled)
                         return True
+                    case "allowAlways":
+                        self._grant_session(tool.kind, ruled)
+                        if tool.kind == "bash":
+                            await self._keep_rules(session_rules_for(ruled))
+                        return True
                     case "deny":
                         why = "Denied by the user."
                         if answer.feedback:
@@ -203,6 +208,14 @@ class ToolRunner:
             self.host.set_grants(grants.allow_edits())
         elif kind == "bash":
             self.host.set_grants(grants.allow_rules(session_rules_for(ruled)))
+
+    async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
+        """ "Always allow": the segments' exact rules, kept in the local settings file."""
+        kept, said = await asyncio.to_thread(keep_rules, self.setup.context.workspace, rules)
+        if kept:
+            self.host.emit(Notice(f"Always allowed ({LOCAL_RULES}): {', '.join(kept)}"))
+        for why in said:
+            self.host.emit(Notice(why))
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes (it was judged

@@ -864,7 +864,7 @@ function decideConfirmWhere(
       (item.kind === "tool" && item.confirm !== undefined && match(item.confirm.id, item.toolUseId) && open(item.confirm.decision)),
     (item) => {
       if (item.kind === "tool" && item.confirm !== undefined) {
-        const restarted = now !== undefined && item.status === "running" && (decision.state === "allow" || decision.state === "allowSession");
+        const restarted = now !== undefined && item.status === "running" && (decision.state === "allow" || decision.state === "allowSession" || decision.state === "allowAlways");
         return { ...item, confirm: { ...item.confirm, decision }, ...(restarted ? { startedAt: now } : {}) };
       }
       return { ...item, decision } as ChatItem;

@@ -2,6 +2,7 @@
 // last one), and posts back what the user does. It keeps no agent state of its own: a copy of
 // the chat it was sent, and view state (what is expanded, timers).
 import type { FromWebview, ToWebview } from "../chat/messages";
+import type { ToolDecision } from "../protocol";
 import {
   formatDiffStat,
   formatDuration,
@@ -186,7 +187,7 @@ function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
   return card;
 }
 
-const DECISION_TEXT = { allow: "✓ Allowed", allowSession: "✓ Allowed for this session", deny: "✗ Denied" } as const;
+const DECISION_TEXT = { allow: "✓ Allowed", allowSession: "✓ Allowed for this session", allowAlways: "✓ Always allowed (a rule in .tiller/settings.local.json)", deny: "✗ Denied" } as const;
 
 function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
   const preview = confirm.preview;
@@ -208,7 +209,7 @@ function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
   const decision = confirm.decision;
   if (decision.state === "pending") {
     const feedback = feedbackBox("Why not? (optional, sent with Deny)…");
-    const answer = (choice: "allow" | "allowSession" | "deny"): void => {
+    const answer = (choice: ToolDecision): void => {
       const text = feedback.value.trim();
       vscode.postMessage({ type: "toolDecision", id: confirm.id, decision: choice, ...(choice === "deny" && text !== "" ? { feedback: text } : {}) });
     };
@@ -219,6 +220,8 @@ function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
         { className: "actions" },
         button("Allow", "primary allow", () => answer("allow")),
         button("Allow for session", "secondary allow-session", () => answer("allowSession")),
+        // A command's parts, exactly as split above, kept as rules for next time.
+        preview.kind === "command" ? button("Always allow", "secondary allow-always", () => answer("allowAlways")) : null,
         button("Deny", "secondary deny", () => answer("deny")),
       ),
     );

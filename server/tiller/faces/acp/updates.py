@@ -277,7 +277,11 @@ class SessionUpdates:
                 return [update_agent_thought_text(_str(fields.get("text")))]
             case "toolStarted":
                 return self.calls.started(fields)
-            case "confirmDecided" if fields.get("decision") in ("allow", "allowSession"):
+            case "confirmDecided" if fields.get("decision") in (
+                "allow",
+                "allowSession",
+                "allowAlways",
+            ):
                 return [self.calls.running(_str(fields.get("toolUseId")))]
             case "toolOutput":
                 return self.calls.output(fields)

@@ -137,7 +137,7 @@ class RpcApprover:
             log.warning("confirmTool failed, denying: %s", err)
             return DENIED_BY_DEFAULT
         decision = answer.get("decision") if isinstance(answer, dict) else None
-        if decision not in ("allow", "allowSession", "deny"):
+        if decision not in ("allow", "allowSession", "allowAlways", "deny"):
             log.warning("malformed confirmTool answer, denying: %r", answer)
             return DENIED_BY_DEFAULT
         feedback = answer.get("feedback")
