@@ -10,8 +10,9 @@ knows: plain, or wrapping another program) joined by every construct bash offers
 ``||``, ``;``, ``|``, ``&``, subshells, groups, ``$( )``, backticks, ``<( )``, if, for). The
 oracle judges each atom on its own from that knowledge, never from the parser's split: a
 prefix rule covers a plain atom whose words start with its words; a wrapped atom (sudo, xargs,
-find -exec, sh -c, an assignment prefix, a redirection to a file) only by a rule naming it
-exactly. Whenever the rules allow a line, the oracle must cover every atom in it.
+find -exec, sh -c, a redirection to a file) only by a rule naming it exactly; an assignment
+prefix (``FOO=1 rm x``) is one of the words a prefix must match. Whenever the rules allow a
+line, the oracle must cover every atom in it.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ PLAIN = [
     "cat a.txt",
     "python script.py",
     "make deploy",
+    # an assignment prefix is one of the words: Bash(rm:*) never matches these
+    "FOO=1 rm x",
+    "GIT_EXTERNAL_DIFF=evil git diff",
 ]
 WRAPPED = [
     "xargs rm",
@@ -64,8 +68,6 @@ WRAPPED = [
     "bash -c 'rm x'",
     'sh -c "git status; rm x"',
     "eval 'rm x'",
-    "FOO=1 rm x",
-    "GIT_EXTERNAL_DIFF=evil git diff",
     "git diff > out.txt",
     "echo hi >> .bashrc",
     "git -c core.pager=evil status",

@@ -25,6 +25,7 @@ allows in plan mode (see permissions.py).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -280,6 +281,7 @@ def matches_segment(rule: Rule, segment: Segment) -> bool:
     return _words(spec) == segment.words
 
 
+@functools.lru_cache(maxsize=4096)  # a rule's words, split once (shlex is slow)
 def _words(text: str) -> tuple[str, ...] | None:
     try:
         return tuple(shlex.split(text))
@@ -288,12 +290,17 @@ def _words(text: str) -> tuple[str, ...] | None:
 
 
 def _wildcard(spec: str, text: str) -> bool:
+    return _wildcard_regex(spec).fullmatch(text) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _wildcard_regex(spec: str) -> re.Pattern[str]:
     body = spec[:-2] if spec.endswith(" *") and spec.count("*") == 1 else spec
     optional_tail = body != spec
     regex = ".*".join(re.escape(part) for part in body.split("*"))
     if optional_tail:
         regex += "( .*)?"
-    return re.fullmatch(regex, text, re.DOTALL) is not None
+    return re.compile(regex, re.DOTALL)
 
 
 # --- the rules in force ----------------------------------------------------------------------

@@ -56,6 +56,10 @@ class Judged:
     problems: tuple[str, ...]
 
 
+def _never(_text: str) -> bool:
+    return False
+
+
 def _segment_read_only(tool: Tool, context: ToolContext, text: str) -> bool:
     return read_only_call(tool, {"command": text}, context)
 
@@ -122,7 +126,9 @@ class ToolRunner:
                 judged[call.id] = (False, NOT_RULED)
                 continue
             read_only = read_only_call(tool, call.input, context)
-            segment_read_only = partial(_segment_read_only, tool, context)
+            # A call proved read-only as a whole needs no proof per segment: only a deny or
+            # an ask rule can change its fate.
+            segment_read_only = _never if read_only else partial(_segment_read_only, tool, context)
             ruled = judge(call.name, tool.kind, call.input, book, context.workspace,
                           segment_read_only)  # fmt: skip
             judged[call.id] = (read_only, ruled)
