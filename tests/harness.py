@@ -156,6 +156,9 @@ class Tiller:
 def server_env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["TILLER_DATA_DIR"] = str(data_dir)
+    # The user's own settings files (permission rules above all) never reach a test server.
+    env["CLAUDE_CONFIG_DIR"] = str(data_dir / "user-claude")
+    env["TILLER_CONFIG_DIR"] = str(data_dir / "user-tiller")
     env.setdefault("TILLER_LOG_LEVEL", "WARNING")
     return env
 

@@ -43,6 +43,9 @@ def text(value: str) -> dict[str, object]:
 def chat_env(data_dir: Path, key: str | None = "test-key") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
     env.update(TILLER_DATA_DIR=str(data_dir), TERM="xterm-256color")
+    # never the user's own settings (permission rules)
+    env.update(CLAUDE_CONFIG_DIR=str(data_dir / "user-claude"))
+    env.update(TILLER_CONFIG_DIR=str(data_dir / "user-tiller"))
     if key is not None:
         env["ANTHROPIC_API_KEY"] = key
     return env

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -161,11 +162,20 @@ def build_parser() -> argparse.ArgumentParser:
         "chat",
         help="an interactive shell: a prompt that stays while the agent works",
         description="Chat with the agent in the terminal: shift+tab cycles the mode, Escape "
-        "interrupts, prompts typed while it works are queued, Ctrl-C twice exits. When stdout "
+        "interrupts, prompts typed while it works are queued (a line starting with > steers "
+        "the running turn instead: the model gets it at its next step), Ctrl-C twice exits; "
+        "a bell rings when it needs an answer or finishes (--notify). When stdout "
         "is not a terminal, each line of stdin is a prompt and the output is `tiller run`'s.",
     )
     _add_session_options(chat)
     chat.add_argument("--resume", metavar="ID", help="resume a stored session")
+    chat.add_argument(
+        "--notify",
+        choices=("bell", "osc9", "off"),
+        default=os.environ.get("TILLER_NOTIFY") or "bell",
+        help="announce questions and finished turns: the terminal bell (default), an OSC 9 "
+        "desktop notification, or nothing ($TILLER_NOTIFY)",
+    )
     commands.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
@@ -271,7 +281,7 @@ def parse_run(args: argparse.Namespace) -> RunOptions:
 
 def parse_chat(args: argparse.Namespace) -> ChatOptions:
     workspace, options = _session_options(args)
-    return ChatOptions(workspace, options, args.resume)
+    return ChatOptions(workspace, options, args.resume, args.notify)
 
 
 @contextmanager
