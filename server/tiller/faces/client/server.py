@@ -1,7 +1,9 @@
-"""The server as a child process: spawn it, initialize, talk, shut it down (or kill it).
+"""The server as a child process: start it, initialize, talk, shut it down (or kill it).
 
-The server runs in its own session (``start_new_session``): Ctrl-C on the terminal reaches the
-client only, and the client decides what it means (interrupt, clear the line, quit).
+It is forked from the warm template when it can be (``tiller.warm``: no import to wait
+for), else spawned (``python -m tiller``). Either way it runs in its own session: Ctrl-C on
+the terminal reaches the client only, and the client decides what it means (interrupt,
+clear the line, quit).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tiller import __version__
 from tiller.faces.client.jsonrpc import Handlers, JsonRpcConnection, RpcError
 from tiller.jsontypes import JSON
+from tiller.warm.client import start_forked
 
 SHUTDOWN_SECONDS = 5.0
 QUIT_GRACE_SECONDS = 1.0
@@ -27,12 +30,29 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "tiller"]
 
 
+class Process(Protocol):
+    """A spawned server (``asyncio.subprocess.Process``) or a forked one (``ForkedProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None: ...
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+    @property
+    def stderr(self) -> asyncio.StreamReader | None: ...
+    @property
+    def returncode(self) -> int | None: ...
+    async def wait(self) -> int: ...
+    def kill(self) -> None: ...
+
+
 class ServerProcess:
     """One running server and its JSON-RPC connection."""
 
     def __init__(
         self,
-        process: asyncio.subprocess.Process,
+        process: Process,
         handlers: Handlers,
         on_stderr: Callable[[str], None],
     ) -> None:
@@ -51,15 +71,19 @@ class ServerProcess:
         on_stderr: Callable[[str], None],
         env: Mapping[str, str] | None = None,
     ) -> ServerProcess:
-        process = await asyncio.create_subprocess_exec(
-            *server_command(),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(os.environ if env is None else env),
-            start_new_session=True,
-            limit=STREAM_LIMIT,
-        )
+        """A server forked from the warm template (``tiller.warm``), else spawned."""
+        env = dict(os.environ if env is None else env)
+        process: Process | None = await start_forked([], env, STREAM_LIMIT)
+        if process is None:
+            process = await asyncio.create_subprocess_exec(
+                *server_command(),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                limit=STREAM_LIMIT,
+            )
         return cls(process, handlers, on_stderr)
 
     @property
