@@ -3,6 +3,11 @@
 `WarmPlace` is a runtime dir of the test's own (``XDG_RUNTIME_DIR``, mode 0700, short: a
 Unix socket path has at most 107 bytes), the template that serves it found by its command
 line, and its end: every template started for it is stopped when the test is done.
+
+`SUITE` is the test process's own (``tests/e2e/conftest.py`` starts its template with the
+session): `fork_server` gives the harness its servers from it (``tests/harness.py``), as the
+product gives them to ``tiller run``: each a fork of a process that has imported Tiller and
+the SDK already, which on a 2-core machine saves most of the suite's time.
 """
 
 from __future__ import annotations
@@ -16,7 +21,10 @@ import tempfile
 from pathlib import Path
 
 from processes import alive, processes_with, until
+from tiller.warm.client import ForkedProcess, start_forked, start_template
 from tiller.warm.place import Place
+
+STREAM_LIMIT = 1 << 24
 
 
 class WarmPlace:
@@ -76,3 +84,25 @@ class WarmPlace:
         self.stop()
         await until(lambda: not self.templates())
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+SUITE: WarmPlace | None = None
+
+
+def start_suite() -> WarmPlace:
+    """The test process's place, with its template starting now (warming up meanwhile)."""
+    global SUITE
+    SUITE = WarmPlace(idle_seconds=900)
+    start_template(SUITE.place, SUITE.env())
+    return SUITE
+
+
+async def fork_server(env: dict[str, str]) -> ForkedProcess:
+    """A server forked from the test process's template (waiting until it is warm)."""
+    if SUITE is None:
+        raise RuntimeError("no suite template: tests/e2e/conftest.py starts it")
+    await SUITE.ready()
+    forked = await start_forked([], env, STREAM_LIMIT, SUITE.place)
+    if forked is None:
+        raise RuntimeError(f"the warm template did not fork (see {SUITE.place.log})")
+    return forked

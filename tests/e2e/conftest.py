@@ -11,17 +11,18 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller, start_tiller, stop_tiller
-from warm import WarmPlace
+from warm import start_suite
 
 StartTiller = Callable[..., Awaitable[Tiller]]
 
 
 @pytest.fixture(scope="session", autouse=True)
 def warm_start_of_this_test_process() -> Iterator[None]:
-    """The clients these tests start as processes (``tiller run``, ``tiller chat``, ``tiller
-    acp``) take the warm start from a template of this test process's own (a private
-    ``XDG_RUNTIME_DIR``), stopped at the end: never the user's."""
-    place = WarmPlace(idle_seconds=900)
+    """The harness's servers, and the clients these tests start as processes (``tiller run``,
+    ``tiller chat``, ``tiller acp``), take the warm start from a template of this test
+    process's own (a private ``XDG_RUNTIME_DIR``), started now and stopped at the end: never
+    the user's."""
+    place = start_suite()
     saved = os.environ.get("XDG_RUNTIME_DIR")
     os.environ["XDG_RUNTIME_DIR"] = str(place.root)
     try:
