@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +38,24 @@ MODEL = "claude-test-1"
 
 @pytest_asyncio.fixture
 async def warm() -> AsyncIterator[WarmPlace]:
+    """A place of the test's own (tests that start, kill, replace or idle out a template)."""
     place = WarmPlace()
     try:
         yield place
     finally:
         await place.close()
+
+
+@pytest.fixture(scope="module")
+def shared() -> Iterator[WarmPlace]:
+    """A place and its template shared by this module's tests that leave it as it is."""
+    place = WarmPlace()
+    warm_client.start_template(place.place, place.env())
+    try:
+        yield place
+    finally:
+        place.stop()
+        shutil.rmtree(place.root, ignore_errors=True)
 
 
 async def run_cli(
@@ -134,10 +148,10 @@ async def test_a_dead_template_falls_back_to_a_plain_spawn_and_is_started_again(
 
 
 async def test_two_clients_at_once_get_two_isolated_servers_and_a_crash_stays_in_its_own(
-    warm: WarmPlace, workspace: Path, tmp_path: Path
+    shared: WarmPlace, workspace: Path, tmp_path: Path
 ) -> None:
+    warm = shared
     env = warm.env(TILLER_DATA_DIR=str(tmp_path / "data"))
-    warm_client.start_template(warm.place, env)
     template = await warm.ready()
 
     one, two = await asyncio.gather(
@@ -160,10 +174,10 @@ async def test_two_clients_at_once_get_two_isolated_servers_and_a_crash_stays_in
 
 
 async def test_a_client_that_goes_away_takes_its_server_with_it(
-    warm: WarmPlace, workspace: Path, tmp_path: Path
+    shared: WarmPlace, workspace: Path, tmp_path: Path
 ) -> None:
+    warm = shared
     env = warm.env(TILLER_DATA_DIR=str(tmp_path / "data"))
-    warm_client.start_template(warm.place, env)
     template = await warm.ready()
     waiter = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tiller", "--warm",
@@ -204,10 +218,10 @@ async def test_the_template_exits_when_idle(warm: WarmPlace, tmp_path: Path) -> 
 
 
 async def test_tiller_acp_is_answered_by_a_forked_server(
-    warm: WarmPlace, workspace: Path, tmp_path: Path
+    shared: WarmPlace, workspace: Path, tmp_path: Path
 ) -> None:
+    warm = shared
     env = warm.env(TILLER_DATA_DIR=str(tmp_path / "data"))
-    warm_client.start_template(warm.place, env)
     template = await warm.ready()
     acp = await asyncio.create_subprocess_exec(
         *TILLER, "acp",
@@ -262,3 +276,35 @@ def test_a_runtime_dir_others_can_enter_is_not_used(tmp_path: Path) -> None:
     place = Place.find({"XDG_RUNTIME_DIR": str(loose)})
     assert place.directory == Path("/tmp") / f"tiller-{os.getuid()}"
     assert place.directory.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="connecting as another uid takes root")
+async def test_the_template_closes_a_connection_from_another_uid_without_an_answer(
+    warm: WarmPlace,
+) -> None:
+    warm_client.start_template(warm.place, warm.env())
+    await warm.ready()
+    # Open the folder and the socket to everyone, as a mistake would: SO_PEERCRED still holds.
+    warm.root.chmod(0o755)
+    warm.place.directory.chmod(0o755)
+    warm.place.socket.chmod(0o666)
+    probe = (
+        "import socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+        "s.connect(sys.argv[1])\n"
+        "try:\n"
+        "    s.send(b'{}')\n"
+        "    print(repr(s.recv(4096)))\n"
+        "except OSError:\n"
+        "    print(repr(b''))\n"
+    )
+    done = await asyncio.to_thread(
+        subprocess.run,
+        ["/usr/bin/python3", "-c", probe, str(warm.place.socket)],
+        user=65534,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "b''"  # closed, nothing said (else: "refused")

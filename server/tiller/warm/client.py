@@ -23,6 +23,7 @@ import fcntl
 import json
 import logging
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -60,8 +61,24 @@ class Forked:
     connection: socket.socket
 
     def wait(self) -> int:
-        """Block until the server exits: its exit code (-N: killed by signal N)."""
-        return exit_code(_receive(self.connection))
+        """Block until the server exits: its exit code (-N: killed by signal N). Should the
+        template go first, the server is waited for by its pid (its code is then unknown)."""
+        message = _receive(self.connection)
+        if message is None:
+            _wait_for_pid(self.pid)
+        return exit_code(message)
+
+
+def _wait_for_pid(pid: int) -> None:
+    """Block until ``pid`` (not our child) has exited: its pidfd becomes readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (OSError, AttributeError):
+        return  # gone already (or no pidfd here)
+    try:
+        select.select([fd], [], [])
+    finally:
+        os.close(fd)
 
 
 def exit_code(message: dict[str, Any] | None) -> int:
