@@ -22,7 +22,7 @@ Scenarios (each run is a fresh process: what a user waits for):
 
 Tiller's columns (the warm start, ``tiller.warm``): ``cold`` spawns plainly
 (``TILLER_WARM=0``); ``1st use`` (``hello``) has the warm start on but no template yet (it
-spawns and starts one: what the template's warm-up costs a first start); ``warm`` is served
+spawns, and starts one as it ends: what the warm start costs a first start); ``warm`` is served
 by a server forked from a template of the bench's own (a private ``XDG_RUNTIME_DIR``).
 
 Claude Code is optional: ``npm install --prefix /tmp/cc @anthropic-ai/claude-code`` (never a
@@ -259,7 +259,7 @@ async def template_ready(runtime_dir: Path, within: float = 120.0) -> None:
 
 WHO_ENV = {  # how each Tiller column runs
     "tiller": "cold: plain spawn (TILLER_WARM=0)",
-    "first": "first use: no template yet (spawns, starts one)",
+    "first": "first use: no template yet (spawns, starts one at its end)",
     "warm": "warm: forked from a ready template",
 }
 

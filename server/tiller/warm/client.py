@@ -6,8 +6,10 @@ and, once the template answers ``ready``, sends its argv, environment, cwd and u
 three descriptors the server is to use as stdin, stdout and stderr. It returns `Forked` (the
 server's pid, and the connection the template reports its exit code on), or None with the
 reason logged: the warm start is off (``TILLER_WARM=0``), not possible here (not Linux, a
-folder or socket that is not private), or the template did not answer. The caller then
-spawns its server the plain way.
+folder or socket that is not private), or no template is ready. The caller then spawns its
+server the plain way, and once its own start is over has one started for the next client
+(`start_template_if_missing`): a first start never waits for, nor competes with, the
+template's warm-up.
 
 - `serve_forked`: the server takes this process's own stdio (``tiller acp``,
   ``python -m tiller --warm``); this process waits, forwards SIGTERM/SIGINT/SIGHUP, and
@@ -106,18 +108,16 @@ def fork_server(
         return None
 
 
-def _fork(
-    place: Place, args: list[str], fds: list[int], env: dict[str, str], cwd: str
-) -> Forked | None:
+def _fork(place: Place, args: list[str], fds: list[int], env: dict[str, str], cwd: str) -> Forked:
     stamp = version_stamp()
     for _ in range(ATTEMPTS):
-        sock = _connect(place, env)
+        sock = _connect(place)
         try:
             sock.settimeout(READY_SECONDS)
             sock.send(json.dumps({"hello": stamp}).encode())
             answer = _receive(sock)
             if answer is None or answer.get("refused") == "stale":
-                sock.close()  # gone, or replaced now: the next attempt starts a new one
+                sock.close()  # gone (idle), or leaving now (replaced): none is ready
                 continue
             if "ready" not in answer:
                 raise WarmError(f"the template answered {answer!r}")
@@ -151,9 +151,8 @@ def _receive(sock: socket.socket) -> dict[str, Any] | None:
     return message
 
 
-def _connect(place: Place, env: Mapping[str, str]) -> socket.socket:
-    """A connection to a checked template of ours; with none ready, `WarmError` (and one is
-    started for the next client unless one is already warming up)."""
+def _connect(place: Place) -> socket.socket:
+    """A connection to a checked template of ours, or `WarmError` (none is ready)."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
     try:
         sock.connect(str(place.checked_socket()))
@@ -162,12 +161,28 @@ def _connect(place: Place, env: Mapping[str, str]) -> socket.socket:
         return sock
     except (FileNotFoundError, ConnectionRefusedError):
         sock.close()
-        if not template_alive(place):
-            start_template(place, env)
-        raise WarmError("no template is ready: one is warming up for the next client") from None
+        raise WarmError("no template is ready") from None
     except BaseException:
         sock.close()
         raise
+
+
+def start_template_if_missing(env: Mapping[str, str], place: Place | None = None) -> bool:
+    """Start a template unless one serves (or is warming up for) this installation: whether
+    one was started. A client calls this once its own start is over (``tiller run`` at its
+    end, the in-process server once the SDK is imported), so the template's warm-up never
+    competes with the start the user is waiting for."""
+    if not enabled(env):
+        return False
+    try:
+        where = place or Place.find(dict(env))
+        if template_alive(where):
+            return False
+        start_template(where, env)
+    except (OSError, WarmError) as err:
+        log.info("no warm template started: %s", err)
+        return False
+    return True
 
 
 def template_alive(place: Place) -> bool:
@@ -220,6 +235,9 @@ def serve_forked(args: Sequence[str]) -> int | None:
     (this process waits for it), or None: serve here instead."""
     forked = fork_server(args, [0, 1, 2])
     if forked is None:
+        from tiller import preload  # the server runs here: a template once the SDK is in
+
+        preload.after(preload.SDK_MODULE, lambda: start_template_if_missing(os.environ))
         return None
     # The server has the client's pipes; without our copies the client sees its end at once.
     devnull = os.open(os.devnull, os.O_RDWR)

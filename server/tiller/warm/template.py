@@ -1,7 +1,7 @@
 """The template: ``python -m tiller.warm.template DIR [--idle SECONDS]``.
 
-Started by the first client that finds none (``client.py``), in a session of its own, with a
-short allow-listed environment (no key). In order:
+Started by a client that found none, once that client's own start is over (``client.py``),
+in a session of its own, with a short allow-listed environment (no key). In order:
 
 1. It takes ``ID.lock`` (``flock``) and holds it for its life: a second template of the same
    installation exits at once, and a client that finds the lock held starts none.

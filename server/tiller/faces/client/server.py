@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from tiller import __version__
 from tiller.faces.client.jsonrpc import Handlers, JsonRpcConnection, RpcError
 from tiller.jsontypes import JSON
-from tiller.warm.client import start_forked
+from tiller.warm.client import ForkedProcess, start_forked, start_template_if_missing
 
 SHUTDOWN_SECONDS = 5.0
 QUIT_GRACE_SECONDS = 1.0
@@ -55,9 +55,11 @@ class ServerProcess:
         process: Process,
         handlers: Handlers,
         on_stderr: Callable[[str], None],
+        env: Mapping[str, str] | None = None,
     ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
+        self.env = env  # what it was started with
         self.rpc = JsonRpcConnection(process.stdout, process.stdin, handlers)
         self._tasks = [
             asyncio.create_task(self.rpc.serve()),
@@ -84,7 +86,7 @@ class ServerProcess:
                 start_new_session=True,
                 limit=STREAM_LIMIT,
             )
-        return cls(process, handlers, on_stderr)
+        return cls(process, handlers, on_stderr, env)
 
     @property
     def gone(self) -> asyncio.Event:
@@ -136,6 +138,13 @@ class ServerProcess:
                 self.kill()
         await self.wait_exit(SHUTDOWN_SECONDS)
         await self._drain()
+        self._warm_the_next()
+
+    def _warm_the_next(self) -> None:
+        """A spawned server's client is done: a warm template for the next one (started now,
+        so that its warm-up never competed with this start)."""
+        if self.env is not None and not isinstance(self.process, ForkedProcess):
+            start_template_if_missing(self.env)
 
     async def abandon(self) -> None:
         """Quit now: end of input tells the server to cancel its work (stopping running
@@ -145,6 +154,7 @@ class ServerProcess:
                 self.process.stdin.close()
         await self.wait_exit(QUIT_GRACE_SECONDS)
         await self._drain()
+        self._warm_the_next()
 
     async def _drain(self) -> None:
         with contextlib.suppress(TimeoutError):
