@@ -423,8 +423,8 @@ async def server_run(
         await asyncio.sleep(delay)
         sent = time.perf_counter()
         turn = await client.prompt(scenario)
-        first = await client.wait_event("textDelta", turn)
-        await client.wait_event("turnEnded", turn)
+        first = await client.wait_event("textDelta", turn, timeout=120)
+        await client.wait_event("turnEnded", turn, timeout=120)
     finally:
         await client.close()
     spawned = client.spawned_at
