@@ -51,7 +51,9 @@ from fakeapi import FakeMessagesAPI
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
 
-SERVER = (sys.executable, "-m", "tiller", "--acp")
+# Served as an editor gets it: by a server forked from the warm template (the test process's
+# own, tests/e2e/conftest.py) once it is ready; the first ones spawn.
+SERVER = (sys.executable, "-m", "tiller", "--warm", "--acp")
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[str | None]]
 
 
