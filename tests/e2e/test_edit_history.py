@@ -11,6 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
 from fakeapi import FakeMessagesAPI
+from harness import stop_tiller
 
 
 def tool_use(name: str, tool_id: str, **tool_input: object) -> dict[str, object]:
@@ -47,7 +48,8 @@ async def test_an_old_edit_opens_with_its_real_before_even_after_a_restart(
     assert finished["toolu_n"]["line"] == 1
     assert "line" not in finished["toolu_r"]
 
-    again = await start()  # another server on the same store
+    await stop_tiller(tiller)  # a restart: another server on the same store
+    again = await start()
     overwrite = await again.request("tiller/edit", {"toolUseId": "toolu_w"})
     assert overwrite == {
         "path": "m.py",

@@ -8,6 +8,8 @@ import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
 import { DiagnosticsCapability, EditorDiagnostics } from "./editorDiagnostics";
 import { Mentions } from "./mentions";
+import { createNotifications } from "./notifications";
+import { createPermissionsView } from "./permissionsView";
 import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
@@ -33,6 +35,8 @@ export function activate(context: vscode.ExtensionContext): void {
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),
+    createPermissionsView(server),
+    createNotifications(server),
     registerCommands({ server, chat, apiKey, log }),
     // Typing in a setting fires a change per keystroke: restart once they stop.
     onServerSettingsChanged(() => server.restartSoon()),

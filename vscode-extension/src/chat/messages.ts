@@ -20,6 +20,7 @@ export type FromWebview =
   | { type: "prompt"; text: string; mentions?: Mention[]; images?: PastedImage[]; activeEditor?: boolean }
   | { type: "mentionQuery"; requestId: number; query: string }
   | { type: "openFile"; path: string; line?: number }
+  | { type: "steer"; text: string }
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
   | { type: "copy"; text: string }
@@ -48,6 +49,7 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "openDiff",
   "copy",
   "rewind",
+  "steer",
   "undoRewind",
   "cycleMode",
   "clearQueue",

@@ -242,6 +242,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
           await this.prompt(message.text, mentions, images, message.activeEditor === true);
           return;
         }
+        case "steer":
+          await this.server.request("tiller/steer", { text: message.text });
+          return;
         case "interrupt":
           await this.server.request("tiller/interrupt", message.turnId !== undefined ? { turnId: message.turnId } : {});
           return;
