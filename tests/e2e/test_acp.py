@@ -51,7 +51,9 @@ from fakeapi import FakeMessagesAPI
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
 
-SERVER = (sys.executable, "-m", "tiller", "--acp")
+# Served as an editor gets it: by a server forked from the warm template (the test process's
+# own, tests/e2e/conftest.py) once it is ready; the first ones spawn.
+SERVER = (sys.executable, "-m", "tiller", "--warm", "--acp")
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[str | None]]
 
 
@@ -1046,6 +1048,33 @@ async def test_the_typescript_sdk_client_runs_a_turn(
     assert (workspace / "out.txt").read_text() == "from ts\n"
 
 
+async def test_a_subagent_shows_as_its_task_calls_content_and_the_prompt_ends_with_the_parent(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    task = tool_use(
+        "task", "p1", description="find it", prompt="[child] look", subagent_type="explore"
+    )
+    api.enqueue({"content": [task]}, {"content": [text("Found it.")]})
+    api.enqueue_for(
+        "[child]",
+        {"content": [tool_use("bash", "c1", command="echo hi")]},
+        {"content": [text("it is here")]},
+    )
+    editor = Editor()
+    async with start(editor) as agent:
+        session = await agent.new()
+        assert await agent.say(session, "delegate") == "end_turn"
+    assert editor.call("p1").title == "explore agent: find it"
+    assert "Found it." in editor.message_text()  # the parent's answer, not the child's
+    assert "it is here" not in editor.message_text()
+    shown = [
+        shown_text(u) for u in editor.of("tool_call_update") if u.tool_call_id == "p1" and u.content
+    ]
+    assert any("explore › bash echo hi" in s for s in shown)  # the child's call, live
+    assert editor.statuses("p1")[-1] == "completed"
+    assert not [u for u in editor.of("tool_call") if u.tool_call_id == "c1"]
+
+
 async def test_slash_steer_reaches_the_running_turn_at_its_next_step(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
@@ -1073,30 +1102,3 @@ async def test_slash_steer_reaches_the_running_turn_at_its_next_step(
     assert answers == ["end_turn"]
     assert "use tabs, not spaces" in str(api.message_requests()[1].body["messages"][-1])
     assert "steered: use tabs, not spaces" in editor.message_text()
-
-
-async def test_a_subagent_shows_as_its_task_calls_content_and_the_prompt_ends_with_the_parent(
-    start: Any, api: FakeMessagesAPI
-) -> None:
-    task = tool_use(
-        "task", "p1", description="find it", prompt="[child] look", subagent_type="explore"
-    )
-    api.enqueue({"content": [task]}, {"content": [text("Found it.")]})
-    api.enqueue_for(
-        "[child]",
-        {"content": [tool_use("bash", "c1", command="echo hi")]},
-        {"content": [text("it is here")]},
-    )
-    editor = Editor()
-    async with start(editor) as agent:
-        session = await agent.new()
-        assert await agent.say(session, "delegate") == "end_turn"
-    assert editor.call("p1").title == "explore agent: find it"
-    assert "Found it." in editor.message_text()  # the parent's answer, not the child's
-    assert "it is here" not in editor.message_text()
-    shown = [
-        shown_text(u) for u in editor.of("tool_call_update") if u.tool_call_id == "p1" and u.content
-    ]
-    assert any("explore › bash echo hi" in s for s in shown)  # the child's call, live
-    assert editor.statuses("p1")[-1] == "completed"
-    assert not [u for u in editor.of("tool_call") if u.tool_call_id == "c1"]

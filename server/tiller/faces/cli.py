@@ -29,7 +29,6 @@ is a prompt, rendered as ``tiller run`` renders it.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import shutil
 import sys
@@ -40,7 +39,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from tiller import __version__
-from tiller.faces.client.headless import run_prompt
 from tiller.faces.client.options import (
     EXIT_USAGE,
     OUTPUT_FORMATS,
@@ -49,9 +47,7 @@ from tiller.faces.client.options import (
     RunOptions,
     ToolRules,
 )
-from tiller.faces.client.report import JsonLines, RunReport
 from tiller.jsontypes import JSON
-from tiller.protocol import MODE_WORDS, MODES
 
 DEMO_PREFIX = "tiller-demo-"
 STDIN_PROMPT = "-"
@@ -79,6 +75,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_session_options(command: argparse.ArgumentParser) -> None:
     """The options ``run`` and ``chat`` share: mode, model, where answers come from, workspace."""
+    from tiller.protocol import MODE_WORDS, MODES
+
     command.add_argument(
         "--mode",
         choices=MODES,
@@ -181,7 +179,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
         description="Serve ACP v1 on stdin/stdout for an editor; see docs/acp.md.",
     )
+    connect = commands.add_parser(
+        "connect",
+        help="serve the Tiller protocol on stdio (what an editor's extension starts)",
+        description="A server on stdin/stdout, forked from the warm template when it can be "
+        "(no import to wait for), else started here; see docs/architecture.md.",
+    )
+    connect.add_argument("--acp", action="store_true", help="serve ACP instead")
     return parser
+
+
+def serve_acp() -> NoReturn:
+    """``tiller acp``: ACP on this process's stdio, from a warm server when there is one."""
+    from tiller.__main__ import serve_warm
+
+    serve_warm(["--acp"])
 
 
 def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
@@ -295,11 +307,17 @@ def removed_if_demo(args: argparse.Namespace, workspace: Path) -> Iterator[None]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    if list(sys.argv[1:] if argv is None else argv) == ["acp"]:
+        serve_acp()  # at once: an editor waits for its ``initialize`` answer
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         match args.command:
             case "run":
+                import asyncio
+
+                from tiller.faces.client.headless import run_prompt
+
                 options = parse_run(args)
                 with removed_if_demo(args, options.workspace):
                     code = asyncio.run(run_prompt(options))
@@ -312,14 +330,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                     code = run_chat(chat_options)
                 sys.exit(code)
             case "acp":
-                from tiller.faces.acp import serve
+                serve_acp()
+            case "connect":
+                from tiller.__main__ import serve_warm
 
-                serve()
+                serve_warm(["--acp"] if args.acp else [])
             case _:
                 parser.print_help(sys.stderr)
                 sys.exit(EXIT_USAGE)
     except UsageError as err:
         if args.command == "run" and args.output_format != "text":
+            from tiller.faces.client.report import JsonLines, RunReport
+
             report = RunReport()
             report.failed("usage", str(err))
             JsonLines(sys.stdout, stream=True).result(report.result(EXIT_USAGE))

@@ -95,10 +95,10 @@ type ChatItemBody =
       diff?: DiffStat;
       /** The question asked before it ran, shown where the row is. */
       confirm?: Confirmation;
-      /** What allowed, asked or denied it (`toolStarted.permission`): "allow: rule: Bash(…) (…)". */
-      decidedBy?: string;
       /** A `task` call: the child session it started, shown nested under the row. */
       agent?: AgentView;
+      /** What allowed, asked or denied it (`toolStarted.permission`): "allow: rule: Bash(…) (…)". */
+      decidedBy?: string;
     }
   | {
       kind: "notice";
