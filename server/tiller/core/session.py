@@ -418,7 +418,7 @@ class Session:
             tool_budget=self.config.tool_budget,
             retry_delays=self.config.step_retry_delays,
             session_id=self.id,
-            stop_hook=self.config.stop_hook,
+            stop_hook=self.config.stop_hook if self.agent is None else None,  # the user's turn
             server_tools=self.config.server_tools,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
             plans=self.agent is None,  # a child's final text is its report, never a plan
