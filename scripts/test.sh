@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 scripts/setup-system.sh
 scripts/setup-python.sh
 scripts/setup-node-tests.sh
+scripts/setup-mcp-py.sh
 echo "== ruff"
 uv run --frozen ruff check
 uv run --frozen ruff format --check

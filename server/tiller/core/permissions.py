@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from tiller.protocol import Mode
@@ -10,6 +12,12 @@ from tiller.workspace.tools.base import ToolKind
 PLAN_DENIAL = (
     "Denied: in plan mode, writes and commands that may change anything are denied until the "
     "plan is approved. Keep exploring with read-only tools, then present the plan with "
+    "exit_plan_mode."
+)
+
+MCP_PLAN_DENIAL = (
+    "Denied: in plan mode an MCP tool runs only if the user allowed it as read-only "
+    "(the mcpReadOnly setting). Plan with the tools you have, then present the plan with "
     "exit_plan_mode."
 )
 
@@ -39,12 +47,43 @@ class Grants:
 
     edits: bool = False
     commands: frozenset[str] = frozenset()
+    mcp_tools: frozenset[str] = frozenset()
 
     def allow_edits(self) -> Grants:
         return replace(self, edits=True)
 
     def allow_command(self, command: str) -> Grants:
         return replace(self, commands=self.commands | {command})
+
+    def allow_mcp_tool(self, name: str) -> Grants:
+        return replace(self, mcp_tools=self.mcp_tools | {name})
+
+
+@dataclass(frozen=True)
+class McpRules:
+    """What the user allowed of MCP tools, by name pattern (``mcp__time__*``): ``allow`` runs
+    without asking outside plan mode; ``read_only`` also in plan mode (and concurrently)."""
+
+    allow: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def judge_mcp(name: str, mode: Mode, grants: Grants, rules: McpRules) -> Decision:
+    """An MCP tool call. A server's own hints (``readOnlyHint``) are claims of an untrusted
+    party and count for nothing: only the user's settings and session grants allow."""
+    if _matches(name, rules.read_only):
+        return Allow("mcpReadOnly")
+    if mode == "plan":
+        return Deny(MCP_PLAN_DENIAL, "mode plan")
+    if _matches(name, rules.allow):
+        return Allow("mcpAllow")
+    if name in grants.mcp_tools:
+        return Allow("session grant")
+    return Ask(f"mode {mode}")
 
 
 def decide(

@@ -20,7 +20,7 @@ from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
-from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
+from tiller.core.permissions import Allow, Ask, Decision, Deny, Grants, decide, judge_mcp
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
     EXIT_DECLINED,
@@ -37,7 +37,7 @@ from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.jsontypes import JSON
 from tiller.protocol import ToolStatus, TrailItem
-from tiller.workspace.tools.base import ToolResult, read_only_call
+from tiller.workspace.tools.base import ToolKind, ToolResult, read_only_call
 from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.validation import validate_input
 
@@ -126,12 +126,16 @@ class ToolRunner:
             self._finish(call, step, ToolResult(problem or "", True), "error", 0)
             return False
         command = call.input.get("command") if tool.kind == "bash" else None
-        decision = decide(
-            self.host.mode,
-            tool.kind,
-            read_only=step.read_only.get(call.id, False),
-            command=command if isinstance(command, str) else None,
-            grants=self.host.grants,
+        decision = (
+            judge_mcp(call.name, self.host.mode, self.host.grants, self.setup.mcp_rules)
+            if tool.kind == "mcp"
+            else decide(
+                self.host.mode,
+                tool.kind,
+                read_only=step.read_only.get(call.id, False),
+                command=command if isinstance(command, str) else None,
+                grants=self.host.grants,
+            )
         )
         self._start(call, step, batch.index, batch.concurrent, decision)
         match decision:
@@ -147,12 +151,7 @@ class ToolRunner:
                     case "allow":
                         return True
                     case "allowSession":
-                        grants = self.host.grants
-                        self.host.set_grants(
-                            grants.allow_edits()
-                            if tool.kind == "edit"
-                            else grants.allow_command(str(command))
-                        )
+                        self.host.set_grants(_granted(self.host.grants, tool.kind, call))
                         return True
                     case "deny":
                         why = "Denied by the user."
@@ -240,7 +239,9 @@ class ToolRunner:
         if status in ("ok", "error"):
             self.tools_used += 1
             self.host.count_tools(self.tools_used)
-        return tool_result_block(call.id, result.output, is_error=result.is_error)
+        return tool_result_block(
+            call.id, result.output, is_error=result.is_error, blocks=result.blocks
+        )
 
     def _finish(
         self, call: ToolCall, step: Step, result: ToolResult, status: ToolStatus, ms: int
@@ -262,3 +263,14 @@ class ToolRunner:
         """Answer a call that is not run (with ``why``), as started and finished at once."""
         self._start(call, step, 0, False)
         self._finish(call, step, ToolResult(why, True), status, 0)
+
+
+def _granted(grants: Grants, kind: ToolKind, call: ToolCall) -> Grants:
+    """What ``allowSession`` remembers: all edits, that exact command, that MCP tool."""
+    match kind:
+        case "edit":
+            return grants.allow_edits()
+        case "mcp":
+            return grants.allow_mcp_tool(call.name)
+        case _:
+            return grants.allow_command(str(call.input.get("command")))

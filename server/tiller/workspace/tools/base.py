@@ -17,7 +17,7 @@ from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.sandbox import ShellPolicy
 
 # How the permission table treats a tool (see permissions.py).
-ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
+ToolKind = Literal["read", "edit", "bash", "state", "plan_exit", "mcp"]
 
 
 OUTPUT_CAP = 30_000  # characters of tool output handed back to the model
@@ -38,12 +38,15 @@ class DiffStat:
 class ToolResult:
     """The outcome of one tool call. Failures are results, never exceptions.
 
-    ``diff`` is set by write_file and edit_file when they changed a file.
+    ``diff`` is set by write_file and edit_file when they changed a file. ``blocks``, when
+    set, is the tool_result's content as the model gets it (images, ``tool_reference`` blocks
+    of MCP tools); ``output`` is then what clients show.
     """
 
     output: str
     is_error: bool = False
     diff: DiffStat | None = None
+    blocks: tuple[JSON, ...] = ()
 
 
 @dataclass(frozen=True)
