@@ -63,6 +63,7 @@ SESSION_TRANSCRIPT: Final = "tiller/session/transcript"
 CHECKPOINTS: Final = "tiller/checkpoints"
 REWIND: Final = "tiller/rewind"
 UNDO_REWIND: Final = "tiller/undoRewind"
+MCP_LIST: Final = "tiller/mcp/list"
 
 # Server -> client notifications
 STATE: Final = "tiller/state"
@@ -79,7 +80,7 @@ CUSTOM_METHODS: Final = frozenset(
         PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
         SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND,
-        STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
+        MCP_LIST, STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
         CHECKPOINT,
     }
 )  # fmt: skip
@@ -533,6 +534,23 @@ class ModelList(TypedDict):
     current: str
 
 
+class McpServerInfo(TypedDict):
+    """One MCP server: ``state`` notStarted | running | failed | blocked (a workspace server
+    the user has not enabled); ``tools``: its tools' names while it runs."""
+
+    name: str
+    transport: str  # stdio | http | sse
+    source: str  # the file (or initializationOptions, ACP session) it came from
+    state: str
+    tools: list[str]
+    error: NotRequired[str]  # why it failed or is blocked
+
+
+class McpList(TypedDict):
+    servers: list[McpServerInfo]
+    problems: list[str]  # configuration problems, each naming its file and server
+
+
 class SessionInfo(TypedDict):
     sessionId: str
     title: str
@@ -755,6 +773,13 @@ class UndoRewindParams:
     undo_id: str
 
 
+@dataclass(frozen=True)
+class McpListParams:
+    """``start``: start the servers not running first (a refresh); else the states as they are."""
+
+    start: bool = False
+
+
 # --- Methods: what each one takes and answers ----------------------------------------------------
 
 CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
@@ -777,6 +802,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     CHECKPOINTS: (CheckpointsParams, CheckpointList),
     REWIND: (RewindParams, RewindResult),
     UNDO_REWIND: (UndoRewindParams, RewindResult),
+    MCP_LIST: (McpListParams, McpList),
 }
 """Client -> server requests: method -> (params, result)."""
 

@@ -6,7 +6,10 @@ secret in a server's environment."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,6 +18,7 @@ import pytest
 import pytest_asyncio
 
 from mcp_servers import (
+    EVERYTHING,
     INSTALLED,
     NOT_INSTALLED,
     everything,
@@ -181,3 +185,44 @@ async def test_a_servers_stderr_goes_to_the_log_under_its_name(
             break
         await asyncio.sleep(0.01)
     assert any(wanted in r.getMessage() for r in caplog.records)
+
+
+@contextlib.asynccontextmanager
+async def everything_over(transport: str) -> AsyncIterator[str]:
+    """server-everything serving ``transport`` (streamableHttp | sse) on a free local port;
+    yields its base URL once it says it listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = await asyncio.create_subprocess_exec(
+        str(EVERYTHING), transport, env={**os.environ, "PORT": str(port)},
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stderr is not None
+    try:
+        line = b""
+        while not any(w in line for w in (b"running on port", b"listening on port")):
+            line = await asyncio.wait_for(process.stderr.readline(), 30)
+            assert line, "server-everything ended before it listened"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def test_a_streamable_http_server_lists_and_runs_tools(servers: list[McpServer]) -> None:
+    async with everything_over("streamableHttp") as base:
+        server = make(servers, "web", {"type": "http", "url": f"{base}/mcp"})
+        assert "echo" in {t.name for t in await server.tools()}
+        outcome = await server.call("echo", {"message": "over http"})
+        assert texts(outcome.content) == "Echo: over http"
+        await server.stop()
+
+
+async def test_an_sse_server_lists_and_runs_tools(servers: list[McpServer]) -> None:
+    async with everything_over("sse") as base:
+        server = make(servers, "old", {"type": "sse", "url": f"{base}/sse"})
+        outcome = await server.call("echo", {"message": "over sse"})
+        assert texts(outcome.content) == "Echo: over sse"
+        await server.stop()

@@ -205,3 +205,28 @@ async def test_a_bad_server_entry_is_a_notice_naming_it_and_the_others_work(
         f"{workspace / '.mcp.json'}: MCP server 'broken':" in n and "'ftp'" in n for n in notices
     ), notices
     assert not result_of(api.message_requests()[2], "toolu_call").get("is_error")
+
+
+async def test_slash_mcp_starts_the_servers_and_lists_their_state(
+    start: Any, workspace: Path
+) -> None:
+    (workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"repo": {"command": "run-me"}}})
+    )
+    tiller: Tiller = await start(
+        mcpServers={"time": time_server(), "ghost": {"command": "no-such-mcp-server"}}
+    )
+    before = await tiller.request("tiller/mcp/list", {})
+    assert {s["name"]: s["state"] for s in before["servers"]} == {
+        "time": "notStarted", "ghost": "notStarted", "repo": "blocked",
+    }  # fmt: skip
+    answer = await tiller.request("tiller/prompt", {"text": "/mcp"})
+    assert answer["status"] == "handled"
+    message = answer["message"]
+    assert "time (stdio, initializationOptions.mcpServers): running, 2 tools" in message
+    assert "mcp__time__get_current_time" in message
+    assert "ghost (stdio, initializationOptions.mcpServers): failed: command not found" in message
+    assert f"repo (stdio, {workspace / '.mcp.json'}): blocked: not enabled" in message
+    after = await tiller.request("tiller/mcp/list", {})
+    (time,) = [s for s in after["servers"] if s["name"] == "time"]
+    assert time["state"] == "running" and "mcp__time__convert_time" in time["tools"]

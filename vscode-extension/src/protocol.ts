@@ -50,6 +50,7 @@ export const SESSION_TRANSCRIPT = "tiller/session/transcript";
 export const CHECKPOINTS = "tiller/checkpoints";
 export const REWIND = "tiller/rewind";
 export const UNDO_REWIND = "tiller/undoRewind";
+export const MCP_LIST = "tiller/mcp/list";
 export const STATE = "tiller/state";
 export const TODOS = "tiller/todos";
 export const EVENT = "tiller/event";
@@ -455,6 +456,24 @@ export interface ModelList {
   current: string;
 }
 
+/**
+ * One MCP server: `state` notStarted | running | failed | blocked (a workspace server
+ * the user has not enabled); `tools`: its tools' names while it runs.
+ */
+export interface McpServerInfo {
+  name: string;
+  transport: string;
+  source: string;
+  state: string;
+  tools: string[];
+  error?: string;
+}
+
+export interface McpList {
+  servers: McpServerInfo[];
+  problems: string[];
+}
+
 export interface SessionInfo {
   sessionId: string;
   title: string;
@@ -636,6 +655,12 @@ export interface UndoRewindParams {
   undoId: string;
 }
 
+/** `start`: start the servers not running first (a refresh); else the states as they are. */
+export interface McpListParams {
+  /** Default: false. */
+  start?: boolean;
+}
+
 /** Client → server requests: method → [params, result]. */
 export interface ClientRequests {
   "tiller/prompt": [PromptParams, PromptResult];
@@ -657,6 +682,7 @@ export interface ClientRequests {
   "tiller/checkpoints": [CheckpointsParams, CheckpointList];
   "tiller/rewind": [RewindParams, RewindResult];
   "tiller/undoRewind": [UndoRewindParams, RewindResult];
+  "tiller/mcp/list": [McpListParams, McpList];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

@@ -300,6 +300,13 @@ def read_mcp_config(
     return McpConfig(servers, tuple(reader.problems))
 
 
+def session_config(servers: Mapping[str, Any], env: Mapping[str, str] | None = None) -> McpConfig:
+    """The servers an ACP client passed, in the shape above (``acp_servers``)."""
+    reader = _Reader(os.environ if env is None else env)
+    reader.add(dict(servers), "ACP session", "session")
+    return McpConfig(dict(reader.servers), tuple(reader.problems))
+
+
 def _project_entry(claude: JSON, workspace: Path) -> JSON:
     projects = claude.get("projects")
     if not isinstance(projects, dict):

@@ -112,6 +112,11 @@ class McpManager:
             for s in self.servers.values()
         ]
 
+    async def refresh(self) -> McpManager:
+        """Every server started if it can be (``/mcp``, a refresh of the client's view)."""
+        await self.all_tools()
+        return self
+
     def tools_now(self) -> list[McpTool]:
         """The tools of the servers running now (nothing is started)."""
         found: list[McpTool] = []
@@ -157,6 +162,28 @@ class McpManager:
     async def close(self) -> None:
         """Stop every server (the Tiller server is stopping)."""
         await asyncio.gather(*(s.stop() for s in self.servers.values()))
+
+
+NO_SERVERS = (
+    "No MCP servers are configured. Add them to .mcp.json in the workspace (Claude Code's "
+    'format: {"mcpServers": {"name": {"command": ..., "args": [...]}}}), to ~/.claude.json, to '
+    "Tiller's settings.json (mcpServers), or to the client's initializationOptions.mcpServers."
+)
+
+
+def status_text(manager: McpManager) -> str:
+    """``/mcp``: each server with its state and source, then what is wrong in the config."""
+    if not manager.servers and not manager.problems:
+        return NO_SERVERS
+    lines = ["MCP servers:"] if manager.servers else []
+    for status in manager.status():
+        lines.append(f"  {status.name} ({status.transport}, {status.source}): {status.text}")
+        if isinstance(status.state, Running) and status.state.tools:
+            names = ", ".join(tool_name(status.name, t.name) for t in status.state.tools)
+            lines.append(f"    {names}")
+    if manager.problems:
+        lines += ["Configuration problems:", *(f"  {p}" for p in manager.problems)]
+    return "\n".join(lines)
 
 
 def referenced_tools(messages: Sequence[Message]) -> set[str]:
