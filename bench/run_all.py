@@ -28,6 +28,7 @@ BENCHES = (
     "cache_share",
     "acp_cancel_latency",
     "checkpoints",
+    "mcp_prefix",
 )
 
 
