@@ -230,3 +230,23 @@ async def test_slash_mcp_starts_the_servers_and_lists_their_state(
     after = await tiller.request("tiller/mcp/list", {})
     (time,) = [s for s in after["servers"] if s["name"] == "time"]
     assert time["state"] == "running" and "mcp__time__convert_time" in time["tools"]
+
+
+async def test_an_interrupt_cancels_a_hanging_mcp_call_at_once(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    tiller: Tiller = await start(
+        mcpServers={"silent": misbehaving("silent")}, mcpAllow=["mcp__silent__*"]
+    )  # the default call timeout (120 s) is far away: only the interrupt ends the call
+    api.enqueue(*search_then_call("mcp__silent__work", {}, "work"))
+    started = await tiller.prompt("do the work")
+    turn_id = started["turnId"]
+    await tiller.wait_for(
+        lambda: any(e["name"] == "mcp__silent__work" for e in tiller.events_of("toolStarted")),
+        timeout=60,
+    )
+    await tiller.request("tiller/interrupt")
+    ended = await tiller.turn_end(turn_id)
+    assert ended["outcome"] == "interrupted"
+    (finished,) = [e for e in tiller.events_of("toolFinished") if e["name"] == "mcp__silent__work"]
+    assert finished["status"] == "interrupted"

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tiller.core.history import Message, text_block
 from tiller.core.permissions import Allow, Ask, Deny, Grants, McpRules, judge_mcp
 from tiller.core.scheduler import ToolCall, partition
-from tiller.extend.mcp.config import McpConfig
+from tiller.extend.mcp.config import McpConfig, ServerConfig, Stdio
 from tiller.extend.mcp.manager import McpManager, Toolset
 from tiller.extend.mcp.results import convert
 from tiller.extend.mcp.server import McpSettings, ToolInfo
@@ -106,3 +107,21 @@ def test_deferred_tools_go_last_and_the_breakpoint_stays_on_the_prefix() -> None
     marked = [t["name"] for t in tools if "cache_control" in t]
     assert marked == [tools[-2]["name"]]
     assert beta_headers(tools) == {"anthropic-beta": TOOL_SEARCH_BETA}
+
+
+def test_a_tool_the_history_loaded_stays_defined_while_its_server_is_down() -> None:
+    config = McpConfig({"gone": ServerConfig("gone", Stdio("gone-server"), "x", "client")})
+    manager = McpManager(config, McpSettings())
+    history = (
+        Message("user", (text_block("hi"),)),
+        Message("assistant", ({"type": "tool_use", "id": "t1", "name": "tool_search",
+                               "input": {"query": "x"}},)),
+        Message("user", ({"type": "tool_result", "tool_use_id": "t1",
+                          "content": [{"type": "tool_reference", "tool_name": "mcp__gone__x"}]},)),
+    )  # fmt: skip
+    toolset = Toolset(default_tools(), manager, lambda: history)
+    assert "tool_search" in toolset
+    absent = toolset["mcp__gone__x"]
+    assert absent.spec()["defer_loading"] is True
+    assert absent.kind == "mcp"
+    assert "tool_search" not in Toolset(default_tools(), McpManager(McpConfig({}), McpSettings()))
