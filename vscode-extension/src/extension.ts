@@ -6,6 +6,7 @@ import { addNoticeOnce } from "./chat/model";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
+import { createMcpView } from "./mcpView";
 import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
@@ -27,6 +28,7 @@ export function activate(context: vscode.ExtensionContext): void {
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),
+    createMcpView(server),
     registerCommands({ server, chat, apiKey, log }),
     // Typing in a setting fires a change per keystroke: restart once they stop.
     onServerSettingsChanged(() => server.restartSoon()),

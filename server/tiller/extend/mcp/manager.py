@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,6 +267,9 @@ class Toolset(Mapping[str, Tool]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())
+
+    def values(self) -> ValuesView[Tool]:  # one look at the servers, not one per tool
+        return self._all().values()
 
     def __len__(self) -> int:
         return len(self._all())
