@@ -143,6 +143,7 @@ async def test_a_server_that_crashes_mid_call_is_named_and_restarts(
     assert "'crashy' stopped during the call" in outcome.error
     assert "restarts on the next call" in outcome.error
     assert isinstance(server.state, Failed)
+    assert [t.name for t in server.known] == ["work"]  # still defined for the model
     assert [t.name for t in await server.tools()] == ["work"]  # started again
     assert isinstance(server.state, Running)
 

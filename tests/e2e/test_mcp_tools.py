@@ -250,3 +250,46 @@ async def test_an_interrupt_cancels_a_hanging_mcp_call_at_once(
     assert ended["outcome"] == "interrupted"
     (finished,) = [e for e in tiller.events_of("toolFinished") if e["name"] == "mcp__silent__work"]
     assert finished["status"] == "interrupted"
+
+
+def thinking(value: str) -> dict[str, object]:
+    return {"type": "thinking", "thinking": value}  # the fake signs it, bound to its prefix
+
+
+async def test_servers_starting_and_crashing_mid_session_never_break_bound_thinking(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    """With thinking on a model that binds thinking to its prefix (the fake answers 400
+    "bound to a different conversation" when anything before a block changed): a search that
+    starts two servers, a call whose server crashes, and a later turn all go through."""
+    both = "select:mcp__crashy__work," + TIME_TOOL
+    tiller: Tiller = await start(
+        model="claude-sonnet-5-5",
+        thinking={"enabled": True},
+        mcpServers={"time": time_server(), "crashy": misbehaving("crash")},
+        mcpAllow=["mcp__*"],
+    )
+    api.enqueue(
+        {"content": [thinking("find"), tool_use("tool_search", "s1", query="list")]},
+        {"content": [thinking("load"), tool_use("tool_search", "s2", query=both)]},
+        {"content": [thinking("work"), tool_use("mcp__crashy__work", "c1", what="x")]},
+        {"content": [thinking("time"), tool_use(TIME_TOOL, "t1", timezone="UTC")]},
+        {"content": [thinking("done"), text("Done.")]},
+        {"content": [thinking("again"), tool_use("mcp__crashy__work", "c2", what="y")]},
+        {"content": [thinking("over"), text("Still crashing.")]},
+    )  # fmt: skip
+    first = await tiller.run("use the servers", timeout=90)
+    assert first["outcome"] == "completed", first
+    second = await tiller.run("once more", timeout=90)
+    assert second["outcome"] == "completed", second
+    refused = [r for r in api.requests if r.status == 400]
+    assert refused == [], [r.body for r in refused]
+    requests = api.message_requests()
+    assert len({prefix(r) for r in requests}) == 1
+    crashed = result_of(requests[3], "c1")
+    assert "MCP server 'crashy' stopped during the call" in shown(crashed)
+    # The crashed server's tool keeps its definition: the reference loaded it, unchanged.
+    definitions = [
+        next(t for t in r.body["tools"] if t["name"] == "mcp__crashy__work") for r in requests[2:]
+    ]
+    assert all(d == definitions[0] for d in definitions)

@@ -118,12 +118,9 @@ class McpManager:
         return self
 
     def tools_now(self) -> list[McpTool]:
-        """The tools of the servers running now (nothing is started)."""
-        found: list[McpTool] = []
-        for server in self.servers.values():
-            if isinstance(server.state, Running):
-                found += [self._tool(t) for t in server.state.tools]
-        return found
+        """The tools of the servers that have run (nothing is started): a server that failed
+        since keeps its tools, whose calls start it again."""
+        return [self._tool(t) for server in self.servers.values() for t in server.known]
 
     async def all_tools(self) -> list[McpTool]:
         """Every server started (concurrently) if it can be; the tools of those that run."""

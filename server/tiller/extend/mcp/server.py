@@ -109,6 +109,9 @@ class McpServer:
         self.config = config
         self.settings = settings
         self.state: ServerState = Blocked(config.blocked) if config.blocked else NotStarted()
+        # The tools it listed when it last ran: still defined (deferred) while it is down, so a
+        # definition the history loaded never changes under it (thinking stays bound).
+        self.known: tuple[ToolInfo, ...] = ()
         self._session: ClientSession | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -207,6 +210,7 @@ class McpServer:
             raise McpUnavailable(self.state.why) from err
         self._session = session
         self.state = Running(tools)
+        self.known = tools
         log.info("MCP server %s: %s", self.name, state_text(self.state))
         return session
 
