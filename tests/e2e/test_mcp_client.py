@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
@@ -27,10 +28,14 @@ from mcp_servers import (
     misbehaving,
     time_server,
 )
-from tiller.extend.mcp.config import ServerConfig, parse_server
+from tiller.core.history import Message, text_block
+from tiller.extend.mcp.config import McpConfig, ServerConfig, parse_server
+from tiller.extend.mcp.manager import Absent, McpManager, Toolset
 from tiller.extend.mcp.results import convert
 from tiller.extend.mcp.server import Failed, McpServer, McpSettings, Running
+from tiller.extend.mcp.tools import McpTool
 from tiller.jsontypes import JSON
+from tiller.workspace.tools.registry import default_tools
 
 pytestmark = pytest.mark.skipif(not INSTALLED, reason=NOT_INSTALLED)
 
@@ -227,3 +232,30 @@ async def test_an_sse_server_lists_and_runs_tools(servers: list[McpServer]) -> N
         outcome = await server.call("echo", {"message": "over sse"})
         assert texts(outcome.content) == "Echo: over sse"
         await server.stop()
+
+
+async def test_a_resumed_history_gets_its_loaded_tools_real_definitions_back(
+    tmp_path: Path,
+) -> None:
+    """A session resumed in a new process: its history loaded mcp__time__get_current_time;
+    before the turn, the servers start, so the real definition is sent, not a placeholder."""
+    name = "mcp__time__get_current_time"
+    config = McpConfig(
+        {"time": ServerConfig("time", parse_server(time_server(), {}), "t", "client")}
+    )
+    manager = McpManager(config, McpSettings())
+    history = (
+        Message("user", (text_block("hi"),)),
+        Message("assistant", ({"type": "tool_use", "id": "t1", "name": "tool_search",
+                               "input": {"query": "time"}},)),
+        Message("user", ({"type": "tool_result", "tool_use_id": "t1",
+                          "content": [{"type": "tool_reference", "tool_name": name}]},)),
+    )  # fmt: skip
+    toolset = Toolset(default_tools(), manager, lambda: history)
+    try:
+        assert isinstance(toolset[name], Absent)
+        await toolset.prepare()
+        assert isinstance(toolset[name], McpTool)
+        assert "timezone" in json.dumps(toolset[name].spec()["input_schema"])
+    finally:
+        await manager.close()

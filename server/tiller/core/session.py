@@ -406,6 +406,8 @@ class Session:
         outcome: TurnOutcome
         try:
             failed = await finish_cut_restore(self.checkpoints, self.say)
+            if failed is None and isinstance(turn.setup.tools, Toolset):
+                await turn.setup.tools.prepare()  # MCP tools a resumed history loaded
             outcome = failed if failed is not None else await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()

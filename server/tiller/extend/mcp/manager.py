@@ -246,6 +246,16 @@ class Toolset(Mapping[str, Tool]):
         self._manager = manager
         self._history = history
 
+    async def prepare(self) -> None:
+        """Before a turn: when the history loaded a tool whose server has not run in this
+        process (a resumed session), start the servers, so the tool's own definition is sent
+        again rather than a placeholder (what the history loaded must not change)."""
+        if self._manager is None or not self._manager.configured:
+            return
+        known = {tool.name for tool in self._manager.tools_now()}
+        if referenced_tools(self._history()) - known - self._fixed.keys():
+            await self._manager.all_tools()
+
     def _all(self) -> dict[str, Tool]:
         tools: dict[str, Tool] = dict(self._fixed)
         if self._manager is None or not self._manager.configured:
