@@ -88,6 +88,12 @@ block comes whole in its `content_block_start`, and a text block's `citations` a
 unless it is a server tool the fake knows (`SERVER_TOOL_TYPES`); web fetch also needs the beta
 header `anthropic-beta: web-fetch-2025-09-10`
 (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-fetch-tool).
+Tool search as its docs describe it
+(https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool): tools with
+`defer_loading: true` need the beta header `advanced-tool-use-2025-11-20`, are left out of the
+prefix (tokens, cache, the thinking binding) and counted where a `tool_reference` block in a
+`tool_result` loads them; every tool deferred, or a reference to a tool with no definition, is
+a 400 (`check_tool_search`).
 
 Requests are refused (400) as the API refuses them: besides malformed histories, a thinking
 form the model does not take (`MODELS`: Claude 5 and Opus 4.7/4.8 take only adaptive, 4.5

@@ -16,7 +16,6 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -357,8 +356,3 @@ def _dump(value: Any) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False, indent=2)
-
-
-def env_of(launch: Stdio, rules: EnvRules, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """What a stdio server's process sees on top of the SDK's few defaults (for tests)."""
-    return tool_env(rules, base) | dict(launch.env)

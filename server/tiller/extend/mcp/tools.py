@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -179,6 +179,3 @@ def _nothing(query: str, tools: Sequence[McpTool], problems: Sequence[str]) -> s
 def _first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line[:120]
-
-
-ToolsOf = Callable[[], Sequence[McpTool]]
