@@ -77,6 +77,7 @@ class Config:
     checkpoint_retention_days: int = 30
     cache_ttl: CacheTtl = "5m"  # prompt-cache entries' life: 1h costs more to write (models.py)
     server_tools: ServerTools = ServerTools()  # webSearch / webFetch, off by default
+    max_parallel_tasks: int = 3  # subagents of one session running at the same time
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
     mcp: McpOptions = McpOptions()
 
@@ -93,7 +94,7 @@ KNOWN_KEYS = frozenset(
         "model", "permissionMode", "thinking", "maxTokens", "toolBudget",
         "checkpointTimeoutSeconds", "stopHook", "provider", "dataDir",
         "maxToolInputBytes", "streamIdleSeconds", "sandbox", "scrubEnv",
-        "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch",
+        "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch", "maxParallelTasks",
         "mcpServers", "mcpAllow", "mcpReadOnly", "mcpCallSeconds", "mcpStartSeconds",
         "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
     }
@@ -108,6 +109,7 @@ MAXIMUMS: dict[str, int] = {
     "maxToolInputBytes": 64 * 1024 * 1024,
     "streamIdleSeconds": 3_600,
     "checkpointRetentionDays": 36_500,
+    "maxParallelTasks": 16,
     "mcpCallSeconds": 86_400,
     "mcpStartSeconds": 3_600,
 }
@@ -317,6 +319,7 @@ def parse_config(options: Any) -> Config:
         tool_budget=_int(options, "toolBudget", 20, minimum=0),
         checkpoint_timeout_seconds=_int(options, "checkpointTimeoutSeconds", 900, minimum=1),
         stop_hook=_str(options, "stopHook"),
+        max_parallel_tasks=_int(options, "maxParallelTasks", 3, minimum=1),
         provider=_provider(options.get("provider")),
         data_dir=Path(data_dir) if data_dir else None,
         max_tool_input_bytes=_int(

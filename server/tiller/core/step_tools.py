@@ -36,6 +36,7 @@ from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.jsontypes import JSON
+from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
 from tiller.workspace.tools.base import ToolKind, ToolResult, read_only_call
 from tiller.workspace.tools.live_output import LiveOutput
@@ -54,6 +55,7 @@ class ToolRunner:
     ask_plan: AskPlan  # the turn's one plan gate (final-text plans go through it too)
     trail: list[TrailItem] = field(default_factory=list)
     tools_used: int = 0
+    usage: Usage = NO_USAGE  # what the subagents of this turn's task calls cost
     next_checkpoint: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -168,7 +170,10 @@ class ToolRunner:
         running = Running(time.monotonic(), LiveOutput(stream.add))
         step.running[call.id] = running
         context = replace(
-            self.setup.context, sandboxed=step.read_only.get(call.id, False), live=running.output
+            self.setup.context,
+            sandboxed=step.read_only.get(call.id, False),
+            live=running.output,
+            call_id=call.id,
         )
         try:
             result = await tool.run(call.input, context)
@@ -179,6 +184,9 @@ class ToolRunner:
         finally:
             stream.flush()  # an interrupted call keeps ``running`` for its partial output
         step.running.pop(call.id, None)
+        if result.usage is not None:  # a subagent's model calls: the turn's and the session's
+            self.usage += result.usage
+            self.host.record_usage(result.usage, None)
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)
 

@@ -71,6 +71,7 @@ class TurnSetup:
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the
     # first response streams, and no tool runs before it is done.
     snapshot: asyncio.Future[None] | None = None
+    plans: bool = True  # a final text in plan mode is put to the user as a plan (not children)
 
     @property
     def spec(self) -> ModelSpec:
