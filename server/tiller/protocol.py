@@ -25,11 +25,15 @@ TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: Final[tuple[TodoStatus, ...]] = get_args(TodoStatus)
 OutcomeName = Literal["completed", "interrupted", "stopped", "failed", "refused"]
 InterruptCause = Literal["user", "keyword", "server_stopped"]
-ToolDecision = Literal["allow", "allowSession", "deny"]
+ToolDecision = Literal["allow", "allowSession", "allowAlways", "deny"]
 PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
 Sandbox = Literal["bwrap", "none"]
 PromptStatus = Literal["started", "queued", "handled"]
+SteerStatus = Literal["steered", "started", "queued", "handled"]
+RuleEffect = Literal["allow", "ask", "deny"]
+RuleScope = Literal["user", "workspace", "local", "session"]
+WritableRuleScope = Literal["local", "workspace", "user"]
 ErrorKind = Literal[
     "auth",
     "rate_limit",
@@ -63,6 +67,10 @@ SESSION_TRANSCRIPT: Final = "tiller/session/transcript"
 CHECKPOINTS: Final = "tiller/checkpoints"
 REWIND: Final = "tiller/rewind"
 UNDO_REWIND: Final = "tiller/undoRewind"
+STEER: Final = "tiller/steer"
+PERMISSIONS: Final = "tiller/permissions"
+PERMISSIONS_ADD: Final = "tiller/permissions/add"
+PERMISSIONS_REMOVE: Final = "tiller/permissions/remove"
 MCP_LIST: Final = "tiller/mcp/list"
 
 # Server -> client notifications
@@ -313,6 +321,13 @@ class TurnStartedEvent(EventEnvelope):
     prompt: str
 
 
+class SteeredEvent(EventEnvelope):
+    """Text sent with ``tiller/steer``, delivered to the model at a step boundary."""
+
+    type: Literal["steered"]
+    text: str
+
+
 class TextDeltaEvent(EventEnvelope):
     type: Literal["textDelta"]
     text: str
@@ -379,6 +394,18 @@ class PreviewSummary(TypedDict, total=False):
     command: str
     cwd: str
     text: str
+    segments: list[CommandSegment]
+
+
+class CommandSegment(TypedDict):
+    """One simple command of a command line, as the rules judged it: ``decision`` ``mode``
+    when no rule covers it (the mode decides); ``rule``: what decided (a rule, or
+    ``read-only``); ``exactOnly``: why only a rule naming it exactly may match it."""
+
+    text: str
+    decision: Literal["allow", "ask", "deny", "mode"]
+    rule: NotRequired[str]
+    exactOnly: NotRequired[str]
 
 
 class ConfirmRequestedEvent(EventEnvelope):
@@ -395,7 +422,7 @@ class ConfirmDecidedEvent(EventEnvelope):
 
     type: Literal["confirmDecided"]
     toolUseId: str
-    decision: Literal["allow", "allowSession", "deny"]
+    decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: NotRequired[str]
 
 
@@ -488,6 +515,7 @@ class TurnEndedEvent(EventEnvelope):
 
 TillerEvent = (
     TurnStartedEvent
+    | SteeredEvent
     | TextDeltaEvent
     | ThinkingDeltaEvent
     | ToolStartedEvent
@@ -607,6 +635,35 @@ class ClearQueueResult(TypedDict):
     cleared: int
 
 
+class SteerResult(TypedDict):
+    """``steered``: taken for the running turn ``turnId`` (``steered`` event on delivery);
+    with no turn running it was a prompt (``started``, ``queued``, ``handled``)."""
+
+    status: SteerStatus
+    turnId: NotRequired[str]
+    queuePosition: NotRequired[int]
+    message: NotRequired[str]
+
+
+class RuleWire(TypedDict):
+    effect: RuleEffect
+    rule: str
+    scope: RuleScope
+    source: str
+
+
+class PermissionList(TypedDict):
+    """Every rule in force (lowest scope first, the session's last) and the problems of the
+    files and rules that could not be read."""
+
+    rules: list[RuleWire]
+    problems: list[str]
+
+
+class PermissionChange(PermissionList):
+    message: str
+
+
 # Server -> client requests: what the user decides
 
 
@@ -621,6 +678,7 @@ class CommandPreview(TypedDict):
     kind: Literal["command"]
     command: str
     cwd: str
+    segments: NotRequired[list[CommandSegment]]
 
 
 class TextPreview(TypedDict):
@@ -796,6 +854,26 @@ class UndoRewindParams:
 
 
 @dataclass(frozen=True)
+class SteerParams:
+    """``turnId``: steer only that turn (with another running, or none, it is a prompt)."""
+
+    text: Annotated[str, NonBlank()]
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class AddRuleParams:
+    effect: RuleEffect
+    rule: Annotated[str, NonBlank()]
+    scope: WritableRuleScope = "local"
+
+
+@dataclass(frozen=True)
+class RemoveRuleParams:
+    rule: Annotated[str, NonBlank()]
+
+
+@dataclass(frozen=True)
 class McpListParams:
     """``start``: start the servers not running first (a refresh); else the states as they are."""
 
@@ -824,6 +902,10 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     CHECKPOINTS: (CheckpointsParams, CheckpointList),
     REWIND: (RewindParams, RewindResult),
     UNDO_REWIND: (UndoRewindParams, RewindResult),
+    STEER: (SteerParams, SteerResult),
+    PERMISSIONS: (NoParams, PermissionList),
+    PERMISSIONS_ADD: (AddRuleParams, PermissionChange),
+    PERMISSIONS_REMOVE: (RemoveRuleParams, PermissionChange),
     MCP_LIST: (McpListParams, McpList),
 }
 """Client -> server requests: method -> (params, result)."""

@@ -7,6 +7,8 @@ import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
 import { createMcpView } from "./mcpView";
+import { createNotifications } from "./notifications";
+import { createPermissionsView } from "./permissionsView";
 import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
@@ -29,6 +31,8 @@ export function activate(context: vscode.ExtensionContext): void {
     createStatusBar(server),
     createTodoBoard(server),
     createMcpView(server),
+    createPermissionsView(server),
+    createNotifications(server),
     registerCommands({ server, chat, apiKey, log }),
     // Typing in a setting fires a change per keystroke: restart once they stop.
     onServerSettingsChanged(() => server.restartSoon()),

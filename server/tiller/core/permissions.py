@@ -6,6 +6,8 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from tiller.core.call_rules import NOT_RULED, Ruled
+from tiller.core.permission_rules import Rule
 from tiller.protocol import Mode
 from tiller.workspace.tools.base import ToolKind
 
@@ -43,20 +45,26 @@ Decision = Allow | Ask | Deny
 
 @dataclass(frozen=True)
 class Grants:
-    """What the user allowed for the rest of the session (``allowSession``)."""
+    """What the user allowed for the rest of the session (``allowSession``): every edit, and
+    rules of the session scope (for a command: exactly the segments the card showed)."""
 
     edits: bool = False
-    commands: frozenset[str] = frozenset()
-    mcp_tools: frozenset[str] = frozenset()
+    rules: tuple[Rule, ...] = ()
+    mcp_tools: frozenset[str] = frozenset()  # MCP tools allowed for the session
 
     def allow_edits(self) -> Grants:
         return replace(self, edits=True)
 
-    def allow_command(self, command: str) -> Grants:
-        return replace(self, commands=self.commands | {command})
+    def allow_rules(self, rules: tuple[Rule, ...]) -> Grants:
+        new = tuple(r for r in rules if r not in self.rules)
+        return replace(self, rules=(*self.rules, *new))
 
     def allow_mcp_tool(self, name: str) -> Grants:
         return replace(self, mcp_tools=self.mcp_tools | {name})
+
+
+RULES_FILE = "protected: writes a permission rules file"
+_WRITES = frozenset({"edit", "bash"})
 
 
 @dataclass(frozen=True)
@@ -72,40 +80,69 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def judge_mcp(name: str, mode: Mode, grants: Grants, rules: McpRules) -> Decision:
+def judge_mcp(
+    name: str, mode: Mode, grants: Grants, rules: McpRules, ruled: Ruled = NOT_RULED
+) -> Decision:
     """An MCP tool call. A server's own hints (``readOnlyHint``) are claims of an untrusted
-    party and count for nothing: only the user's settings and session grants allow."""
-    if _matches(name, rules.read_only):
-        return Allow("mcpReadOnly")
-    if mode == "plan":
-        return Deny(MCP_PLAN_DENIAL, "mode plan")
-    if _matches(name, rules.allow):
-        return Allow("mcpAllow")
-    if name in grants.mcp_tools:
-        return Allow("session grant")
-    return Ask(f"mode {mode}")
+    party and count for nothing: only the user's rules and settings and session grants allow.
+    A deny rule wins; then ``mcpReadOnly`` (runs in every mode); plan mode denies the rest;
+    then an ask rule; then an allow rule, ``mcpAllow`` or the session's grant; else ask."""
+    match ruled.effect:
+        case "deny":
+            return Deny(f"Denied by the permission {ruled.by}.", str(ruled.by))
+        case _ if _matches(name, rules.read_only):
+            return Allow("mcpReadOnly")
+        case _ if mode == "plan":
+            return Deny(MCP_PLAN_DENIAL, "mode plan")
+        case "ask":
+            return Ask(str(ruled.by))
+        case "allow":
+            return Allow(str(ruled.by))
+        case _ if _matches(name, rules.allow):
+            return Allow("mcpAllow")
+        case _ if name in grants.mcp_tools:
+            return Allow("session grant")
+        case _:
+            return Ask(f"mode {mode}")
 
 
 def decide(
-    mode: Mode, kind: ToolKind, *, read_only: bool, command: str | None, grants: Grants
+    mode: Mode, kind: ToolKind, *, read_only: bool, ruled: Ruled, grants: Grants
 ) -> Decision:
     """Whether a call may run, must be confirmed by the user, or is refused, and what
-    decided it (shown on the tool's row in every client)."""
+    decided it (shown on the tool's row in every client).
+
+    A deny rule wins over everything; a write to a permission-rules file is asked whatever
+    the mode or rules; then an ask rule; then the read-only proof and read tools; then an
+    allow rule (never in plan mode for a write: rules never give more than plan allows);
+    then the mode and the session's edit grant."""
+    writes = kind in _WRITES and not read_only
+    match ruled.effect:
+        case "deny":
+            return Deny(f"Denied by the permission {ruled.by}.", str(ruled.by))
+        case _ if ruled.protected:
+            return Deny(PLAN_DENIAL, "mode plan") if mode == "plan" else Ask(RULES_FILE)
+        case "ask" if mode == "plan" and writes:
+            return Deny(PLAN_DENIAL, "mode plan")
+        case "ask":
+            return Ask(str(ruled.by))
+        case _:
+            pass
     if read_only:
         return Allow("read-only")
     if kind in ("read", "state", "plan_exit"):
         return Allow("tool kind")
     if kind == "agent":  # the child's own calls are judged one by one, in the parent's mode
         return Allow("subagent")
-    match mode, kind:
-        case "plan", _:
+    match mode, kind, ruled.effect:
+        case "plan", _, _:
             return Deny(PLAN_DENIAL, "mode plan")
-        case "acceptEdits", "edit":
+        case _, _, "allow":
+            return Allow(str(ruled.by))
+        case "acceptEdits", "edit", _:
             return Allow("mode acceptEdits")
-        case _, "edit":
+        case _, "edit", _:
             return Allow("session grant") if grants.edits else Ask(f"mode {mode}")
-        case _, "bash" if command is not None and command in grants.commands:
-            return Allow("session grant")
         case _:
             return Ask(f"mode {mode}")
 

@@ -14,13 +14,16 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from tiller.core import history
+from tiller.core.call_rules import NOT_RULED, Ruled, judge, session_rules_for
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
-from tiller.core.permissions import Allow, Ask, Decision, Deny, Grants, decide, judge_mcp
+from tiller.core.permission_rules import Rule, RuleBook
+from tiller.core.permissions import Allow, Ask, Decision, Deny, decide, judge_mcp
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
     EXIT_DECLINED,
@@ -32,17 +35,34 @@ from tiller.core.plan_gate import (
     PlanVerdict,
     Revise,
 )
+from tiller.core.rule_files import LOCAL_RULES, keep_rules, load_rule_book
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.jsontypes import JSON
 from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
-from tiller.workspace.tools.base import ToolKind, ToolResult, read_only_call
+from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolResult, read_only_call
 from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.validation import validate_input
 
 AskPlan = Callable[[str], Awaitable[PlanVerdict]]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Per call: whether it only reads, and what the rules say; the rule files' problems."""
+
+    calls: dict[str, tuple[bool, Ruled]]
+    problems: tuple[str, ...]
+
+
+def _never(_text: str) -> bool:
+    return False
+
+
+def _segment_read_only(tool: Tool, context: ToolContext, text: str) -> bool:
+    return read_only_call(tool, {"command": text}, context)
 
 
 @dataclass
@@ -57,6 +77,7 @@ class ToolRunner:
     tools_used: int = 0
     usage: Usage = NO_USAGE  # what the subagents of this turn's task calls cost
     next_checkpoint: int = field(init=False)
+    reported: set[str] = field(default_factory=set)  # rule problems told in this turn
 
     def __post_init__(self) -> None:
         self.next_checkpoint = self.setup.tool_budget
@@ -72,7 +93,7 @@ class ToolRunner:
             return await self._exit_plan(plan_exit, step)
         # Judged once per call, off the event loop (a long command line takes a while to
         # parse, and the answer depends on the files), before anything runs.
-        step.read_only.update(await asyncio.to_thread(self._judge, calls))
+        self._judged(step, await asyncio.to_thread(self._judge, calls))
         done, index = 0, 0
         while done < len(calls):
             first = partition(calls[done:], lambda call: step.read_only[call.id])[0]
@@ -91,18 +112,42 @@ class ToolRunner:
                 # A call that may write has run: what the later calls read may have changed
                 # (a .git/config written now could make a "read-only" git run a program), so
                 # they are judged again before they run.
-                step.read_only.update(await asyncio.to_thread(self._judge, calls[done:]))
+                self._judged(step, await asyncio.to_thread(self._judge, calls[done:]))
         return None
 
-    def _judge(self, calls: Sequence[ToolCall]) -> dict[str, bool]:
-        """Which calls only read (in a worker thread)."""
-        judged = {}
+    def _judge(self, calls: Sequence[ToolCall]) -> Judged:
+        """Which calls only read, and what the permission rules say of each (in a worker
+        thread; the rule files are read again each time, so an edit counts at once)."""
+        context = self.setup.context
+        files = load_rule_book(context.workspace) if calls else RuleBook()
+        book = files.with_rules(self.host.grants.rules)
+        judged: dict[str, tuple[bool, Ruled]] = {}
         for call in calls:
             tool = self.setup.tools.get(call.name)
-            judged[call.id] = tool is not None and read_only_call(
-                tool, call.input, self.setup.context
-            )
-        return judged
+            if tool is None:
+                judged[call.id] = (False, NOT_RULED)
+                continue
+            read_only = read_only_call(tool, call.input, context)
+            # A call proved read-only as a whole needs no proof per segment: only a deny or
+            # an ask rule can change its fate.
+            segment_read_only = _never if read_only else partial(_segment_read_only, tool, context)
+            ruled = judge(call.name, tool.kind, call.input, book, context.workspace,
+                          segment_read_only)  # fmt: skip
+            judged[call.id] = (read_only, ruled)
+        return Judged(judged, files.problems)
+
+    def _report(self, problems: Sequence[str]) -> None:
+        """Each broken rule or file once per turn, as a notice."""
+        for problem in problems:
+            if problem not in self.reported:
+                self.reported.add(problem)
+                self.host.emit(Notice(f"Permission rules: {problem}"))
+
+    def _judged(self, step: Step, judged: Judged) -> None:
+        self._report(judged.problems)
+        for call_id, (read_only, ruled) in judged.calls.items():
+            step.read_only[call_id] = read_only
+            step.ruled[call_id] = ruled
 
     async def _checkpoint(self) -> bool:
         budget = self.setup.tool_budget
@@ -127,16 +172,17 @@ class ToolRunner:
             self._start(call, step, batch.index, batch.concurrent)
             self._finish(call, step, ToolResult(problem or "", True), "error", 0)
             return False
-        command = call.input.get("command") if tool.kind == "bash" else None
+        ruled = step.ruled.get(call.id, NOT_RULED)
+        mode, grants = self.host.mode, self.host.grants
         decision = (
-            judge_mcp(call.name, self.host.mode, self.host.grants, self.setup.mcp_rules)
+            judge_mcp(call.name, mode, grants, self.setup.mcp_rules, ruled)
             if tool.kind == "mcp"
             else decide(
-                self.host.mode,
+                mode,
                 tool.kind,
                 read_only=step.read_only.get(call.id, False),
-                command=command if isinstance(command, str) else None,
-                grants=self.host.grants,
+                ruled=ruled,
+                grants=grants,
             )
         )
         self._start(call, step, batch.index, batch.concurrent, decision)
@@ -147,13 +193,18 @@ class ToolRunner:
                 self._finish(call, step, ToolResult(reason, True), "denied", 0)
                 return False
             case Ask():
-                preview = await tool.preview(call.input, self.setup.context)
+                preview = with_segments(await tool.preview(call.input, self.setup.context), ruled)
                 answer = await self.setup.approver.confirm_tool(self.setup.turn_id, call, preview)
                 match answer.decision:
                     case "allow":
                         return True
                     case "allowSession":
-                        self.host.set_grants(_granted(self.host.grants, tool.kind, call))
+                        self._grant_session(tool.kind, ruled, call.name)
+                        return True
+                    case "allowAlways":
+                        self._grant_session(tool.kind, ruled, call.name)
+                        if tool.kind == "bash":
+                            await self._keep_rules(session_rules_for(ruled))
                         return True
                     case "deny":
                         why = "Denied by the user."
@@ -161,6 +212,26 @@ class ToolRunner:
                             why += f" Their feedback: {answer.feedback}"
                         self._finish(call, step, ToolResult(why, True), "denied", 0)
                         return False
+
+    def _grant_session(self, kind: str, ruled: Ruled, name: str) -> None:
+        """ "Allow for session": every edit, exactly the command's segments not yet allowed
+        (never a program's prefix; a write to a rules file is asked again next time), or
+        that one MCP tool."""
+        grants = self.host.grants
+        if kind == "edit" and not ruled.protected:
+            self.host.set_grants(grants.allow_edits())
+        elif kind == "bash":
+            self.host.set_grants(grants.allow_rules(session_rules_for(ruled)))
+        elif kind == "mcp":
+            self.host.set_grants(grants.allow_mcp_tool(name))
+
+    async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
+        """ "Always allow": the segments' exact rules, kept in the local settings file."""
+        kept, said = await asyncio.to_thread(keep_rules, self.setup.context.workspace, rules)
+        if kept:
+            self.host.emit(Notice(f"Always allowed ({LOCAL_RULES}): {', '.join(kept)}"))
+        for why in said:
+            self.host.emit(Notice(why))
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes (it was judged
@@ -273,12 +344,10 @@ class ToolRunner:
         self._finish(call, step, ToolResult(why, True), status, 0)
 
 
-def _granted(grants: Grants, kind: ToolKind, call: ToolCall) -> Grants:
-    """What ``allowSession`` remembers: all edits, that exact command, that MCP tool."""
-    match kind:
-        case "edit":
-            return grants.allow_edits()
-        case "mcp":
-            return grants.allow_mcp_tool(call.name)
-        case _:
-            return grants.allow_command(str(call.input.get("command")))
+def with_segments(preview: Preview, ruled: Ruled) -> Preview:
+    """A command's preview with its split: each segment, its decision and the rule that
+    made it (``preview.segments``), so the card shows what "allow for session" allows."""
+    segments = ruled.segments_to_wire()
+    if segments is None:
+        return preview
+    return replace(preview, extra={**preview.extra, "segments": segments})

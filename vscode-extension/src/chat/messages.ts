@@ -12,6 +12,7 @@ export type FromWebview =
   | { type: "ready" }
   | { type: "focus"; focused: boolean }
   | { type: "prompt"; text: string }
+  | { type: "steer"; text: string }
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
   | { type: "copy"; text: string }
@@ -38,6 +39,7 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "openDiff",
   "copy",
   "rewind",
+  "steer",
   "undoRewind",
   "cycleMode",
   "clearQueue",

@@ -227,6 +227,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         case "prompt":
           await this.prompt(message.text);
           return;
+        case "steer":
+          await this.server.request("tiller/steer", { text: message.text });
+          return;
         case "interrupt":
           await this.server.request("tiller/interrupt", message.turnId !== undefined ? { turnId: message.turnId } : {});
           return;
