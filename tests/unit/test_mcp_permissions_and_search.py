@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tiller.core.call_rules import Ruled
 from tiller.core.history import Message, text_block
 from tiller.core.permissions import Allow, Ask, Deny, Grants, McpRules, judge_mcp
 from tiller.core.scheduler import ToolCall, partition
@@ -125,3 +126,18 @@ def test_a_tool_the_history_loaded_stays_defined_while_its_server_is_down() -> N
     assert absent.spec()["defer_loading"] is True
     assert absent.kind == "mcp"
     assert "tool_search" not in Toolset(default_tools(), McpManager(McpConfig({}), McpSettings()))
+
+
+def test_permission_rules_decide_before_the_mcp_settings() -> None:
+    denied = Ruled(effect="deny", by="deny rule mcp__time__*")
+    read_only = McpRules(read_only=("mcp__time__*",))
+    assert isinstance(judge_mcp(NAME, "default", Grants(), read_only, denied), Deny)
+    allowed = Ruled(effect="allow", by="allow rule mcp__time__*")
+    assert judge_mcp(NAME, "default", Grants(), McpRules(), allowed) == Allow(
+        "allow rule mcp__time__*"
+    )
+    assert isinstance(judge_mcp(NAME, "plan", Grants(), McpRules(), allowed), Deny)
+    asked = Ruled(effect="ask", by="ask rule mcp__time__*")
+    assert judge_mcp(NAME, "default", Grants(), McpRules(allow=(NAME,)), asked) == Ask(
+        "ask rule mcp__time__*"
+    )
