@@ -293,3 +293,20 @@ async def test_servers_starting_and_crashing_mid_session_never_break_bound_think
         next(t for t in r.body["tools"] if t["name"] == "mcp__crashy__work") for r in requests[2:]
     ]
     assert all(d == definitions[0] for d in definitions)
+
+
+async def test_a_permission_rule_allows_an_mcp_server_without_asking(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    settings = workspace / ".tiller" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"permissions": {"allow": ["mcp__time"]}}))
+    tiller: Tiller = await start(mcpServers={"time": time_server()})
+    api.enqueue(*search_then_call(TIME_TOOL, {"timezone": "UTC"}, "select:" + TIME_TOOL))
+    ended = await tiller.run("what time is it?", timeout=60)
+    assert ended["outcome"] == "completed"
+    assert tiller.asked == []
+    (started,) = [e for e in tiller.events_of("toolStarted") if e["name"] == TIME_TOOL]
+    assert started["permission"]["decision"] == "allow"
+    assert "mcp__time" in started["permission"]["by"]
+    assert not result_of(api.message_requests()[2], "toolu_call").get("is_error")
