@@ -71,6 +71,7 @@ STEER: Final = "tiller/steer"
 PERMISSIONS: Final = "tiller/permissions"
 PERMISSIONS_ADD: Final = "tiller/permissions/add"
 PERMISSIONS_REMOVE: Final = "tiller/permissions/remove"
+MCP_LIST: Final = "tiller/mcp/list"
 
 # Server -> client notifications
 STATE: Final = "tiller/state"
@@ -87,7 +88,7 @@ CUSTOM_METHODS: Final = frozenset(
         PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
         SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND,
-        STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
+        MCP_LIST, STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
         CHECKPOINT,
     }
 )  # fmt: skip
@@ -573,6 +574,23 @@ class ModelList(TypedDict):
     current: str
 
 
+class McpServerInfo(TypedDict):
+    """One MCP server: ``state`` notStarted | running | failed | blocked (a workspace server
+    the user has not enabled); ``tools``: its tools' names while it runs."""
+
+    name: str
+    transport: str  # stdio | http | sse
+    source: str  # the file (or initializationOptions, ACP session) it came from
+    state: str
+    tools: list[str]
+    error: NotRequired[str]  # why it failed or is blocked
+
+
+class McpList(TypedDict):
+    servers: list[McpServerInfo]
+    problems: list[str]  # configuration problems, each naming its file and server
+
+
 class SessionInfo(TypedDict):
     sessionId: str
     title: str
@@ -855,6 +873,13 @@ class RemoveRuleParams:
     rule: Annotated[str, NonBlank()]
 
 
+@dataclass(frozen=True)
+class McpListParams:
+    """``start``: start the servers not running first (a refresh); else the states as they are."""
+
+    start: bool = False
+
+
 # --- Methods: what each one takes and answers ----------------------------------------------------
 
 CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
@@ -881,6 +906,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     PERMISSIONS: (NoParams, PermissionList),
     PERMISSIONS_ADD: (AddRuleParams, PermissionChange),
     PERMISSIONS_REMOVE: (RemoveRuleParams, PermissionChange),
+    MCP_LIST: (McpListParams, McpList),
 }
 """Client -> server requests: method -> (params, result)."""
 

@@ -35,6 +35,7 @@ from acp.schema import (
     ImageContentBlock,
     Implementation,
     KillTerminalResponse,
+    McpServerStdio,
     PermissionOption,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
@@ -47,6 +48,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+import mcp_servers
 from fakeapi import FakeMessagesAPI
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
@@ -238,7 +240,7 @@ def tool_results(api: FakeMessagesAPI, index: int = -1) -> list[dict[str, Any]]:
 # --- initialize and sessions ------------------------------------------------------------------
 
 
-async def test_initialize_advertises_load_session_embedded_context_and_no_mcp(
+async def test_initialize_advertises_load_session_embedded_context_and_mcp(
     start: Any, workspace: Path
 ) -> None:
     editor = Editor()
@@ -249,7 +251,7 @@ async def test_initialize_advertises_load_session_embedded_context_and_no_mcp(
         assert caps.load_session is True
         assert caps.prompt_capabilities.embedded_context is True
         assert caps.prompt_capabilities.image is False
-        assert caps.mcp_capabilities.http is False and caps.mcp_capabilities.sse is False
+        assert caps.mcp_capabilities.http is True and caps.mcp_capabilities.sse is True
         assert caps.session_capabilities.list is not None
         assert init.agent_info is not None and init.agent_info.name == "tiller"
 
@@ -344,6 +346,31 @@ async def test_prompt_reads_edits_with_permission_and_runs_a_command(
     edit_call, edit_options = editor.asked[0]
     assert shown_diff(edit_call) == ("hello\n", "hello world\n")
     assert [o.kind for o in edit_options] == ["allow_once", "allow_always", "reject_once"]
+
+
+@pytest.mark.skipif(not mcp_servers.INSTALLED, reason=mcp_servers.NOT_INSTALLED)
+async def test_mcp_servers_passed_in_session_new_serve_the_model(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    tool = "mcp__time__get_current_time"
+    api.enqueue(
+        {"content": [tool_use("tool_search", "toolu_s", query="select:" + tool)]},
+        {"content": [tool_use(tool, "toolu_t", timezone="UTC")]},
+        {"content": [text("It is now.")]},
+    )
+    time = mcp_servers.time_server()
+    passed = McpServerStdio(name="time", command=time["command"], args=time["args"], env=[])
+    editor = Editor(choose=allow_once)
+    async with start(editor) as agent:
+        session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[passed])
+        assert await agent.say(session.session_id, "what time is it?") == "end_turn"
+    (result,) = [r for r in tool_results(api) if r["tool_use_id"] == "toolu_t"]
+    assert not result.get("is_error")
+    assert '"timezone": "UTC"' in result["content"][0]["text"]
+    call = editor.call("toolu_t")
+    assert call.title == "get_current_time (MCP server time)"
+    assert [c.tool_call_id for c, _ in editor.asked] == ["toolu_t"]  # the search runs unasked
+    assert_valid_history(api)
 
 
 async def test_a_denied_edit_leaves_the_file_unchanged(

@@ -6,6 +6,7 @@ import { addNoticeOnce } from "./chat/model";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
+import { createMcpView } from "./mcpView";
 import { createNotifications } from "./notifications";
 import { createPermissionsView } from "./permissionsView";
 import { TillerServer } from "./server";
@@ -29,6 +30,7 @@ export function activate(context: vscode.ExtensionContext): void {
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),
+    createMcpView(server),
     createPermissionsView(server),
     createNotifications(server),
     registerCommands({ server, chat, apiKey, log }),

@@ -58,6 +58,7 @@ export const STEER = "tiller/steer";
 export const PERMISSIONS = "tiller/permissions";
 export const PERMISSIONS_ADD = "tiller/permissions/add";
 export const PERMISSIONS_REMOVE = "tiller/permissions/remove";
+export const MCP_LIST = "tiller/mcp/list";
 export const STATE = "tiller/state";
 export const TODOS = "tiller/todos";
 export const EVENT = "tiller/event";
@@ -504,6 +505,24 @@ export interface ModelList {
   current: string;
 }
 
+/**
+ * One MCP server: `state` notStarted | running | failed | blocked (a workspace server
+ * the user has not enabled); `tools`: its tools' names while it runs.
+ */
+export interface McpServerInfo {
+  name: string;
+  transport: string;
+  source: string;
+  state: string;
+  tools: string[];
+  error?: string;
+}
+
+export interface McpList {
+  servers: McpServerInfo[];
+  problems: string[];
+}
+
 export interface SessionInfo {
   sessionId: string;
   title: string;
@@ -748,6 +767,12 @@ export interface RemoveRuleParams {
   rule: string;
 }
 
+/** `start`: start the servers not running first (a refresh); else the states as they are. */
+export interface McpListParams {
+  /** Default: false. */
+  start?: boolean;
+}
+
 /** Client → server requests: method → [params, result]. */
 export interface ClientRequests {
   "tiller/prompt": [PromptParams, PromptResult];
@@ -773,6 +798,7 @@ export interface ClientRequests {
   "tiller/permissions": [NoParams, PermissionList];
   "tiller/permissions/add": [AddRuleParams, PermissionChange];
   "tiller/permissions/remove": [RemoveRuleParams, PermissionChange];
+  "tiller/mcp/list": [McpListParams, McpList];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

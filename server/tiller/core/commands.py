@@ -45,6 +45,7 @@ HELP: Final = """Commands:
   /undo [undoId]        undo a rewind (default: the last one of this session)
   /slice SPEC           a child session from turn ranges: A:B, summarize:A:B[:'focus'],
                         compact:A:B, inject:'text' (percentages allowed: 80%:)
+  /mcp                  the MCP servers: state, tools, where each is configured
   /queue                show queued prompts
   /queue clear          drop queued prompts
   /steer TEXT           send TEXT to the running turn at its next step (idle: a prompt)
@@ -130,6 +131,11 @@ class ListCheckpoints:
 
 
 @dataclass(frozen=True)
+class ListMcpServers:
+    pass
+
+
+@dataclass(frozen=True)
 class RewindTo:
     turn_id: str | None  # None: the last turn
     dry_run: bool = False  # list what it would do, change nothing
@@ -164,6 +170,7 @@ CommandResult = (
     | ResumeSession
     | ForkSession
     | ListCheckpoints
+    | ListMcpServers
     | RewindTo
     | UndoRewind
     | SliceSession
@@ -218,6 +225,8 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
             return ForkSession(arg or None)
         case "/checkpoints":
             return ListCheckpoints()
+        case "/mcp":
+            return ListMcpServers()
         case "/slice" if not arg:
             return Reply(
                 "Usage: /slice SPEC, e.g. /slice 0:4, summarize:4:18:'the auth bug', "

@@ -27,11 +27,12 @@ from tiller.core.history import Message
 from tiller.core.journal import Journal
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
-from tiller.core.permissions import Grants
+from tiller.core.permissions import Grants, McpRules
 from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
 from tiller.errors import InvalidParams
 from tiller.extend.agents import AgentKind, Agents, load_agents
+from tiller.extend.mcp.manager import McpManager, Toolset
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -47,7 +48,6 @@ from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, 
 from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.store import SessionRow, SessionStore
 from tiller.workspace.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
-from tiller.workspace.tools.registry import tools_by_name
 from tiller.workspace.tools.sandbox import ShellPolicy
 
 log = logging.getLogger(__name__)
@@ -115,6 +115,7 @@ class Session:
     shell: ShellPolicy = field(default_factory=ShellPolicy)  # sandbox and tool env, from start
     editor: EditorFiles | None = None  # the client's file buffers, when it offers them
     terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
+    mcp: McpManager | None = None  # the workspace's MCP servers (shared by its sessions)
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
@@ -411,7 +412,7 @@ class Session:
             thinking=self.thinking,
             max_tokens=self.config.max_tokens,
             system=self.system,
-            tools=tools_by_name(self.tools),
+            tools=Toolset(self.tools, self.mcp, lambda: self.messages),
             context=self.tool_context(),
             provider=self.provider,
             approver=PostingApprover(self.approver, self, turn_id),
@@ -420,6 +421,7 @@ class Session:
             session_id=self.id,
             stop_hook=self.config.stop_hook if self.agent is None else None,  # the user's turn
             server_tools=self.config.server_tools,
+            mcp_rules=McpRules(self.config.mcp.allow, self.config.mcp.read_only),
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
             plans=self.agent is None,  # a child's final text is its report, never a plan
         )
@@ -460,6 +462,8 @@ class Session:
         outcome: TurnOutcome
         try:
             failed = await finish_cut_restore(self.checkpoints, self.say)
+            if failed is None and isinstance(turn.setup.tools, Toolset):
+                await turn.setup.tools.prepare()  # MCP tools a resumed history loaded
             outcome = failed if failed is not None else await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()

@@ -16,6 +16,7 @@ from tiller.core.commands import (
     Compact,
     ForkSession,
     ListCheckpoints,
+    ListMcpServers,
     ListSessions,
     NewSession,
     Permissions,
@@ -45,6 +46,7 @@ from tiller.core.permission_commands import (
 from tiller.core.session import Handled, Queued, Session, Started
 from tiller.core.sessions import Sessions, seat_of
 from tiller.errors import InvalidParams, TillerError
+from tiller.extend.mcp.manager import NO_SERVERS, status_text
 from tiller.model.models import thinking_note
 
 
@@ -103,6 +105,10 @@ async def apply(sessions: Sessions, session: Session, result: CommandResult) -> 
             except InvalidParams as err:
                 return Handled(err.message)
             return Handled(format_checkpoints(rows))
+        case ListMcpServers():
+            if session.mcp is None:
+                return Handled(NO_SERVERS)
+            return Handled(status_text(await session.mcp.refresh()))
         case RewindTo(turn_id=turn_id, dry_run=dry_run):
             return Handled(await rewinding.rewind_command(session, turn_id, dry_run=dry_run))
         case UndoRewind(undo_id=undo_id):

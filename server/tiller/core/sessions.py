@@ -101,6 +101,7 @@ class Sessions:
             shell=runtime.shell,
             editor=seat.editor,
             terminal=seat.terminal,
+            mcp=runtime.mcp(workspace),
             id=session_id,
             mode=shape.mode,
             model=shape.model or runtime.config.model,

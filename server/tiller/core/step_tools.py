@@ -23,7 +23,7 @@ from tiller.core.history import tool_result_block
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
 from tiller.core.permission_rules import Rule, RuleBook
-from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
+from tiller.core.permissions import Allow, Ask, Decision, Deny, decide, judge_mcp
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
     EXIT_DECLINED,
@@ -173,12 +173,17 @@ class ToolRunner:
             self._finish(call, step, ToolResult(problem or "", True), "error", 0)
             return False
         ruled = step.ruled.get(call.id, NOT_RULED)
-        decision = decide(
-            self.host.mode,
-            tool.kind,
-            read_only=step.read_only.get(call.id, False),
-            ruled=ruled,
-            grants=self.host.grants,
+        mode, grants = self.host.mode, self.host.grants
+        decision = (
+            judge_mcp(call.name, mode, grants, self.setup.mcp_rules, ruled)
+            if tool.kind == "mcp"
+            else decide(
+                mode,
+                tool.kind,
+                read_only=step.read_only.get(call.id, False),
+                ruled=ruled,
+                grants=grants,
+            )
         )
         self._start(call, step, batch.index, batch.concurrent, decision)
         match decision:
@@ -194,10 +199,10 @@ class ToolRunner:
                     case "allow":
                         return True
                     case "allowSession":
-                        self._grant_session(tool.kind, ruled)
+                        self._grant_session(tool.kind, ruled, call.name)
                         return True
                     case "allowAlways":
-                        self._grant_session(tool.kind, ruled)
+                        self._grant_session(tool.kind, ruled, call.name)
                         if tool.kind == "bash":
                             await self._keep_rules(session_rules_for(ruled))
                         return True
@@ -208,14 +213,17 @@ class ToolRunner:
                         self._finish(call, step, ToolResult(why, True), "denied", 0)
                         return False
 
-    def _grant_session(self, kind: str, ruled: Ruled) -> None:
-        """ "Allow for session": every edit, or exactly the command's segments not yet allowed
-        (never a program's prefix; a write to a rules file is asked again next time)."""
+    def _grant_session(self, kind: str, ruled: Ruled, name: str) -> None:
+        """ "Allow for session": every edit, exactly the command's segments not yet allowed
+        (never a program's prefix; a write to a rules file is asked again next time), or
+        that one MCP tool."""
         grants = self.host.grants
         if kind == "edit" and not ruled.protected:
             self.host.set_grants(grants.allow_edits())
         elif kind == "bash":
             self.host.set_grants(grants.allow_rules(session_rules_for(ruled)))
+        elif kind == "mcp":
+            self.host.set_grants(grants.allow_mcp_tool(name))
 
     async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
         """ "Always allow": the segments' exact rules, kept in the local settings file."""
@@ -313,7 +321,9 @@ class ToolRunner:
         if status in ("ok", "error"):
             self.tools_used += 1
             self.host.count_tools(self.tools_used)
-        return tool_result_block(call.id, result.output, is_error=result.is_error)
+        return tool_result_block(
+            call.id, result.output, is_error=result.is_error, blocks=result.blocks
+        )
 
     def _finish(
         self, call: ToolCall, step: Step, result: ToolResult, status: ToolStatus, ms: int

@@ -13,7 +13,7 @@ from tiller.core import compaction, history
 from tiller.core.approvals import Approver
 from tiller.core.events import Event
 from tiller.core.history import Message
-from tiller.core.permissions import Grants
+from tiller.core.permissions import Grants, McpRules
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
@@ -71,6 +71,7 @@ class TurnSetup:
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
+    mcp_rules: McpRules = McpRules()  # the MCP tools the user allowed (mcpAllow, mcpReadOnly)
     context_before: int | None = None  # tokens in context as the turn started (None: unknown)
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the
     # first response streams, and no tool runs before it is done.

@@ -76,6 +76,7 @@ from tiller.core.session import Handled, Queued, Started, new_id
 from tiller.core.session_commands import SwitchTo
 from tiller.core.sessions import Seat, Sessions
 from tiller.errors import ConfigError, InvalidParams
+from tiller.extend.mcp.config import acp_servers, session_config
 from tiller.faces.acp.files import ClientFiles
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.permissions import AcpApprover
@@ -315,6 +316,11 @@ class AcpSession:
             )
         )
 
+    def tell(self, *notices: str) -> None:
+        """Notices for the user (what is wrong with the MCP servers the client passed)."""
+        for text in notices:
+            self.session.say(text)
+
     def announce(self) -> None:
         """After session/new or session/load answered: the commands, the plan, the models."""
         self.outbox.send(update_available_commands(advertised_commands()))
@@ -432,7 +438,7 @@ class TillerAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             auth_methods=[],
@@ -454,8 +460,7 @@ class TillerAgent:
     ) -> NewSessionResponse:
         client, sessions = self._live()
         workspace = workspace_of(cwd)
-        if mcp_servers:
-            log.warning("MCP servers are not supported yet; ignoring %d", len(mcp_servers))
+        problems = await self._add_mcp_servers(sessions, workspace, mcp_servers)
         seat = AcpSession(
             client, sessions, new_id("ses"), workspace, False, self.client_capabilities
         )
@@ -464,7 +469,26 @@ class TillerAgent:
             session_id=seat.id, modes=seat.modes(), config_options=seat.config_options()
         )
         seat.announce()  # queued last: the answer goes out before the writer runs
+        seat.tell(*problems)
         return answer
+
+    @staticmethod
+    async def _add_mcp_servers(
+        sessions: Sessions,
+        workspace: Path,
+        servers: Sequence[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] | None,
+    ) -> tuple[str, ...]:
+        """The MCP servers the client passed join the workspace's (they start when first
+        needed); what is wrong with one is a notice naming it."""
+        if not servers:
+            return ()
+        raw = [s.model_dump(mode="json", by_alias=True) for s in servers]
+        passed = acp_servers(r for r in raw if r.get("type") != "acp")
+        skipped = [f"MCP server {r.get('name')!r}: the 'acp' transport is not supported"
+                   for r in raw if r.get("type") == "acp"]  # fmt: skip
+        manager = sessions.runtime.mcp(workspace)
+        problems = await manager.add_session_servers(session_config(passed))
+        return tuple(f"MCP configuration: {p}" for p in (*skipped, *problems))
 
     async def load_session(
         self,
@@ -479,6 +503,7 @@ class TillerAgent:
         workspace = workspace_of(cwd)
         if sessions.store.row(session_id) is None:
             raise invalid_params(f"unknown sessionId {session_id!r}: nothing stored under it")
+        problems = await self._add_mcp_servers(sessions, workspace, mcp_servers)
         old = self.seats.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -493,6 +518,7 @@ class TillerAgent:
         await seat.outbox.flush()  # the history is in the editor before the answer
         answer = LoadSessionResponse(modes=seat.modes(), config_options=seat.config_options())
         seat.announce()
+        seat.tell(*problems)
         return answer
 
     @staticmethod
@@ -601,8 +627,11 @@ class TillerAgent:
         log.info("ignoring extension notification _%s", method)
 
     async def shutdown(self) -> None:
-        """End of input or SIGTERM: interrupt every running turn; their history is saved."""
+        """End of input or SIGTERM: interrupt every running turn; their history is saved;
+        the MCP servers stop."""
         await asyncio.gather(*(seat.close() for seat in self.seats.values()))
+        if self.sessions is not None:
+            await self.sessions.runtime.close()
 
 
 def _mode(mode_id: str) -> Mode:

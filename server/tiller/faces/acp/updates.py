@@ -8,6 +8,7 @@ later updates (output, end) keep the diff and the locations. ``stop_reason`` tur
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Iterable, Sequence
@@ -151,6 +152,13 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
         case "task":
             agent = _str(tool_input.get("subagent_type")) or "general-purpose"
             return ToolView(f"{agent} agent: {_str(tool_input.get('description'))}", kind)
+        case "tool_search":
+            return ToolView(f"Search MCP tools: {_str(tool_input.get('query'))}", "search")
+        case _ if name.startswith("mcp__"):
+            server, _, tool = name.removeprefix("mcp__").partition("__")
+            args = json.dumps(tool_input, ensure_ascii=False, indent=2)
+            body = (tool_content(text_block(_fence(args, "json"))),)
+            return ToolView(f"{tool} (MCP server {server})", kind, (), body)
         case _:
             return ToolView(name, kind)
 

@@ -262,6 +262,17 @@ async def set_model(ls: TillerServer, params: p.SetModelParams) -> p.ModelResult
     return {"model": await ls.live_session().choose_model(params.model.strip())}
 
 
+async def mcp_list(ls: TillerServer, params: p.McpListParams) -> JSON:
+    """The MCP servers of the current session's workspace (started first with ``start``)."""
+    manager = ls.live_sessions().runtime.mcp(ls.live_session().workspace)
+    if params.start:
+        await manager.refresh()
+    return {
+        "servers": [status.to_wire() for status in manager.status()],
+        "problems": list(manager.problems),
+    }
+
+
 async def list_models(ls: TillerServer, params: p.NoParams) -> JSON:
     session, provider = ls.live_session(), ls.live_session().provider
     try:
@@ -393,6 +404,7 @@ HANDLERS: Final[dict[str, Route]] = {
     p.PERMISSIONS: route(p.NoParams, permissions),
     p.PERMISSIONS_ADD: route(p.AddRuleParams, permissions_add),
     p.PERMISSIONS_REMOVE: route(p.RemoveRuleParams, permissions_remove),
+    p.MCP_LIST: route(p.McpListParams, mcp_list),
 }
 """Every client request (`protocol.CLIENT_REQUESTS`): its params and its handler."""
 
@@ -441,6 +453,8 @@ def initialized(ls: TillerServer, params: Any) -> None:
 async def shutdown(ls: TillerServer, params: Any) -> None:
     if ls.sessions is not None and ls.session is not None:  # at once: the queue is dropped
         await ls.sessions.close(ls.session)
+    if ls.sessions is not None:  # MCP servers stop with us (the supervisor covers kill -9)
+        await ls.sessions.runtime.close()
 
 
 def build_server() -> TillerServer:
