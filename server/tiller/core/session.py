@@ -31,6 +31,7 @@ from tiller.core.permissions import Grants
 from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
 from tiller.errors import InvalidParams
+from tiller.extend.hooks import Hooks, session_hooks
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -123,6 +124,7 @@ class Session:
     _last_state: State | None = None
     _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
     ledger: Ledger = Ledger()  # session usage and cost, context after the last step
+    _told_problems: set[str] = field(default_factory=set)  # settings problems already told
 
     def __post_init__(self) -> None:
         self.model = self.model or self.config.model
@@ -374,6 +376,10 @@ class Session:
             retry_delays=self.config.step_retry_delays,
             session_id=self.id,
             stop_hook=self.config.stop_hook,
+            hooks=self._hooks(),
+            session_start=(
+                None if self._last_turn is not None else "resume" if self.messages else "startup"
+            ),
             server_tools=self.config.server_tools,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
         )
@@ -399,6 +405,15 @@ class Session:
         self.append("user", blocks)
         self.publish()
         return turn_id
+
+    def _hooks(self) -> Hooks:
+        """The hooks this turn runs (settings files read now); a skipped entry is told once."""
+        found, problems = session_hooks(self.config.hooks, self.workspace, self.shell.env, self.id)
+        for problem in problems:
+            if problem not in self._told_problems:
+                self._told_problems.add(problem)
+                self.say(f"Hook skipped: {problem}")
+        return found
 
     async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome

@@ -34,7 +34,10 @@ from tiller.core.plan_gate import (
 )
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
+from tiller.core.tool_hooks import post_tool_use, pre_tool_use, with_hook
 from tiller.core.turn_setup import TurnHost, TurnSetup
+from tiller.extend.hook_config import HookEvent
+from tiller.extend.hook_replies import NOTHING, Verdict
 from tiller.jsontypes import JSON
 from tiller.protocol import ToolStatus, TrailItem
 from tiller.workspace.tools.base import ToolResult, read_only_call
@@ -54,6 +57,8 @@ class ToolRunner:
     ask_plan: AskPlan  # the turn's one plan gate (final-text plans go through it too)
     trail: list[TrailItem] = field(default_factory=list)
     tools_used: int = 0
+    halted: str | None = None  # a hook's ``continue: false``: the turn stops after the batch
+    notifying: set[asyncio.Task[Verdict]] = field(default_factory=set)  # Notification hooks
     next_checkpoint: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -79,7 +84,8 @@ class ToolRunner:
                 for call in calls[done:]:
                     self.skip(call, step, NOT_RUN_STOPPED, "skipped")
                 return Stopped("stopped at a checkpoint")
-            approved = [c for c in batch.calls if await self._permit(c, batch, step)]
+            permitted = [await self._permit(c, batch, step) for c in batch.calls]
+            approved = [c for c in permitted if c is not None]
             run = Batch(batch.index, tuple(approved), batch.concurrent and len(approved) > 1)
             results = await run_batch(run, lambda call: self._run_call(call, step))
             for call, result in zip(approved, results, strict=True):
@@ -90,6 +96,10 @@ class ToolRunner:
                 # (a .git/config written now could make a "read-only" git run a program), so
                 # they are judged again before they run.
                 step.read_only.update(await asyncio.to_thread(self._judge, calls[done:]))
+            if self.halted is not None:  # a hook said ``continue: false``
+                for call in calls[done:]:
+                    self.skip(call, step, NOT_RUN_STOPPED, "skipped")
+                return Stopped(self.halted)
         return None
 
     def _judge(self, calls: Sequence[ToolCall]) -> dict[str, bool]:
@@ -112,9 +122,10 @@ class ToolRunner:
         self.next_checkpoint = (self.tools_used // budget + 1) * budget
         return go_on
 
-    async def _permit(self, call: ToolCall, batch: Batch, step: Step) -> bool:
-        """Decide whether the call runs and start its log line with that decision (clients
-        render it; none judges again); a refusal is its result."""
+    async def _permit(self, call: ToolCall, batch: Batch, step: Step) -> ToolCall | None:
+        """Decide whether the call runs (the call to run: a PreToolUse hook may rewrite its
+        input) and start its log line with that decision (clients render it; none judges
+        again); a refusal is its result."""
         tool = self.setup.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.setup.tools)
@@ -124,28 +135,48 @@ class ToolRunner:
         if tool is None or problem is not None:
             self._start(call, step, batch.index, batch.concurrent)
             self._finish(call, step, ToolResult(problem or "", True), "error", 0)
-            return False
+            return None
+        verdict = NOTHING
+        if self.setup.hooks.configured("PreToolUse", call.name):
+            read_only = step.read_only.get(call.id, False)
+            pre = await pre_tool_use(
+                self.setup.hooks, self.host.mode, call, tool, self.setup.context, read_only
+            )
+            self._tell_hooks("PreToolUse", pre.verdict, call.id, rewrote=pre.rewritten)
+            if pre.problem is not None:
+                self._start(call, step, batch.index, batch.concurrent)
+                self._finish(call, step, ToolResult(pre.problem, True), "error", 0)
+                return None
+            call, verdict = pre.call, pre.verdict
+            step.read_only[call.id] = pre.read_only
         command = call.input.get("command") if tool.kind == "bash" else None
-        decision = decide(
-            self.host.mode,
-            tool.kind,
-            read_only=step.read_only.get(call.id, False),
-            command=command if isinstance(command, str) else None,
-            grants=self.host.grants,
+        decision = with_hook(
+            decide(
+                self.host.mode,
+                tool.kind,
+                read_only=step.read_only.get(call.id, False),
+                command=command if isinstance(command, str) else None,
+                grants=self.host.grants,
+            ),
+            verdict,
         )
+        if verdict.halt is not None:
+            self.halted = verdict.halt
+            decision = Deny(f"Not run: {verdict.halt}", decision.by)
         self._start(call, step, batch.index, batch.concurrent, decision)
         match decision:
             case Allow():
-                return True
+                return call
             case Deny(reason=reason):
                 self._finish(call, step, ToolResult(reason, True), "denied", 0)
-                return False
+                return None
             case Ask():
+                self.notify(f"Tiller needs your permission to use {call.name}")
                 preview = await tool.preview(call.input, self.setup.context)
                 answer = await self.setup.approver.confirm_tool(self.setup.turn_id, call, preview)
                 match answer.decision:
                     case "allow":
-                        return True
+                        return call
                     case "allowSession":
                         grants = self.host.grants
                         self.host.set_grants(
@@ -153,13 +184,40 @@ class ToolRunner:
                             if tool.kind == "edit"
                             else grants.allow_command(str(command))
                         )
-                        return True
+                        return call
                     case "deny":
                         why = "Denied by the user."
                         if answer.feedback:
                             why += f" Their feedback: {answer.feedback}"
                         self._finish(call, step, ToolResult(why, True), "denied", 0)
-                        return False
+                        return None
+
+    def notify(self, message: str) -> None:
+        """Notification hooks: told, never awaited by the question they announce."""
+        hooks = self.setup.hooks
+        if hooks.configured("Notification"):
+            fields = {"message": message, "title": "Tiller"}
+            task = asyncio.create_task(hooks.run("Notification", self.host.mode, fields))
+            self.notifying.add(task)
+            task.add_done_callback(self.notifying.discard)
+
+    def _tell_hooks(
+        self, event: HookEvent, verdict: Verdict, tool_use_id: str, *, rewrote: bool = False
+    ) -> None:
+        """A notice when hooks acted on a call (the tool row shows a decision's hook too)."""
+        for message in verdict.messages:
+            self.host.emit(Notice(message))
+        if not verdict.acted:
+            return
+        did = [
+            *([f"{verdict.permission}"] if verdict.permission else []),
+            *(["rewrote the input"] if rewrote else []),
+            *(["fed back: " + (verdict.reason or "")[:200]] if verdict.blocked else []),
+            *(["added context"] if verdict.context else []),
+            *([f"stopped the turn: {verdict.halt}"] if verdict.halt else []),
+        ]
+        who = ", ".join(dict.fromkeys(verdict.acted))
+        self.host.emit(Notice(f"{event} {who} on {tool_use_id}: {'; '.join(did) or 'ran'}"))
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes (it was judged
@@ -179,6 +237,10 @@ class ToolRunner:
             result = ToolResult(f"Tool {call.name} failed: {type(err).__name__}: {err}", True)
         finally:
             stream.flush()  # an interrupted call keeps ``running`` for its partial output
+        if not result.is_error and self.setup.hooks.configured("PostToolUse", call.name):
+            result, verdict = await post_tool_use(self.setup.hooks, self.host.mode, call, result)
+            self._tell_hooks("PostToolUse", verdict, call.id)
+            self.halted = self.halted or verdict.halt
         step.running.pop(call.id, None)
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)

@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from tiller.core import compaction, history
 from tiller.core.approvals import Approver
 from tiller.core.events import Event
 from tiller.core.history import Message
 from tiller.core.permissions import Grants
+from tiller.extend.hooks import NO_SESSION_HOOKS, Hooks
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
@@ -21,6 +22,8 @@ from tiller.model.server_tools import NO_SERVER_TOOLS, ServerTools
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
 from tiller.workspace.tools.base import Tool, ToolContext
+
+SessionStartSource = Literal["startup", "resume"]
 
 
 class TurnHost(Protocol):
@@ -62,7 +65,9 @@ class TurnSetup:
     approver: Approver
     tool_budget: int
     session_id: str = ""
-    stop_hook: str | None = None
+    stop_hook: str | None = None  # the ``stopHook`` setting (its own stdin shape, kept)
+    hooks: Hooks = NO_SESSION_HOOKS  # Claude Code's hooks, from the settings
+    session_start: SessionStartSource | None = None  # this turn starts the live session
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
