@@ -50,6 +50,7 @@ CYCLE_MODE: Final = "tiller/cycleMode"
 SET_MODE: Final = "tiller/setMode"
 SET_MODEL: Final = "tiller/setModel"
 LIST_MODELS: Final = "tiller/listModels"
+LIST_COMMANDS: Final = "tiller/listCommands"
 SET_THINKING: Final = "tiller/setThinking"
 GET_STATE: Final = "tiller/getState"
 GET_TODOS: Final = "tiller/getTodos"
@@ -533,6 +534,17 @@ class ModelList(TypedDict):
     current: str
 
 
+class CommandListItem(TypedDict):
+    name: str  # without the slash
+    description: str
+    source: str  # "built-in", or "project: <path>" / "user: <path>" for a custom command
+    argumentHint: NotRequired[str]
+
+
+class CommandList(TypedDict):
+    commands: list[CommandListItem]
+
+
 class SessionInfo(TypedDict):
     sessionId: str
     title: str
@@ -764,6 +776,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     SET_MODE: (SetModeParams, ModeResult),
     SET_MODEL: (SetModelParams, ModelResult),
     LIST_MODELS: (NoParams, ModelList),
+    LIST_COMMANDS: (NoParams, CommandList),
     SET_THINKING: (SetThinkingParams, ThinkingWire),
     GET_STATE: (NoParams, StateWire),
     GET_TODOS: (NoParams, TodoBoard),

@@ -37,6 +37,7 @@ export const CYCLE_MODE = "tiller/cycleMode";
 export const SET_MODE = "tiller/setMode";
 export const SET_MODEL = "tiller/setModel";
 export const LIST_MODELS = "tiller/listModels";
+export const LIST_COMMANDS = "tiller/listCommands";
 export const SET_THINKING = "tiller/setThinking";
 export const GET_STATE = "tiller/getState";
 export const GET_TODOS = "tiller/getTodos";
@@ -455,6 +456,17 @@ export interface ModelList {
   current: string;
 }
 
+export interface CommandListItem {
+  name: string;
+  description: string;
+  source: string;
+  argumentHint?: string;
+}
+
+export interface CommandList {
+  commands: CommandListItem[];
+}
+
 export interface SessionInfo {
   sessionId: string;
   title: string;
@@ -644,6 +656,7 @@ export interface ClientRequests {
   "tiller/setMode": [SetModeParams, ModeResult];
   "tiller/setModel": [SetModelParams, ModelResult];
   "tiller/listModels": [NoParams, ModelList];
+  "tiller/listCommands": [NoParams, CommandList];
   "tiller/setThinking": [SetThinkingParams, Thinking];
   "tiller/getState": [NoParams, State];
   "tiller/getTodos": [NoParams, TodoBoard];

@@ -30,8 +30,11 @@ from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcom
 from tiller.core.permissions import Grants
 from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
+from tiller.core.turn_setup import PLAIN_TURN, Pending, TurnOptions
 from tiller.errors import InvalidParams
 from tiller.extend.hooks import Hooks, session_hooks
+from tiller.extend.instructions import cut_notices
+from tiller.extend.skills import skills_update
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -115,7 +118,7 @@ class Session:
     grants: Grants = Grants()
     messages: tuple[Message, ...] = ()
     system: str = ""  # fixed at the first turn, stored: append-only (see prompt_blocks)
-    queue: deque[str] = field(default_factory=deque)
+    queue: deque[Pending] = field(default_factory=deque)
     reads: ReadLedger = field(default_factory=ReadLedger)
     todos: tuple[Todo, ...] = ()
     active: ActiveTurn | None = None
@@ -177,6 +180,9 @@ class Session:
 
     async def compact(self) -> bool:
         """Summarize older turns with the model; True when the history got shorter."""
+        fields = {"trigger": "manual", "custom_instructions": ""}
+        for message in (await self._hooks().run("PreCompact", self.mode, fields)).messages:
+            self.emit(Notice(message))
         try:
             done = await compaction.compact(
                 self.provider, self.model, self.messages, window=self._spec().context_window
@@ -239,7 +245,7 @@ class Session:
             thinking=self.thinking,
             busy=self.busy,
             turn_id=self.turn_id or self._last_turn,
-            queue=tuple(self.queue),
+            queue=self.queued,
             active_todo=active_todo(self.todos) if self.busy else None,
             todo_completed=sum(t.status == "completed" for t in self.todos),
             todo_total=len(self.todos),
@@ -262,7 +268,7 @@ class Session:
 
     # --- requests -----------------------------------------------------------------------------
 
-    async def prompt(self, text: str) -> PromptResult:
+    async def prompt(self, text: str, options: TurnOptions = PLAIN_TURN) -> PromptResult:
         """Start a turn, queue behind the running one, or (``stop``/``cancel`` while busy)
         interrupt it. Slash commands are not prompts: see session_commands.py."""
         if self.closed:
@@ -271,15 +277,15 @@ class Session:
             self.interrupt(cause="keyword")
             return Handled("Interrupted the running turn.")
         if self.busy:
-            self.queue.append(text)
+            self.queue.append(Pending(text, options))
             self.emit(Notice(f"Queued: {text[:80]}"))
             self.publish()
             return Queued(len(self.queue))
-        return Started(self._start(text))
+        return Started(self._start(text, options))
 
     @property
     def queued(self) -> tuple[str, ...]:
-        return tuple(self.queue)
+        return tuple(p.text for p in self.queue)
 
     def interrupt(self, turn_id: str | None = None, cause: InterruptCause = "user") -> str | None:
         """Cancel the running turn (only if it is ``turn_id``, when given): the turn task
@@ -296,7 +302,7 @@ class Session:
         """Retire this session (switch, shutdown): its queued prompts are dropped — returned,
         and listed in an event so a client can offer them again — and its turn interrupted."""
         self.closed = True
-        dropped = tuple(self.queue)
+        dropped = self.queued
         if dropped:
             self.queue.clear()
             self.emit(QueueDropped(dropped))
@@ -358,13 +364,17 @@ class Session:
 
     # --- turns --------------------------------------------------------------------------------
 
-    def _start(self, text: str) -> str:
+    def _start(self, text: str, options: TurnOptions = PLAIN_TURN) -> str:
         turn_id = new_id("turn")
-        self.system = self.system or system_prompt(self.workspace)
+        if not self.system:
+            self.system = system_prompt(self.workspace)
+            for cut in cut_notices(self.system):
+                self.say(cut)
         update = instructions_update(self.system, self.messages, self.workspace)
+        skills = skills_update(self.system, self.messages, self.workspace)
         setup = TurnSetup(
             turn_id=turn_id,
-            model=self.model,
+            model=options.model or self.model,
             thinking=self.thinking,
             max_tokens=self.config.max_tokens,
             system=self.system,
@@ -381,6 +391,7 @@ class Session:
                 None if self._last_turn is not None else "resume" if self.messages else "startup"
             ),
             server_tools=self.config.server_tools,
+            options=options,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
         )
         snapshot = snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
@@ -402,6 +413,9 @@ class Session:
         blocks, notice = prompt_blocks(text, update)
         if notice is not None:
             self.say(notice)
+        if skills is not None:
+            blocks.insert(0, history.text_block(skills))
+            self.say("The skills changed: the model is told so with this prompt.")
         self.append("user", blocks)
         self.publish()
         return turn_id
@@ -456,7 +470,8 @@ class Session:
         if self.checkpoints is not None:
             self.checkpoints.after_turn(self.id, turn_id)
         if self.queue and not self.closed:
-            self._start(self.queue.popleft())
+            pending = self.queue.popleft()
+            self._start(pending.text, pending.options)
 
 
 def active_todo(todos: Sequence[Todo]) -> str | None:

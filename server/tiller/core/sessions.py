@@ -24,6 +24,7 @@ from tiller.core.outcomes import Interrupted
 from tiller.core.session import Session, SessionSink, new_id
 from tiller.core.system_prompt import system_prompt
 from tiller.errors import InvalidParams, TillerError
+from tiller.extend.skill_tool import SkillTool
 from tiller.model import models
 from tiller.model.provider import ProviderError
 from tiller.model.usage import Ledger
@@ -92,7 +93,7 @@ class Sessions:
             provider=runtime.provider,
             approver=seat.approver,
             sink=seat.sink,
-            tools=default_tools(),
+            tools=[*default_tools(), SkillTool()],
             store=runtime.store,
             checkpoints=runtime.checkpoints(workspace),
             shell=runtime.shell,

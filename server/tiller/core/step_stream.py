@@ -218,6 +218,9 @@ class StepStream:
         """Summarize older turns (or older steps of this one); True when the history changed."""
         s = self.setup
         self.host.emit(Notice(f"Compacting the conversation ({why})…"))
+        fields = {"trigger": "auto", "custom_instructions": ""}
+        for message in (await s.hooks.run("PreCompact", self.host.mode, fields)).messages:
+            self.host.emit(Notice(message))
         try:
             done = await compaction.compact(
                 s.provider, s.model, self.host.messages, window=s.spec.context_window, in_turn=True

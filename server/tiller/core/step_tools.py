@@ -19,6 +19,7 @@ from tiller.core import history
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.live_events import CoalescedOutput
+from tiller.core.nested_instructions import nested_context, told_folders
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
 from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
 from tiller.core.plan_gate import (
@@ -34,10 +35,12 @@ from tiller.core.plan_gate import (
 )
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
-from tiller.core.tool_hooks import post_tool_use, pre_tool_use, with_hook
+from tiller.core.tool_hooks import hook_notices, post_tool_use, pre_tool_use, with_hook
 from tiller.core.turn_setup import TurnHost, TurnSetup
+from tiller.extend.allowed_tools import allows
 from tiller.extend.hook_config import HookEvent
 from tiller.extend.hook_replies import NOTHING, Verdict
+from tiller.extend.instructions import cut_notices
 from tiller.jsontypes import JSON
 from tiller.protocol import ToolStatus, TrailItem
 from tiller.workspace.tools.base import ToolResult, read_only_call
@@ -59,6 +62,7 @@ class ToolRunner:
     tools_used: int = 0
     halted: str | None = None  # a hook's ``continue: false``: the turn stops after the batch
     notifying: set[asyncio.Task[Verdict]] = field(default_factory=set)  # Notification hooks
+    told: set[str] | None = None  # folders whose nested instructions the model has (lazy)
     next_checkpoint: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -160,6 +164,9 @@ class ToolRunner:
             ),
             verdict,
         )
+        options = self.setup.options
+        if isinstance(decision, Ask) and allows(options.allowed_tools, call.name, call.input):
+            decision = Allow(f"{options.command or 'command'} allowed-tools")
         if verdict.halt is not None:
             self.halted = verdict.halt
             decision = Deny(f"Not run: {verdict.halt}", decision.by)
@@ -205,19 +212,8 @@ class ToolRunner:
         self, event: HookEvent, verdict: Verdict, tool_use_id: str, *, rewrote: bool = False
     ) -> None:
         """A notice when hooks acted on a call (the tool row shows a decision's hook too)."""
-        for message in verdict.messages:
-            self.host.emit(Notice(message))
-        if not verdict.acted:
-            return
-        did = [
-            *([f"{verdict.permission}"] if verdict.permission else []),
-            *(["rewrote the input"] if rewrote else []),
-            *(["fed back: " + (verdict.reason or "")[:200]] if verdict.blocked else []),
-            *(["added context"] if verdict.context else []),
-            *([f"stopped the turn: {verdict.halt}"] if verdict.halt else []),
-        ]
-        who = ", ".join(dict.fromkeys(verdict.acted))
-        self.host.emit(Notice(f"{event} {who} on {tool_use_id}: {'; '.join(did) or 'ran'}"))
+        for text in hook_notices(event, verdict, tool_use_id, rewrote=rewrote):
+            self.host.emit(Notice(text))
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes (it was judged
@@ -241,9 +237,24 @@ class ToolRunner:
             result, verdict = await post_tool_use(self.setup.hooks, self.host.mode, call, result)
             self._tell_hooks("PostToolUse", verdict, call.id)
             self.halted = self.halted or verdict.halt
+        if not result.is_error:
+            result = self._with_nested_instructions(call, result)
         step.running.pop(call.id, None)
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)
+
+    def _with_nested_instructions(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """A nested AGENTS.md / CLAUDE.md the call reached, told once, after its result."""
+        if self.told is None:
+            self.told = told_folders(self.host.messages)
+        found = nested_context(self.setup.context.workspace, call.name, call.input, self.told)
+        for folder, text in found:
+            self.host.emit(Notice(f"Instructions for {folder}/ apply: the model is told so"))
+            for cut in cut_notices(text):
+                self.host.emit(Notice(cut))
+        if not found:
+            return result
+        return replace(result, output="\n\n".join([result.output, *(t for _, t in found)]))
 
     # --- the plan gate of an exit_plan_mode call --------------------------------------------
 

@@ -26,6 +26,26 @@ from tiller.workspace.tools.base import Tool, ToolContext
 SessionStartSource = Literal["startup", "resume"]
 
 
+@dataclass(frozen=True)
+class TurnOptions:
+    """What a custom slash command sets for its own turn only."""
+
+    model: str | None = None  # the frontmatter's ``model``
+    allowed_tools: tuple[str, ...] = ()  # ``allowed-tools``: no question for these
+    command: str | None = None  # the command, e.g. ``/review``, for the tool rows
+
+
+PLAIN_TURN = TurnOptions()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A prompt waiting in the queue, with the options of the command that made it."""
+
+    text: str
+    options: TurnOptions = PLAIN_TURN
+
+
 class TurnHost(Protocol):
     """The session as the loop sees it: live mode, grants, the history and an event sink."""
 
@@ -68,6 +88,7 @@ class TurnSetup:
     stop_hook: str | None = None  # the ``stopHook`` setting (its own stdin shape, kept)
     hooks: Hooks = NO_SESSION_HOOKS  # Claude Code's hooks, from the settings
     session_start: SessionStartSource | None = None  # this turn starts the live session
+    options: TurnOptions = PLAIN_TURN  # a custom command's model and allowed tools
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
