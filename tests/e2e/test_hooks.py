@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
@@ -187,3 +190,27 @@ async def test_a_broken_hooks_setting_is_refused_naming_the_entry(start: Any) ->
         assert "hooks" in str(err) and "command" in str(err)
     else:
         raise AssertionError("a hook without a command was accepted")
+
+
+async def test_an_interrupt_during_a_hook_ends_the_turn_at_once_and_stops_the_hook(
+    start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    started = tmp_path / "hook-started"
+    hook = f"sleep 30 & echo $! > {started}.tmp; mv {started}.tmp {started}; wait"
+    tiller: Tiller = await start(hooks={"PreToolUse": [
+        {"matcher": "Glob", "hooks": [{"type": "command", "command": hook}]}
+    ]})  # fmt: skip
+    api.enqueue({"content": [tool_use("list_files", "l1")]}, {"content": [text("ok")]})
+    begun = await tiller.prompt("go")
+    await tiller.wait_for(started.exists)
+    await tiller.request("tiller/interrupt", {})
+    ended = await tiller.turn_end(begun["turnId"], timeout=10)
+    assert ended["outcome"] == "interrupted"
+    api.enqueue({"content": [text("next")]})
+    await tiller.run("again")  # the history stayed valid: the call got its result
+    sent = api.message_requests()[-1].body["messages"]
+    results = [b for m in sent for b in m["content"] if b.get("type") == "tool_result"]
+    assert results and results[0]["is_error"] is True
+    sleeper = int(started.read_text())
+    with pytest.raises(ProcessLookupError):  # stopped with the turn, its children too
+        os.kill(sleeper, 0)
