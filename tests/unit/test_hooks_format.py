@@ -120,3 +120,17 @@ def test_a_hook_never_gives_more_rights_than_the_mode() -> None:
     assert with_hook(plan, allow) == plan
     assert isinstance(with_hook(Allow("read-only"), Verdict(permission="deny")), Deny)
     assert with_hook(Allow("read-only"), Verdict(permission="ask", permission_by="h")) == Ask("h")
+
+
+def test_disable_all_hooks_in_a_settings_file_turns_the_files_hooks_off(tmp_path: Path) -> None:
+    from tiller.extend.hooks import session_hooks
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}'
+    )
+    found, _ = session_hooks(parse_hooks(None, "t")[0], tmp_path, {}, "s")
+    assert found.configured("Stop")
+    (tmp_path / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    found, _ = session_hooks(parse_hooks(None, "t")[0], tmp_path, {}, "s")
+    assert not found.configured("Stop")

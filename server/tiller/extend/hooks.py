@@ -75,7 +75,10 @@ def session_hooks(
     configured: HookConfig, workspace: Path, env: Mapping[str, str], session_id: str
 ) -> tuple[Hooks, list[str]]:
     """The hooks of the settings files as they are now (user, workspace, local scopes; every
-    file's hooks run) plus the ``hooks`` setting; and the problems of entries skipped."""
+    file's hooks run; none when one of them says ``"disableAllHooks": true``) plus the
+    ``hooks`` setting; and the problems of entries skipped."""
     files = read_settings_files(workspace)
+    if any(f.data.get("disableAllHooks") is True for f in files):  # Claude Code's switch
+        return Hooks(configured, workspace, env, session_id), []
     found, problems = hooks_of_settings([(str(f.path), f.data) for f in files])
     return Hooks(found + configured, workspace, env, session_id), problems
