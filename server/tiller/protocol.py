@@ -25,6 +25,18 @@ TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: Final[tuple[TodoStatus, ...]] = get_args(TodoStatus)
 OutcomeName = Literal["completed", "interrupted", "stopped", "failed", "refused"]
 InterruptCause = Literal["user", "keyword", "server_stopped"]
+HookOutcome = Literal[
+    "allowed",  # a PreToolUse hook allowed a call the mode would have asked about
+    "denied",  # a PreToolUse hook denied a call (its reason is the error result)
+    "asked",  # a PreToolUse hook put a call to the user
+    "rewroteInput",  # a PreToolUse hook's updatedInput replaced the call's input
+    "addedContext",  # text for the model (PostToolUse, UserPromptSubmit, SessionStart)
+    "fedBack",  # PostToolUse exit 2 / decision block: its reason goes to the model
+    "blockedPrompt",  # UserPromptSubmit: the prompt did not reach the model
+    "continued",  # Stop: the model goes back to work with the hook's reason
+    "stopped",  # continue: false: the turn stops
+    "message",  # a systemMessage, a failure, a timeout: for the user only
+]
 ToolDecision = Literal["allow", "allowSession", "deny"]
 PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
@@ -354,6 +366,17 @@ class NoticeEvent(EventEnvelope):
     text: str
 
 
+class HookActedEvent(EventEnvelope):
+    """A hook did something (docs/extend.md); ``hooks`` names the commands."""
+
+    type: Literal["hookActed"]
+    event: str  # PreToolUse, PostToolUse, UserPromptSubmit, Stop, PreCompact, SessionStart, ...
+    hooks: str
+    outcome: HookOutcome
+    message: str
+    toolUseId: NotRequired[str]
+
+
 class PlanDecidedEvent(EventEnvelope):
     type: Literal["planDecided"]
     approved: bool
@@ -483,6 +506,7 @@ TillerEvent = (
     | ToolFinishedEvent
     | ToolOutputEvent
     | NoticeEvent
+    | HookActedEvent
     | PlanDecidedEvent
     | QueueDroppedEvent
     | StepRestartedEvent

@@ -37,8 +37,9 @@ def settings(workspace: Path, hooks: dict[str, Any]) -> None:
     (workspace / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
 
 
-def notices(tiller: Tiller) -> list[str]:
-    return [e["text"] for e in tiller.events_of("notice")]
+def acts(tiller: Tiller) -> list[tuple[str, str, str]]:
+    """The ``hookActed`` events: (event, outcome, message)."""
+    return [(e["event"], e["outcome"], e["message"]) for e in tiller.events_of("hookActed")]
 
 
 async def test_pre_tool_use_hook_denies_rm_with_its_reason_on_the_row_and_in_the_result(
@@ -63,6 +64,8 @@ async def test_pre_tool_use_hook_denies_rm_with_its_reason_on_the_row_and_in_the
     started = tiller.events_of("toolStarted")[0]
     assert started["permission"]["decision"] == "deny"
     assert started["permission"]["by"].startswith("hook: ")
+    denied = tiller.events_of("hookActed")[0]
+    assert (denied["outcome"], denied["toolUseId"]) == ("denied", "b1")
     assert not [m for m, _ in tiller.asked if m == "tiller/confirmTool"]
     given = json.loads((hooks / "hook-input-PreToolUse.jsonl").read_text().splitlines()[0])
     assert given["hook_event_name"] == "PreToolUse"
@@ -94,7 +97,8 @@ async def test_pre_tool_use_hook_rewrites_the_input_and_allow_skips_the_question
     write_row = tiller.events_of("toolStarted")[1]
     assert write_row["permission"] == {"decision": "allow", "by": write_row["permission"]["by"]}
     assert write_row["permission"]["by"].startswith("hook: ")
-    assert any("rewrote the input" in n for n in notices(tiller))
+    assert ("PreToolUse", "rewroteInput", "the call runs with the hook's input") in acts(tiller)
+    assert ("PreToolUse", "allowed", "notes are free to write") in acts(tiller)
     log = (hooks / "hook-input-PreToolUse.jsonl").read_text().splitlines()
     given = [json.loads(line) for line in log]
     assert given[1]["tool_name"] == "Write"
@@ -132,7 +136,8 @@ async def test_post_tool_use_context_is_appended_to_the_tool_result(
     await tiller.run("go")
     content = str(results_of(api, 1)[0]["content"])
     assert f"{workspace / 'a.py'} was written; run the formatter before finishing." in content
-    assert any(n.startswith("PostToolUse hook: ") for n in notices(tiller))
+    assert [a[:2] for a in acts(tiller)] == [("PostToolUse", "addedContext")]
+    assert tiller.events_of("hookActed")[0]["toolUseId"] == "w1"
 
 
 async def test_user_prompt_submit_blocks_a_prompt_or_adds_context_before_it(
@@ -145,7 +150,8 @@ async def test_user_prompt_submit_blocks_a_prompt_or_adds_context_before_it(
     tiller: Tiller = await start()
     ended = await tiller.run("my password is hunter2")
     assert ended["outcome"] == "stopped"
-    assert "prompts must not contain passwords" in str(notices(tiller))
+    blocked = ("UserPromptSubmit", "blockedPrompt", "prompts must not contain passwords")
+    assert blocked in acts(tiller)
     assert api.message_requests() == []  # the model never saw it
     api.enqueue({"content": [text("ok")]})
     await tiller.run("what sprint is it?")
@@ -165,7 +171,7 @@ async def test_a_hook_that_times_out_is_stopped_and_the_turn_goes_on(
     api.enqueue({"content": [tool_use("list_files", "l1")]}, {"content": [text("ok")]})
     ended = await tiller.run("go")
     assert ended["outcome"] == "completed"
-    assert any("timed out after 1 s" in n for n in notices(tiller))
+    assert any("timed out after 1 s" in message for _, _, message in acts(tiller))
     assert results_of(api, 1)[0].get("is_error") is not True
 
 
@@ -181,6 +187,7 @@ async def test_stop_hook_in_claude_codes_format_continues_once(
     assert ended["final"] == "tests pass, done"
     follow_up = api.message_requests()[1].body["messages"][-1]["content"][-1]["text"]
     assert follow_up == "Stop hook feedback: run the tests before you stop"
+    assert ("Stop", "continued", "run the tests before you stop") in acts(tiller)
 
 
 async def test_a_broken_hooks_setting_is_refused_naming_the_entry(start: Any) -> None:

@@ -134,3 +134,22 @@ def test_disable_all_hooks_in_a_settings_file_turns_the_files_hooks_off(tmp_path
     (tmp_path / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
     found, _ = session_hooks(parse_hooks(None, "t")[0], tmp_path, {}, "s")
     assert not found.configured("Stop")
+
+
+def test_every_face_draws_hook_acted_as_one_line() -> None:
+    from tiller.faces.acp.updates import SessionUpdates, ToolCalls
+    from tiller.faces.client.render import hook_line
+
+    denied = {
+        "type": "hookActed",
+        "event": "PreToolUse",
+        "hooks": "hook: ./guard.py",
+        "outcome": "denied",
+        "message": "no rm here\nmore",
+        "toolUseId": "b1",
+    }
+    assert hook_line(denied) == "PreToolUse hook: ./guard.py denied the call: no rm here"
+    said = {**denied, "outcome": "message", "message": "hook: x timed out after 1 s"}
+    assert hook_line(said) == "PreToolUse: hook: x timed out after 1 s"
+    updates = SessionUpdates(ToolCalls(WS)).updates(denied)
+    assert len(updates) == 1 and "denied the call" in str(updates[0])

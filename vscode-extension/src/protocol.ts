@@ -11,6 +11,17 @@ export type TodoStatus = "pending" | "in_progress" | "completed";
 export const TODO_STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
 export type OutcomeName = "completed" | "interrupted" | "stopped" | "failed" | "refused";
 export type InterruptCause = "user" | "keyword" | "server_stopped";
+export type HookOutcome =
+  | "allowed"
+  | "denied"
+  | "asked"
+  | "rewroteInput"
+  | "addedContext"
+  | "fedBack"
+  | "blockedPrompt"
+  | "continued"
+  | "stopped"
+  | "message";
 export type ToolDecision = "allow" | "allowSession" | "deny";
 export type PermissionDecision = "allow" | "ask" | "deny";
 export type ModelThinking = "adaptive" | "budget" | "none";
@@ -234,6 +245,20 @@ export interface NoticeEvent {
   text: string;
 }
 
+/** A hook did something (docs/extend.md); `hooks` names the commands. */
+export interface HookActedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "hookActed";
+  event: string;
+  hooks: string;
+  outcome: HookOutcome;
+  message: string;
+  toolUseId?: string;
+}
+
 export interface PlanDecidedEvent {
   sessionId: string;
   turnId: string | null;
@@ -410,6 +435,7 @@ export type TillerEvent =
   | ToolFinishedEvent
   | ToolOutputEvent
   | NoticeEvent
+  | HookActedEvent
   | PlanDecidedEvent
   | QueueDroppedEvent
   | StepRestartedEvent

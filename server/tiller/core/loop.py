@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from tiller.core import history
 from tiller.core.events import Notice, PlanDecided
 from tiller.core.history import Message, text_block
+from tiller.core.hook_acts import hook_acts
 from tiller.core.hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
 from tiller.core.outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
 from tiller.core.plan_gate import (
@@ -53,7 +54,7 @@ from tiller.extend.hook_replies import Verdict
 from tiller.jsontypes import JSON
 from tiller.model.provider import ModelResponse
 from tiller.model.usage import Usage
-from tiller.protocol import TrailItem
+from tiller.protocol import HookOutcome, TrailItem
 
 __all__ = ["Turn", "TurnHost", "TurnSetup"]
 
@@ -346,7 +347,7 @@ class Turn:
         if self.prompt is not None:
             text = str(self.prompt.get("text", ""))
             verdict = await hooks.run("UserPromptSubmit", self.host.mode, {"prompt": text})
-            added += self._told("UserPromptSubmit", verdict)
+            added += self._told("UserPromptSubmit", verdict, blocked="blockedPrompt")
             if verdict.blocked or verdict.halt is not None:
                 self._forget_turn()
                 reason = verdict.reason or verdict.halt or "no reason given"
@@ -355,13 +356,12 @@ class Turn:
             self.host.rewrite_history(with_context(self.host.messages, added))
         return None
 
-    def _told(self, event: HookEvent, verdict: Verdict) -> list[JSON]:
+    def _told(
+        self, event: HookEvent, verdict: Verdict, blocked: HookOutcome = "fedBack"
+    ) -> list[JSON]:
         """Tell the user what hooks did; the context blocks they add for the model."""
-        for message in verdict.messages:
-            self.host.emit(Notice(message))
-        if verdict.context:
-            who = ", ".join(dict.fromkeys(verdict.acted))
-            self.host.emit(Notice(f"{event} {who}: added context for the model"))
+        for act in hook_acts(event, verdict, blocked=blocked):
+            self.host.emit(act)
         return [text_block(f"{event} hook context:\n{text}") for text in verdict.context]
 
     async def _stop_hook(self, final: str | None) -> TurnOutcome | None:
@@ -373,13 +373,9 @@ class Turn:
         if s.hooks.configured("Stop"):
             active = {"stop_hook_active": self.hook_continuations > 0}
             verdict = await s.hooks.run("Stop", self.host.mode, active)
-            for message in verdict.messages:
-                self.host.emit(Notice(message))
+            self._told("Stop", verdict, blocked="continued")
             if verdict.blocked and verdict.halt is None:
                 self.hook_continuations += 1
-                count = f"{self.hook_continuations}/{MAX_CONTINUATIONS}"
-                who = ", ".join(dict.fromkeys(verdict.acted))
-                self.host.emit(Notice(f"Stop {who} asks to continue ({count})"))
                 reason = verdict.reason or "continue"
                 self.host.append("user", [text_block(f"Stop hook feedback: {reason}")])
                 return None

@@ -24,6 +24,7 @@ from tiller.core.events import (
     TurnStarted,
 )
 from tiller.core.history import Message
+from tiller.core.hook_acts import hook_acts
 from tiller.core.journal import Journal
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
@@ -181,8 +182,9 @@ class Session:
     async def compact(self) -> bool:
         """Summarize older turns with the model; True when the history got shorter."""
         fields = {"trigger": "manual", "custom_instructions": ""}
-        for message in (await self._hooks().run("PreCompact", self.mode, fields)).messages:
-            self.emit(Notice(message))
+        verdict = await self._hooks().run("PreCompact", self.mode, fields)
+        for act in hook_acts("PreCompact", verdict):
+            self.emit(act)
         try:
             done = await compaction.compact(
                 self.provider, self.model, self.messages, window=self._spec().context_window

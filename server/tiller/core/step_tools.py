@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from tiller.core import history
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
+from tiller.core.hook_acts import hook_acts
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.nested_instructions import nested_context, told_folders
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
@@ -35,7 +36,7 @@ from tiller.core.plan_gate import (
 )
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
-from tiller.core.tool_hooks import hook_notices, post_tool_use, pre_tool_use, with_hook
+from tiller.core.tool_hooks import post_tool_use, pre_tool_use, with_hook
 from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.extend.allowed_tools import allows
 from tiller.extend.hook_config import HookEvent
@@ -211,9 +212,9 @@ class ToolRunner:
     def _tell_hooks(
         self, event: HookEvent, verdict: Verdict, tool_use_id: str, *, rewrote: bool = False
     ) -> None:
-        """A notice when hooks acted on a call (the tool row shows a decision's hook too)."""
-        for text in hook_notices(event, verdict, tool_use_id, rewrote=rewrote):
-            self.host.emit(Notice(text))
+        """``hookActed`` when hooks acted on a call (its row shows a decision's hook too)."""
+        for act in hook_acts(event, verdict, tool_use_id, rewrote=rewrote):
+            self.host.emit(act)
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes (it was judged

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 
 from tiller.core.permissions import Allow, Ask, Decision, Deny
 from tiller.core.scheduler import ToolCall
-from tiller.extend.hook_config import HookEvent
 from tiller.extend.hook_replies import Verdict
 from tiller.extend.hook_tools import from_claude_input
 from tiller.extend.hooks import Hooks
@@ -101,19 +100,3 @@ async def post_tool_use(
         return result, verdict
     return replace(result, output="\n\n".join([result.output, *added])), verdict
 
-
-def hook_notices(
-    event: HookEvent, verdict: Verdict, tool_use_id: str, *, rewrote: bool = False
-) -> list[str]:
-    """What the user is told when hooks acted on a call: their messages, then what they did."""
-    if not verdict.acted:
-        return list(verdict.messages)
-    did = [
-        *([f"{verdict.permission}"] if verdict.permission else []),
-        *(["rewrote the input"] if rewrote else []),
-        *(["fed back: " + (verdict.reason or "")[:200]] if verdict.blocked else []),
-        *(["added context"] if verdict.context else []),
-        *([f"stopped the turn: {verdict.halt}"] if verdict.halt else []),
-    ]
-    who = ", ".join(dict.fromkeys(verdict.acted))
-    return [*verdict.messages, f"{event} {who} on {tool_use_id}: {'; '.join(did) or 'ran'}"]

@@ -100,7 +100,7 @@ def _blocked(event: HookEvent, label: str, reason: str) -> Verdict:
         case "PostToolUse" | "Stop":
             return Verdict(reason=reason, blocked=True, acted=(label,))
         case "UserPromptSubmit":
-            return Verdict(reason=reason, blocked=True, messages=(reason,), acted=(label,))
+            return Verdict(reason=reason, blocked=True, acted=(label,))
         case _:
             return Verdict(messages=(f"{label}: {reason}",), acted=(label,))
 
@@ -134,8 +134,6 @@ def _from_json(event: HookEvent, label: str, reply: JSON) -> Verdict:
         updated = raw if isinstance(raw, dict) else None
     elif decision == "block" and event in ("PostToolUse", "UserPromptSubmit", "Stop"):
         blocked = True
-        if event == "UserPromptSubmit" and reason:
-            messages = (*messages, reason)
     acted = permission is not None or updated is not None or contexts or blocked or halt
     return Verdict(
         permission=permission,

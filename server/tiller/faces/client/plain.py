@@ -27,6 +27,7 @@ from tiller.faces.client.questions import (
 from tiller.faces.client.render import (
     RetryNotices,
     finished_line,
+    hook_line,
     preview_text,
     tool_summary,
     trail_text,
@@ -108,6 +109,8 @@ class Run:
                 said = str(params.get("text", ""))
                 if self._retries.first(said):
                     out.info(f"· {said}")
+            case "hookActed":
+                out.info(f"· {hook_line(params)}")
             case "planRequested":
                 out.line("plan:")
                 out.line(str(params.get("plan", "")).rstrip("\n"))
