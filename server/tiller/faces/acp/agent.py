@@ -243,6 +243,7 @@ class AcpSession:
             sessions.greet(self.session)
         self._shown_mode = self.session.mode
         self._shown_model = self.session.model
+        self._shown_commands: list[AvailableCommand] = []
 
     # --- SessionSink ------------------------------------------------------------------------
 
@@ -318,14 +319,21 @@ class AcpSession:
 
     def announce(self) -> None:
         """After session/new or session/load answered: the commands, the plan, the models."""
-        listed = session_commands.list_commands(self.session.workspace)
-        self.outbox.send(update_available_commands(advertised_commands(listed)))
+        self._announce_commands()
         if self.session.todos:
             self.outbox.send(plan_update(self.session.todos, running=self.session.busy))
         if not self.runtime.models:
             task = asyncio.get_running_loop().create_task(self._list_models())
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+    def _announce_commands(self) -> None:
+        """The slash commands, when they are not what the editor was last sent (a custom
+        command file added or removed shows at the next prompt)."""
+        listed = advertised_commands(session_commands.list_commands(self.session.workspace))
+        if listed != self._shown_commands:
+            self._shown_commands = listed
+            self.outbox.send(update_available_commands(listed))
 
     async def _list_models(self) -> None:
         if await self.runtime.list_models():
@@ -338,6 +346,7 @@ class AcpSession:
         async with self.lock:
             if self.cancels != asked_at:
                 return PromptResponse(stop_reason="cancelled")
+            self._announce_commands()
             words = text.strip().split(maxsplit=1)
             command = words[0][1:] if words and words[0].startswith("/") else ""
             if command in SESSION_SWITCHES:
