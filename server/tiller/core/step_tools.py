@@ -165,8 +165,9 @@ class ToolRunner:
             ),
             verdict,
         )
-        options = self.setup.options
-        if isinstance(decision, Ask) and allows(options.allowed_tools, call.name, call.input):
+        options = self.setup.options  # a custom command's allowed-tools; a hook's ask wins
+        granted = allows(options.allowed_tools, call.name, call.input)
+        if isinstance(decision, Ask) and verdict.permission is None and granted:
             decision = Allow(f"{options.command or 'command'} allowed-tools")
         if verdict.halt is not None:
             self.halted = verdict.halt
