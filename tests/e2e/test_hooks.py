@@ -4,13 +4,10 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
@@ -211,7 +208,7 @@ async def test_an_interrupt_during_a_hook_ends_the_turn_at_once_and_stops_the_ho
     begun = await tiller.prompt("go")
     await tiller.wait_for(started.exists)
     await tiller.request("tiller/interrupt", {})
-    ended = await tiller.turn_end(begun["turnId"], timeout=10)
+    ended = await tiller.turn_end(begun["turnId"])
     assert ended["outcome"] == "interrupted"
     api.enqueue({"content": [text("next")]})
     await tiller.run("again")  # the history stayed valid: the call got its result
@@ -219,5 +216,13 @@ async def test_an_interrupt_during_a_hook_ends_the_turn_at_once_and_stops_the_ho
     results = [b for m in sent for b in m["content"] if b.get("type") == "tool_result"]
     assert results and results[0]["is_error"] is True
     sleeper = int(started.read_text())
-    with pytest.raises(ProcessLookupError):  # stopped with the turn, its children too
-        os.kill(sleeper, 0)
+    assert not running(sleeper)  # stopped with the turn, its children too
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
