@@ -21,6 +21,7 @@ from _common import ROOT, Figure, fmt, machine_note
 BENCHES = (
     "interrupt_latency",
     "batch_parallel",
+    "parallel_tasks",
     "step_overhead",
     "cold_start",
     "idle_rss",

@@ -1713,6 +1713,7 @@ class FakeMessagesAPI:
         self.disconnects = 0
         self.hanging = 0
         self._queue: deque[SpecSource] = deque()
+        self._routes: dict[str, deque[SpecSource]] = {}
         self._served: list[SpecSource] = []
         self.connections_accepted = 0
         self._request_ids = itertools.count(1)
@@ -1764,12 +1765,27 @@ class FakeMessagesAPI:
                 ResponseSpec.from_dict(spec)
             self._queue.append(spec)
 
+    def enqueue_for(self, marker: str, *specs: SpecSource) -> None:
+        """Queue responses for the conversations whose first user message contains ``marker``
+        (a subagent's prompt, say): several conversations served by one fake at the same time
+        each get their own script, whatever order their requests come in. Not the API's
+        behaviour: a test's routing, like the queue itself."""
+        for spec in specs:
+            if not callable(spec):
+                ResponseSpec.from_dict(spec)
+            self._routes.setdefault(marker, deque()).append(spec)
+
     @property
     def pending(self) -> int:
         """How many queued responses have not been served yet."""
         return len(self._queue)
 
     def _next_spec(self, body: JsonDict) -> ResponseSpec:
+        first = _first_user_text(body)
+        for marker, queue in self._routes.items():
+            if marker in first and queue:
+                source = queue.popleft()
+                return ResponseSpec.from_dict(source(body) if callable(source) else source)
         if not self._queue and self.loop:
             self._queue.extend(self._served)
             self._served.clear()
@@ -2174,6 +2190,21 @@ class FakeMessagesAPI:
     def _lost(self) -> bool:
         self._client_went_away()
         return False
+
+
+def _first_user_text(body: JsonDict) -> str:
+    """The text of a request's first message (where ``enqueue_for`` looks for its marker)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not isinstance(messages[0], dict):
+        return ""
+    content = messages[0].get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
 
 
 def _parse_json(data: bytes) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from fakeapi import validate_messages_request
 from tiller.core import compaction, history
-from tiller.core.approvals import PlanAnswer, ToolAnswer
+from tiller.core.approvals import AgentRef, PlanAnswer, ToolAnswer
 from tiller.core.events import Event
 from tiller.core.history import Message, text_block
 from tiller.core.loop import Turn, TurnSetup
@@ -121,7 +121,9 @@ class Probe:
 
 
 class AllowAll:
-    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+    async def confirm_tool(
+        self, turn_id: str, call: ToolCall, preview: Preview, agent: AgentRef | None = None
+    ) -> ToolAnswer:
         return ToolAnswer("allow")
 
     async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:

@@ -63,6 +63,7 @@ class Config:
     cache_ttl: CacheTtl = "5m"  # prompt-cache entries' life: 1h costs more to write (models.py)
     server_tools: ServerTools = ServerTools()  # webSearch / webFetch, off by default
     hooks: HookConfig = NO_HOOKS  # ``hooks`` in Claude Code's shape (settings files add theirs)
+    max_parallel_tasks: int = 3  # subagents of one session running at the same time
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
 
     @property
@@ -79,6 +80,7 @@ KNOWN_KEYS = frozenset(
         "checkpointTimeoutSeconds", "stopHook", "provider", "dataDir",
         "maxToolInputBytes", "streamIdleSeconds", "sandbox", "scrubEnv",
         "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch", "hooks",
+        "maxParallelTasks",
     }
 )  # fmt: skip
 
@@ -91,6 +93,7 @@ MAXIMUMS: dict[str, int] = {
     "maxToolInputBytes": 64 * 1024 * 1024,
     "streamIdleSeconds": 3_600,
     "checkpointRetentionDays": 36_500,
+    "maxParallelTasks": 16,
 }
 
 
@@ -269,6 +272,7 @@ def parse_config(options: Any) -> Config:
         tool_budget=_int(options, "toolBudget", 20, minimum=0),
         checkpoint_timeout_seconds=_int(options, "checkpointTimeoutSeconds", 900, minimum=1),
         stop_hook=_str(options, "stopHook"),
+        max_parallel_tasks=_int(options, "maxParallelTasks", 3, minimum=1),
         provider=_provider(options.get("provider")),
         data_dir=Path(data_dir) if data_dir else None,
         max_tool_input_bytes=_int(

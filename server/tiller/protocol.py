@@ -487,6 +487,17 @@ class RewindUndoneEvent(EventEnvelope, FileEffects):
     undoId: str
 
 
+class AgentStartedEvent(EventEnvelope):
+    """A ``task`` call started a child session; the child's events follow with its
+    ``sessionId`` and this turn as their ``parentTurnId``."""
+
+    type: Literal["agentStarted"]
+    toolUseId: str
+    agentSessionId: str
+    agent: str
+    description: str
+
+
 class TurnEndedEvent(EventEnvelope):
     type: Literal["turnEnded"]
     outcome: OutcomeName
@@ -518,6 +529,7 @@ TillerEvent = (
     | CommandEvent
     | RewoundEvent
     | RewindUndoneEvent
+    | AgentStartedEvent
     | TurnEndedEvent
 )
 
@@ -577,6 +589,8 @@ class SessionInfo(TypedDict):
     turns: int
     parentId: NotRequired[str]
     workspace: NotRequired[str]  # v2: absent from v1 servers
+    parentTurnId: NotRequired[str]  # a subagent: the parent's turn that started it
+    agent: NotRequired[str]  # a subagent: its agent kind
 
 
 class SessionList(TypedDict):
@@ -646,12 +660,20 @@ class ApprovePlanResult(TypedDict):
     mode: NotRequired[Literal["acceptEdits", "default"]]
 
 
+class AgentRefWire(TypedDict):
+    """The subagent a question is asked for."""
+
+    sessionId: str
+    name: str
+
+
 class ConfirmToolParams(TypedDict):
     turnId: str
     toolUseId: str
     name: str
     input: Any
     preview: PreviewWire
+    agent: NotRequired[AgentRefWire]  # the call is a subagent's (turnId is the child's turn)
 
 
 class ConfirmToolResult(TypedDict):

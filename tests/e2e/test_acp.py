@@ -1065,3 +1065,30 @@ async def test_the_typescript_sdk_client_runs_a_turn(
     assert "tool_call: toolu_r read pending Read notes.txt" in report
     assert "permission: toolu_w -> allow" in report
     assert (workspace / "out.txt").read_text() == "from ts\n"
+
+
+async def test_a_subagent_shows_as_its_task_calls_content_and_the_prompt_ends_with_the_parent(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    task = tool_use(
+        "task", "p1", description="find it", prompt="[child] look", subagent_type="explore"
+    )
+    api.enqueue({"content": [task]}, {"content": [text("Found it.")]})
+    api.enqueue_for(
+        "[child]",
+        {"content": [tool_use("bash", "c1", command="echo hi")]},
+        {"content": [text("it is here")]},
+    )
+    editor = Editor()
+    async with start(editor) as agent:
+        session = await agent.new()
+        assert await agent.say(session, "delegate") == "end_turn"
+    assert editor.call("p1").title == "explore agent: find it"
+    assert "Found it." in editor.message_text()  # the parent's answer, not the child's
+    assert "it is here" not in editor.message_text()
+    shown = [
+        shown_text(u) for u in editor.of("tool_call_update") if u.tool_call_id == "p1" and u.content
+    ]
+    assert any("explore › bash echo hi" in s for s in shown)  # the child's call, live
+    assert editor.statuses("p1")[-1] == "completed"
+    assert not [u for u in editor.of("tool_call") if u.tool_call_id == "c1"]

@@ -270,6 +270,29 @@ async def test_a_session_stored_before_has_its_prompt_fixed_at_first_load(tmp_pa
     assert provider.refused == []
 
 
+async def test_a_session_stored_before_the_task_tool_drops_its_thinking_once_and_keeps_its_prompt(
+    tmp_path: Path,
+) -> None:
+    ws = workspace()
+    path = tmp_path / "sessions.sqlite3"
+    store = SessionStore(path)
+    provider = SigningProvider(["tools"])
+    rt = runtime(provider, store)
+    _, session, _ = open_session(rt, ws)
+    await run(session, "first")
+    with sqlite3.connect(path) as db:  # as a store written before the task tool kept no kinds
+        db.execute("UPDATE sessions SET agents = NULL")
+    resumed = Sessions(rt).resume(session.id, ws, Seat(Quiet(), AllowAll()))  # type: ignore[arg-type]
+    assert resumed.system == session.system  # the prompt was fixed: it stays
+    assert not any(
+        b["type"] == "thinking" for m in resumed.messages for b in m.content
+    )  # bound to requests with other tools: left out once
+    await run(resumed, "second")
+    assert provider.refused == []
+    row = store.row(session.id)
+    assert row is not None and row.agents is not None  # fixed at that turn
+
+
 def test_the_system_prompt_names_no_mode_and_the_tools_do_not_depend_on_it() -> None:
     """Mode changes are enforced by the server: neither system nor tools change with them."""
     ws = workspace()

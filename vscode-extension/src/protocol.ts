@@ -412,6 +412,22 @@ export interface RewindUndoneEvent {
   undoId: string;
 }
 
+/**
+ * A `task` call started a child session; the child's events follow with its
+ * `sessionId` and this turn as their `parentTurnId`.
+ */
+export interface AgentStartedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "agentStarted";
+  toolUseId: string;
+  agentSessionId: string;
+  agent: string;
+  description: string;
+}
+
 export interface TurnEndedEvent {
   sessionId: string;
   turnId: string | null;
@@ -447,6 +463,7 @@ export type TillerEvent =
   | CommandEvent
   | RewoundEvent
   | RewindUndoneEvent
+  | AgentStartedEvent
   | TurnEndedEvent;
 
 export interface PromptResult {
@@ -501,6 +518,8 @@ export interface SessionInfo {
   turns: number;
   parentId?: string;
   workspace?: string;
+  parentTurnId?: string;
+  agent?: string;
 }
 
 export interface SessionList {
@@ -571,12 +590,19 @@ export interface ApprovePlanResult {
   mode?: "acceptEdits" | "default";
 }
 
+/** The subagent a question is asked for. */
+export interface AgentRef {
+  sessionId: string;
+  name: string;
+}
+
 export interface ConfirmToolParams {
   turnId: string;
   toolUseId: string;
   name: string;
   input: unknown;
   preview: Preview;
+  agent?: AgentRef;
 }
 
 export interface ConfirmToolResult {

@@ -33,14 +33,28 @@ class PlanAnswer:
     mode: Mode = "acceptEdits"
 
 
+@dataclass(frozen=True)
+class AgentRef:
+    """The subagent that asks (``confirmTool.agent``): its session and its kind."""
+
+    session_id: str
+    name: str
+
+    def to_wire(self) -> JSON:
+        return {"sessionId": self.session_id, "name": self.name}
+
+
 DENIED_BY_DEFAULT = ToolAnswer("deny")
 PLAN_NOT_APPROVED = PlanAnswer(False)
 
 
 class Approver(Protocol):
-    """The policy callbacks the loop awaits. Fail closed: any error means no."""
+    """The policy callbacks the loop awaits. Fail closed: any error means no. ``agent`` names
+    the subagent whose call it is (None: the session's own)."""
 
-    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer: ...
+    async def confirm_tool(
+        self, turn_id: str, call: ToolCall, preview: Preview, agent: AgentRef | None = None
+    ) -> ToolAnswer: ...
 
     async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer: ...
 
@@ -65,10 +79,12 @@ class PostingApprover:
     poster: Poster
     turn_id: str
 
-    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+    async def confirm_tool(
+        self, turn_id: str, call: ToolCall, preview: Preview, agent: AgentRef | None = None
+    ) -> ToolAnswer:
         summary = preview_summary(preview)
         self.poster.emit_in(self.turn_id, ConfirmRequested(call.id, call.name, summary))
-        answer = await self.inner.confirm_tool(turn_id, call, preview)
+        answer = await self.inner.confirm_tool(turn_id, call, preview, agent)
         decided = ConfirmDecided(call.id, answer.decision, answer.feedback or None)
         self.poster.emit_in(self.turn_id, decided)
         return answer

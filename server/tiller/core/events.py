@@ -164,6 +164,18 @@ class Sliced:
 
 
 @dataclass(frozen=True)
+class AgentStarted:
+    """The ``task`` call ``tool_use_id`` started the child session ``session_id`` (agent kind
+    ``agent``); the child's own events follow with its session id and this turn as their
+    ``parentTurnId``. Kept in the parent's transcript: the link to the child's."""
+
+    tool_use_id: str
+    session_id: str
+    agent: str
+    description: str
+
+
+@dataclass(frozen=True)
 class TurnEnded:
     outcome: TurnOutcome
     trail: tuple[TrailItem, ...]
@@ -191,6 +203,7 @@ Event = (
     | Rewound
     | RewindUndone
     | Sliced
+    | AgentStarted
     | TurnEnded
 )
 
@@ -348,5 +361,13 @@ def _asked_or_done_fields(event: Event) -> JSON:
             return {"type": "rewindUndone", "undoId": undo_id, **changes.to_wire()}
         case Sliced(source=source, spec=spec):
             return {"type": "sliced", "from": source, "spec": spec}
+        case AgentStarted():
+            return {
+                "type": "agentStarted",
+                "toolUseId": event.tool_use_id,
+                "agentSessionId": event.session_id,
+                "agent": event.agent,
+                "description": event.description,
+            }
         case _:
             raise AssertionError(f"not an event: {event!r}")

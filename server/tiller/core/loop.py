@@ -141,8 +141,8 @@ class Turn:
 
     @property
     def usage(self) -> Usage:
-        """Every model call of this turn, priced (turnEnded.usage)."""
-        return self.stream.usage
+        """Every model call of this turn, priced, its subagents' included (turnEnded.usage)."""
+        return self.stream.usage + self.tools.usage
 
     async def run(self) -> TurnOutcome:
         """Run until the model ends without tool calls, or the turn is stopped or fails.
@@ -322,7 +322,7 @@ class Turn:
         """A final text; in plan mode, one that reads as a plan goes through the plan gate
         (approved or revised: the turn goes on). Any other ends the turn, mode unchanged."""
         final = _text(response.content)
-        if self.host.mode == "plan" and self.plan_gate.offers(final):
+        if self.setup.plans and self.host.mode == "plan" and self.plan_gate.offers(final):
             match await self._ask_plan(final):
                 case Approved():
                     self.host.append("user", [text_block(PLAN_APPROVED)])
@@ -344,7 +344,7 @@ class Turn:
                 "SessionStart", self.host.mode, {"source": self.setup.session_start}
             )
             added += self._told("SessionStart", start)
-        if self.prompt is not None:
+        if self.prompt is not None and self.setup.user_prompt:
             text = str(self.prompt.get("text", ""))
             verdict = await hooks.run("UserPromptSubmit", self.host.mode, {"prompt": text})
             added += self._told("UserPromptSubmit", verdict, blocked="blockedPrompt")

@@ -56,6 +56,8 @@ def decide(
         return Allow("read-only")
     if kind in ("read", "state", "plan_exit"):
         return Allow("tool kind")
+    if kind == "agent":  # the child's own calls are judged one by one, in the parent's mode
+        return Allow("subagent")
     match mode, kind:
         case "plan", _:
             return Deny(PLAN_DENIAL, "mode plan")

@@ -33,6 +33,7 @@ from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
 from tiller.core.turn_setup import PLAIN_TURN, Pending, TurnOptions
 from tiller.errors import InvalidParams
+from tiller.extend.agents import AgentKind, Agents, load_agents
 from tiller.extend.hooks import Hooks, session_hooks
 from tiller.extend.instructions import cut_notices
 from tiller.extend.skills import skills_update
@@ -129,6 +130,13 @@ class Session:
     _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
     ledger: Ledger = Ledger()  # session usage and cost, context after the last step
     _told_problems: set[str] = field(default_factory=set)  # settings problems already told
+    # Subagents (see subagents.py): the kinds this session's task tool offers, fixed at its
+    # first turn like the system prompt (None: not fixed yet); its children while they run;
+    # for a child, its kind and the parent's turn that started it.
+    agents: Agents | None = None
+    children: dict[str, Session] = field(default_factory=dict)
+    agent: AgentKind | None = None
+    parent_turn_id: str | None = None
 
     def __post_init__(self) -> None:
         self.model = self.model or self.config.model
@@ -141,6 +149,9 @@ class Session:
             self.mode = mode
             self.emit(Notice(f"Mode: {MODE_WORDS[mode]}"))  # the words of commands.mode_text
             self.publish()
+        for child in self.children.values():  # a child never has more rights than its parent
+            if child.agent is not None and not child.agent.read_only:
+                child.set_mode(mode)
 
     def set_grants(self, grants: Grants) -> None:
         self.grants = grants
@@ -170,7 +181,7 @@ class Session:
     def emit_in(self, turn_id: str | None, event: Event) -> None:
         """Post ``event`` as part of turn ``turn_id``: journaled, then sent to the face."""
         self._seq += 1
-        posted = Posted(self.id, turn_id, self._seq, event)
+        posted = Posted(self.id, turn_id, self._seq, event, self.parent_turn_id)
         self.journal.on_event(posted)  # on disk before any client sees it
         self.sink.event(posted)
 
@@ -291,7 +302,14 @@ class Session:
 
     def interrupt(self, turn_id: str | None = None, cause: InterruptCause = "user") -> str | None:
         """Cancel the running turn (only if it is ``turn_id``, when given): the turn task
-        repairs the history and ends it as interrupted. The id of the turn, or None."""
+        repairs the history and ends it as interrupted. A ``turn_id`` of a running child's turn
+        interrupts that child alone (its task call is answered, this turn goes on); this
+        session's turn takes its children with it. The id of the turn, or None."""
+        if turn_id is not None and turn_id != self.turn_id:
+            for child in list(self.children.values()):
+                found = child.interrupt(turn_id, cause)
+                if found is not None:
+                    return found
         active = self.active
         if active is None or turn_id not in (None, active.turn_id):
             return None
@@ -372,6 +390,7 @@ class Session:
             self.system = system_prompt(self.workspace)
             for cut in cut_notices(self.system):
                 self.say(cut)
+        self._fix_agents()
         update = instructions_update(self.system, self.messages, self.workspace)
         skills = skills_update(self.system, self.messages, self.workspace)
         setup = TurnSetup(
@@ -390,11 +409,17 @@ class Session:
             stop_hook=self.config.stop_hook,
             hooks=self._hooks(),
             session_start=(
-                None if self._last_turn is not None else "resume" if self.messages else "startup"
+                None
+                if self._last_turn is not None or self.agent is not None
+                else "resume"
+                if self.messages
+                else "startup"
             ),
+            user_prompt=self.agent is None,  # a subagent's task is no prompt for the hooks
             server_tools=self.config.server_tools,
             options=options,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
+            plans=self.agent is None,  # a child's final text is its report, never a plan
         )
         snapshot = snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
         turn = Turn(self, replace(setup, snapshot=snapshot))
@@ -406,6 +431,8 @@ class Session:
             )
         )  # fmt: skip
         self.store.set_system(self.id, self.system)
+        if self.agents is not None:
+            self.store.set_agents(self.id, self.agents.to_json())
         task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
         self.active = ActiveTurn(turn_id, task)
         # A cancel that lands before the task's first step never runs its body: the
@@ -430,6 +457,14 @@ class Session:
                 self._told_problems.add(problem)
                 self.say(f"Hook skipped: {problem}")
         return found
+
+    def _fix_agents(self) -> None:
+        """Fix the agent kinds the task tool offers at the first turn (a file broken then is
+        named); a file added later is for the next session (append-only)."""
+        if self.agents is None and self.agent is None:
+            self.agents = load_agents(self.workspace)
+            for problem in self.agents.problems:
+                self.say(f"Agent file skipped: {problem}")
 
     async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome

@@ -22,8 +22,10 @@ from tiller.core.events import Notice, Posted, Sliced, TurnEnded, event_fields
 from tiller.core.history import Message
 from tiller.core.outcomes import Interrupted
 from tiller.core.session import Session, SessionSink, new_id
+from tiller.core.subagents import TaskTool
 from tiller.core.system_prompt import system_prompt
 from tiller.errors import InvalidParams, TillerError
+from tiller.extend.agents import Agents
 from tiller.extend.skill_tool import SkillTool
 from tiller.model import models
 from tiller.model.provider import ProviderError
@@ -57,6 +59,7 @@ class Shape:
     todos: tuple[Todo, ...] = ()
     messages: tuple[Message, ...] = ()
     system: str = ""  # the fixed system prompt ("": fixed at the first turn)
+    agents: Agents | None = None  # the task tool's agent kinds (None: fixed at the first turn)
 
 
 def carried_turn_ids(
@@ -106,7 +109,9 @@ class Sessions:
             todos=shape.todos,
             messages=shape.messages,
             system=shape.system,
+            agents=shape.agents,
         )
+        session.tools = [*session.tools, TaskTool(session, runtime.config.max_parallel_tasks)]
         self.live[session_id] = session
         return session
 
@@ -125,7 +130,7 @@ class Sessions:
         the first prompt either way."""
         config = self.runtime.config
         shape = shape or Shape(config.permission_mode, config.model, config.thinking)
-        shape = replace(shape, todos=(), messages=())
+        shape = replace(shape, todos=(), messages=(), agents=None)
         session = self._open(session_id or new_id("ses"), workspace, seat, shape)
         if stored:
             now = time.time()
@@ -147,6 +152,7 @@ class Sessions:
             raise InvalidParams(f"unknown sessionId {session_id!r}")
         live = self.live.get(session_id)
         self._close_cut_turns(session_id, live.turn_id if live is not None else None)
+        self._repair_children(session_id, live)
         row = loaded.row
         system, fixed = self._fixed_prefix(row, loaded.messages, workspace)
         self.store.set_system(row.id, system)  # no-op when it was fixed already
@@ -154,10 +160,27 @@ class Sessions:
         if repaired != loaded.messages:
             ids = carried_turn_ids(loaded.messages, loaded.turn_ids, repaired)
             self.store.replace_messages(row.id, repaired, ids)
-        shape = Shape(row.mode, row.model, row.thinking, row.todos, repaired, system)
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, repaired, system, _agents(row))
         session = self._open(row.id, workspace, seat, shape)
         session.ledger = Ledger(row.usage, row.context)
         return session
+
+    def _repair_children(self, session_id: str, live: Session | None) -> None:
+        """Subagents cut by a dead server are repaired like an interrupt: their open turns
+        closed in their transcripts, every tool_use in their histories answered (those still
+        running in this process end themselves)."""
+        running = live.children if live is not None else {}
+        for row in self.store.children(session_id):
+            if row.id in running:
+                continue
+            self._close_cut_turns(row.id, None)
+            loaded = self.store.load(row.id)
+            if loaded is None:
+                continue
+            repaired = history.repair(loaded.messages)
+            if repaired != loaded.messages:
+                ids = carried_turn_ids(loaded.messages, loaded.turn_ids, repaired)
+                self.store.replace_messages(row.id, repaired, ids)
 
     def _fixed_prefix(
         self, row: SessionRow, messages: tuple[Message, ...], workspace: Path
@@ -167,10 +190,12 @@ class Sessions:
         A session stored before the system prompt was kept with it has none: it is fixed
         now, at its first load. What its earlier turns were sent with cannot be known (the
         prompt was rebuilt at every turn from AGENTS.md), so its thinking blocks, bound to
-        those requests, are left out once, as after a compaction."""
-        if row.system is not None:
+        those requests, are left out once, as after a compaction. The same holds for a
+        session stored before the task tool's agent kinds were kept with it (its tools were
+        others): they are fixed at its next turn."""
+        if row.system is not None and (row.agents is not None or not messages):
             return row.system, messages
-        system = system_prompt(workspace)
+        system = row.system if row.system is not None else system_prompt(workspace)
         budget_form = self.runtime.provider.spec(row.model).thinking == "budget"
         return system, history.without_thinking(messages, keep_open_loop=budget_form)
 
@@ -203,7 +228,7 @@ class Sessions:
         system, kept = self._fixed_prefix(row, loaded.messages[:cut], current.workspace)
         row = replace(row, system=system)  # a fork is a true prefix: same system prompt
         messages = history.repair(kept)
-        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages, system)
+        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages, system, _agents(row))
         child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
         inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
         now = time.time()
@@ -248,7 +273,7 @@ class Sessions:
         now = time.time()
         self.store.create(
             replace(row, id=child.id, title=f"Slice of {row.title}", parent_id=source,
-                    turns=0, created_at=now, updated_at=now, system=None)
+                    turns=0, created_at=now, updated_at=now, system=None, agents=None)
         )  # fmt: skip
         self.store.replace_messages(child.id, messages, [None] * len(messages))
         child.journal.on_event(Posted(child.id, None, 0, Sliced(source, spec)))  # not shown yet
@@ -281,6 +306,11 @@ class Sessions:
         """What a face shows when a session opens: the start-up notices."""
         for text in self.runtime.notices(session.workspace):
             session.emit(Notice(text))
+
+
+def _agents(row: SessionRow) -> Agents | None:
+    """The agent kinds the session's task tool was fixed with (None: not fixed yet)."""
+    return None if row.agents is None else Agents.from_json(row.agents)
 
 
 def seat_of(session: Session) -> Seat:

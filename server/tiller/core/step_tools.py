@@ -43,6 +43,7 @@ from tiller.extend.hook_config import HookEvent
 from tiller.extend.hook_replies import NOTHING, Verdict
 from tiller.extend.instructions import cut_notices
 from tiller.jsontypes import JSON
+from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
 from tiller.workspace.tools.base import ToolResult, read_only_call
 from tiller.workspace.tools.live_output import LiveOutput
@@ -64,6 +65,7 @@ class ToolRunner:
     halted: str | None = None  # a hook's ``continue: false``: the turn stops after the batch
     notifying: set[asyncio.Task[Verdict]] = field(default_factory=set)  # Notification hooks
     told: set[str] | None = None  # folders whose nested instructions the model has (lazy)
+    usage: Usage = NO_USAGE  # what the subagents of this turn's task calls cost
     next_checkpoint: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -225,7 +227,10 @@ class ToolRunner:
         running = Running(time.monotonic(), LiveOutput(stream.add))
         step.running[call.id] = running
         context = replace(
-            self.setup.context, sandboxed=step.read_only.get(call.id, False), live=running.output
+            self.setup.context,
+            sandboxed=step.read_only.get(call.id, False),
+            live=running.output,
+            call_id=call.id,
         )
         try:
             result = await tool.run(call.input, context)
@@ -242,6 +247,9 @@ class ToolRunner:
         if not result.is_error:
             result = self._with_nested_instructions(call, result)
         step.running.pop(call.id, None)
+        if result.usage is not None:  # a subagent's model calls: the turn's and the session's
+            self.usage += result.usage
+            self.host.record_usage(result.usage, None)
         ms = int((time.monotonic() - running.since) * 1000)
         return self._record(call, result, "error" if result.is_error else "ok", ms)
 

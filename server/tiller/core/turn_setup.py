@@ -89,6 +89,7 @@ class TurnSetup:
     hooks: Hooks = NO_SESSION_HOOKS  # Claude Code's hooks, from the settings
     session_start: SessionStartSource | None = None  # this turn starts the live session
     options: TurnOptions = PLAIN_TURN  # a custom command's model and allowed tools
+    user_prompt: bool = True  # the prompt is the user's (UserPromptSubmit hooks see it)
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
@@ -96,6 +97,7 @@ class TurnSetup:
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the
     # first response streams, and no tool runs before it is done.
     snapshot: asyncio.Future[None] | None = None
+    plans: bool = True  # a final text in plan mode is put to the user as a plan (not children)
 
     @property
     def spec(self) -> ModelSpec:

@@ -82,6 +82,16 @@ def _add_system(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE sessions ADD COLUMN system TEXT")
 
 
+def _add_children(db: sqlite3.Connection) -> None:
+    """Subagents: a child session names the parent's turn that started it and its agent kind;
+    a session keeps the agent kinds its ``task`` tool offered, fixed at its first turn (the
+    tool's description is part of the prefix: append-only, like the system prompt)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    for column in ("parent_turn_id", "agent", "agents"):
+        if column not in columns:
+            db.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
+
+
 # The migration ladder: step N brings a store from ``user_version`` N to N + 1. Stores written
 # before the ladder existed are at 0 with some steps already done, so every step is
 # idempotent. Append steps; never edit one that has shipped.
@@ -89,6 +99,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], object], ...] = (
     lambda db: db.executescript(SCHEMA),
     _add_usage,
     _add_system,
+    _add_children,
 )
 STORE_VERSION = len(MIGRATIONS)
 
@@ -130,6 +141,9 @@ class SessionRow:
     usage: Usage = NO_USAGE  # every model call of the session, priced
     context: ContextUse | None = None  # how full the context was after the last step
     system: str | None = None  # the fixed system prompt; None: not fixed yet (or stored before)
+    parent_turn_id: str | None = None  # a subagent: the parent's turn that started it
+    agent: str | None = None  # a subagent: its agent kind
+    agents: str | None = None  # the agent kinds the task tool offers (JSON); None: not fixed yet
 
     def to_wire(self) -> JSON:
         wire: JSON = {
@@ -142,6 +156,10 @@ class SessionRow:
         }
         if self.parent_id:
             wire["parentId"] = self.parent_id
+        if self.parent_turn_id:
+            wire["parentTurnId"] = self.parent_turn_id
+        if self.agent:
+            wire["agent"] = self.agent
         return wire
 
 
@@ -185,13 +203,14 @@ class SessionStore:
         """Store a new session; one already stored is kept, only a missing title (stored
         before its first prompt) is filled in."""
         self.db.execute(
-            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE "
-            "SET title=excluded.title WHERE sessions.title=''",
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(id) DO UPDATE SET title=excluded.title WHERE sessions.title=''",
             (
                 row.id, row.workspace, row.title, row.parent_id, row.created_at, row.updated_at,
                 row.model, row.mode, json.dumps(row.thinking.to_wire()),
                 json.dumps([t.to_wire() for t in row.todos]), row.turns,
-                json.dumps(row.usage.to_wire()), row.system,
+                json.dumps(row.usage.to_wire()), row.system, row.parent_turn_id, row.agent,
+                row.agents,
             ),
         )  # fmt: skip
 
@@ -200,6 +219,21 @@ class SessionStore:
         self.db.execute(
             "UPDATE sessions SET system=? WHERE id=? AND system IS NULL", (system, session_id)
         )
+
+    def set_agents(self, session_id: str, agents: str) -> None:
+        """Fix the agent kinds the session's task tool offers; kinds fixed are never replaced."""
+        self.db.execute(
+            "UPDATE sessions SET agents=? WHERE id=? AND agents IS NULL", (agents, session_id)
+        )
+
+    def children(self, session_id: str) -> list[SessionRow]:
+        """The subagents ``session_id`` started, oldest first."""
+        rows = self.db.execute(
+            "SELECT * FROM sessions WHERE parent_id=? AND parent_turn_id IS NOT NULL "
+            "ORDER BY created_at",
+            (session_id,),
+        )
+        return [_row(r) for r in rows]
 
     def update(
         self,
@@ -255,9 +289,10 @@ class SessionStore:
         return _row(found) if found else None
 
     def recent(self, limit: int = 200, *, workspace: str | None = None) -> list[SessionRow]:
-        """Newest first; only those of ``workspace`` when given."""
+        """Newest first; only those of ``workspace`` when given; subagents are not listed (they
+        are opened from their parent's transcript)."""
         rows = self.db.execute(
-            "SELECT * FROM sessions WHERE (? IS NULL OR workspace=?) "
+            "SELECT * FROM sessions WHERE (? IS NULL OR workspace=?) AND parent_turn_id IS NULL "
             "ORDER BY updated_at DESC, created_at DESC LIMIT ?",
             (workspace, workspace, limit),
         )
@@ -339,7 +374,8 @@ def _row(r: Any) -> SessionRow:
         model=r[6], mode=_mode(r[7]),
         thinking=Thinking.from_wire(thinking),
         todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(usage),
-        context=_context(usage.get("context")), system=r[12],
+        context=_context(usage.get("context")), system=r[12], parent_turn_id=r[13],
+        agent=r[14], agents=r[15],
     )  # fmt: skip
 
 

@@ -23,6 +23,7 @@ import type {
   TurnError,
   Usage,
 } from "../protocol";
+import { type AgentView, applyChildEvent, outcomeOf, settled, startedAgent } from "./agents";
 
 /** Commands a chat item may offer as a button (the provider runs only these). */
 export type ChatCommand =
@@ -88,6 +89,8 @@ type ChatItemBody =
       diff?: DiffStat;
       /** The question asked before it ran, shown where the row is. */
       confirm?: Confirmation;
+      /** A `task` call: the child session it started, shown nested under the row. */
+      agent?: AgentView;
     }
   | {
       kind: "notice";
@@ -361,7 +364,8 @@ function settleIdle(model: ChatModel, now?: number): ChatModel {
   return updateWhere(model, open, (item) => {
     if (item.kind !== "tool") return { ...item, streaming: false } as ChatItem;
     const durationMs = item.durationMs ?? (item.startedAt !== undefined && now !== undefined ? Math.max(0, now - item.startedAt) : undefined);
-    return { ...item, status: "interrupted", ...(durationMs !== undefined ? { durationMs } : {}) };
+    const agent = item.agent !== undefined ? { agent: settled(item.agent, "interrupted", now) } : {};
+    return { ...item, status: "interrupted", ...(durationMs !== undefined ? { durationMs } : {}), ...agent };
   });
 }
 
@@ -430,7 +434,8 @@ function endOpenItems(model: ChatModel, turnId: string | null, toolStatus: ToolS
           return item.confirm?.decision.state === "pending" ? { ...item, confirm: closeConfirm(item.confirm) } : item;
         }
         const durationMs = item.durationMs ?? (item.startedAt !== undefined && now !== undefined ? Math.max(0, now - item.startedAt) : undefined);
-        return { ...item, status: toolStatus, confirm: closeConfirm(item.confirm), ...(durationMs !== undefined ? { durationMs } : {}) };
+        const agent = item.agent !== undefined ? { agent: settled(item.agent, outcomeOf(toolStatus), now) } : {};
+        return { ...item, status: toolStatus, confirm: closeConfirm(item.confirm), ...(durationMs !== undefined ? { durationMs } : {}), ...agent };
       }
       case "plan":
       case "confirm":
@@ -572,6 +577,7 @@ function foldPlanText(model: ChatModel, turnId: string, plan: string): ChatModel
  * path passes none.
  */
 export function applyEvent(current: ChatModel, event: TillerEvent, now?: number): ChatModel {
+  if (event.parentTurnId !== undefined) return applyToAgent(current, event, now);
   const model = switchSession(current, event.sessionId);
   const turnId = event.turnId ?? "";
   switch (event.type) {
@@ -635,9 +641,12 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         const output = keptOutput(event.status, event.output, item.output);
         const measured = event.status !== "interrupted" || event.durationMs > 0 || item.startedAt === undefined || now === undefined;
         const durationMs = measured ? event.durationMs : Math.max(0, now - (item.startedAt ?? now));
-        return { ...item, ...fields, output, durationMs, confirm: closeConfirm(item.confirm) };
+        const agent = item.agent !== undefined ? { agent: settled(item.agent, outcomeOf(event.status), now) } : {};
+        return { ...item, ...fields, output, durationMs, confirm: closeConfirm(item.confirm), ...agent };
       });
     }
+    case "agentStarted":
+      return updateTool(model, event.toolUseId, (item) => ({ ...item, agent: startedAgent(event, now) }));
     case "notice":
       return pushNotice(settleStreaming(model), event.turnId, plainWords(event.text));
     case "hookActed":
@@ -700,6 +709,17 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
     default:
       return model;
   }
+}
+
+/** A subagent's event (it carries `parentTurnId`): it updates the `task` row that started it;
+ *  the chat's own session stays the one shown. */
+function applyToAgent(model: ChatModel, event: TillerEvent, now?: number): ChatModel {
+  const owns = (item: ChatItem): boolean => item.kind === "tool" && item.agent?.sessionId === event.sessionId;
+  if (!model.items.some(owns)) return model;
+  return updateWhere(model, owns, (item) => {
+    const row = item as Extract<ChatItem, { kind: "tool" }>;
+    return row.agent === undefined ? row : { ...row, agent: applyChildEvent(row.agent, event, summarizeInput, now) };
+  });
 }
 
 export function addNotice(model: ChatModel, text: string, level: "info" | "error" = "info", local = true): ChatModel {
@@ -811,7 +831,8 @@ function addConfirmation(model: ChatModel, turnId: string, toolUseId: string | u
 export function addConfirmCard(model: ChatModel, id: string, params: ConfirmToolParams): ChatModel {
   return addConfirmation(model, params.turnId, params.toolUseId, {
     id,
-    name: params.name,
+    // A subagent's question names it (its call has no row in this chat).
+    name: params.agent !== undefined ? `${params.agent.name} agent: ${params.name}` : params.name,
     preview: summarizePreview(params.preview),
     decision: { state: "pending" },
   });

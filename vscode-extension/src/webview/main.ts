@@ -14,6 +14,7 @@ import {
   type ChatItem,
   type Confirmation,
 } from "../chat/model";
+import { type AgentView, currentTool } from "../chat/agents";
 import { applyPatch, type ChatView } from "../chat/patch";
 import { slashHint, slashMatches } from "../chat/slash";
 import { createMarkdownRenderer } from "./markdown";
@@ -336,10 +337,83 @@ function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
   if (item.confirm !== undefined) {
     row.append(renderConfirm(item.confirm, " in-row"));
   }
+  if (item.agent !== undefined) {
+    row.append(renderAgent(item.agent, item.id));
+  }
   if (open) {
     row.append(outputView(item));
   }
   return row;
+}
+
+// --- subagents: nested under the task row that started them ----------------------------------
+
+const agentOpen = new Map<string, boolean>();
+
+function agentMark(agent: AgentView): string {
+  switch (agent.status) {
+    case "running":
+      return toolMark("running");
+    case "completed":
+      return toolMark("ok");
+    case "interrupted":
+      return toolMark("interrupted");
+    default:
+      return toolMark("error");
+  }
+}
+
+/** A child session as a collapsible row: its kind, its current tool, its time, its tokens, a
+ *  stop button that interrupts it alone; open, its calls one per line. */
+function renderAgent(agent: AgentView, itemId: string): HTMLElement {
+  const running = agent.status === "running";
+  const open = agentOpen.get(agent.sessionId) ?? running;
+  const now = currentTool(agent);
+  const time =
+    running && agent.startedAt !== undefined
+      ? h("span", { className: "duration elapsed", "data-since": String(agent.startedAt), text: formatDuration(Date.now() - agent.startedAt) })
+      : agent.durationMs !== undefined
+        ? h("span", { className: "duration", text: formatDuration(agent.durationMs) })
+        : null;
+  const stop =
+    running && agent.turnId !== undefined
+      ? button("Stop", "agent-stop", () => vscode.postMessage({ type: "interrupt", turnId: agent.turnId }), `Interrupt the ${agent.name} agent alone`)
+      : null;
+  const head = h(
+    "div",
+    { className: "agent-head", title: open ? "Hide its calls" : "Show its calls" },
+    h("span", { className: "chevron", text: open ? "▾" : "▸" }),
+    h("span", { className: `mark ${agent.status}`, text: agentMark(agent) }),
+    h("span", { className: "agent-name", text: `${agent.name} agent` }),
+    h("span", { className: "agent-description", text: agent.description }),
+    now !== undefined ? h("code", { className: "agent-current", text: now }) : null,
+    time,
+    agent.tokens !== undefined ? h("span", { className: "agent-tokens", text: `${agent.tokens} tokens` }) : null,
+    stop,
+  );
+  head.setAttribute("role", "button");
+  head.tabIndex = 0;
+  const toggle = (event: Event): void => {
+    if (event.target instanceof HTMLButtonElement) return;
+    agentOpen.set(agent.sessionId, !open);
+    rerender(itemId);
+  };
+  head.addEventListener("click", toggle);
+  const box = h("div", { className: `agent ${agent.status}${open ? " open" : ""}`, "data-agent-session-id": agent.sessionId }, head);
+  if (open) {
+    const calls = agent.calls.map((call) =>
+      h(
+        "div",
+        { className: `agent-call ${call.status}` },
+        h("span", { className: `mark ${call.status}`, text: toolMark(call.status) }),
+        h("span", { className: "tool-name", text: call.name }),
+        call.summary !== "" ? h("code", { className: "tool-summary", text: call.summary }) : null,
+        call.durationMs !== undefined ? h("span", { className: "duration", text: formatDuration(call.durationMs) }) : null,
+      ),
+    );
+    box.append(h("div", { className: "agent-calls" }, ...(calls.length > 0 ? calls : [h("div", { className: "agent-call", text: "starting…" })])));
+  }
+  return box;
 }
 
 // --- turn ends, welcome ------------------------------------------------------------------

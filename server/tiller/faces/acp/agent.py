@@ -249,7 +249,7 @@ class AcpSession:
 
     def event(self, posted: Posted) -> None:
         fields = posted.to_wire()
-        if fields.get("type") == "turnEnded":
+        if fields.get("type") == "turnEnded" and posted.parent_turn_id is None:
             if any(t.status == "in_progress" for t in self.session.todos):
                 self.outbox.send(plan_update(self.session.todos, running=False))
             self.outbox.turn_ended(str(fields.get("turnId")), turn_end(fields))

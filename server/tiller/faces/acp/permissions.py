@@ -38,7 +38,13 @@ from acp.schema import (
     ToolKind,
 )
 
-from tiller.core.approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
+from tiller.core.approvals import (
+    DENIED_BY_DEFAULT,
+    PLAN_NOT_APPROVED,
+    AgentRef,
+    PlanAnswer,
+    ToolAnswer,
+)
 from tiller.core.scheduler import ToolCall
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool
@@ -156,13 +162,15 @@ class AcpApprover:
     def _close(self, call_id: str, ok: bool) -> None:
         self.outbox.send(update_tool_call(call_id, status="completed" if ok else "failed"))
 
-    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+    async def confirm_tool(
+        self, turn_id: str, call: ToolCall, preview: Preview, agent: AgentRef | None = None
+    ) -> ToolAnswer:
         view = describe_tool(call.name, call.input, self.calls.workspace)
         shown = preview_content(preview, self.calls.workspace)
         self.calls.show(call.id, shown)
         tool_call = ToolCallUpdate(
             tool_call_id=call.id,
-            title=view.title,
+            title=view.title if agent is None else f"{agent.name} agent: {view.title}",
             kind=view.kind,
             status="pending",
             content=shown,

@@ -47,6 +47,7 @@ from acp.schema import (
 )
 
 from tiller.core.transcript import as_events
+from tiller.faces.client.children import Children, is_child_event
 from tiller.faces.client.render import hook_line
 from tiller.jsontypes import JSON
 from tiller.protocol import Todo
@@ -75,6 +76,7 @@ TOOL_KINDS: Final[dict[str, ToolKind]] = {
     "todo_write": "think",
     "enter_plan_mode": "switch_mode",
     "exit_plan_mode": "switch_mode",
+    "task": "think",
 }
 
 LIVE_OUTPUT_CAP = 16_000  # characters of live command output kept in a tool call's content
@@ -147,6 +149,9 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
             plan = _str(tool_input.get("plan"))
             body = (tool_content(text_block(plan)),) if plan else ()
             return ToolView("Ready to code?", kind, (), body)
+        case "task":
+            agent = _str(tool_input.get("subagent_type")) or "general-purpose"
+            return ToolView(f"{agent} agent: {_str(tool_input.get('description'))}", kind)
         case _:
             return ToolView(name, kind)
 
@@ -231,6 +236,40 @@ class ToolCalls:
         ]
 
 
+@dataclass
+class ChildProgress:
+    """Subagents as the content of the ``task`` call that started each: one line per call of
+    the child (running, then how it ended) and its end, shown live with
+    ``tool_call_update``; the call's final content adds the child's report."""
+
+    calls: ToolCalls
+    parents: dict[str, str] = field(default_factory=dict)  # child session -> task call id
+    lines: dict[str, dict[str, str]] = field(default_factory=dict)  # task call -> key -> line
+    text: Children = field(default_factory=Children)
+
+    def started(self, fields: JSON) -> None:
+        """The parent's ``agentStarted``: the child's events go to this call from now on."""
+        call_id = _str(fields.get("toolUseId"))
+        self.parents[_str(fields.get("agentSessionId"))] = call_id
+        self.lines[call_id] = {}
+        self.text.started(fields)
+
+    def update(self, fields: JSON) -> list[Update]:
+        call_id = self.parents.get(_str(fields.get("sessionId")))
+        if call_id is None:
+            return []
+        kind = _str(fields.get("type"))
+        key = _str(fields.get("toolUseId")) or f"{kind}-{fields.get('seq')}"
+        line = f"… {self.text.head(fields)}" if kind == "toolStarted" else self.text.line(fields)
+        if line is None:
+            return []
+        lines = self.lines.setdefault(call_id, {})
+        lines[key] = line.strip()
+        content = [tool_content(text_block("\n".join(lines.values())))]
+        self.calls.show(call_id, content)  # kept when the task call ends, above its report
+        return [update_tool_call(call_id, content=content)]
+
+
 def plan_update(todos: Sequence[Todo], running: bool = True) -> AgentPlanUpdate:
     """The todo board as the ACP agent plan (all entries, every time: the client replaces).
     While no turn runs (``running`` false), an item a stopped turn left in progress is shown
@@ -255,9 +294,18 @@ class SessionUpdates:
 
     calls: ToolCalls
     replaying: bool = False
+    children: ChildProgress = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.children = ChildProgress(self.calls)
 
     def updates(self, fields: JSON) -> list[Update]:
+        if is_child_event(fields):
+            return self.children.update(fields)
         match fields.get("type"):
+            case "agentStarted":
+                self.children.started(fields)
+                return []
             case "turnStarted" if self.replaying:
                 return [update_user_message_text(_str(fields.get("prompt")))]
             case "textDelta":

@@ -17,6 +17,7 @@ from prompt_toolkit.layout import FormattedTextControl, Window
 
 from tiller.faces.chat.events import EventLog
 from tiller.faces.chat.printer import Printer
+from tiller.faces.client.children import asker
 from tiller.faces.client.questions import (
     Choice,
     Question,
@@ -71,7 +72,7 @@ class Approvals:
         preview = params.get("preview")
         if isinstance(preview, dict):
             preview = {k: terminal_safe(v) if isinstance(v, str) else v for k, v in preview.items()}
-        name = terminal_safe(str(params.get("name", "?")))
+        name = terminal_safe(asker(params))
         self.printer.line(preview_text(name, preview, color=True))
         return await self.ask(confirm_question(params))  # the answer: a confirmDecided event
 

@@ -21,6 +21,7 @@ from tiller.faces.chat.view import (
     toolbar_text,
     usage_text,
 )
+from tiller.faces.client.children import INDENT, Children, is_child_event
 from tiller.faces.client.jsonrpc import NotificationHandler
 from tiller.faces.client.render import (
     BOLD,
@@ -72,6 +73,7 @@ class EventLog:
         self.last_board: str | None = None
         self.frame = 0  # of the spinner
         self.retries = RetryNotices()
+        self.children = Children()  # subagents: indented under the task call
 
     def notifications(self) -> dict[str, NotificationHandler]:
         return {
@@ -99,6 +101,10 @@ class EventLog:
 
     def on_event(self, params: Any) -> None:
         if not isinstance(params, dict):
+            return
+        if is_child_event(params):
+            self._child_event(params)
+            self.invalidate()
             return
         match params.get("type"):
             case "turnStarted":
@@ -144,9 +150,32 @@ class EventLog:
                 self.printer.print(f"↻ step restarted: {params.get('reason', '')}", DIM)
             case "turnEnded":
                 self._turn_ended(params)
+            case "agentStarted":
+                self.end_partial()
+                self.printer.print(self.children.started(params), DIM)
             case _:
                 pass
         self.invalidate()
+
+    def _child_event(self, params: JSON) -> None:
+        """A subagent's event: its running call stays live (indented, with its time); the
+        rest prints indented lines; its text stays in its own transcript."""
+        tool_id = str(params.get("toolUseId"))
+        match params.get("type"):
+            case "toolStarted":
+                head = f"{INDENT}{self.children.head(params)}"
+                self.running[tool_id] = RunningTool(head, time.monotonic())
+            case "toolOutput" if tool_id in self.running:
+                self.running[tool_id] = self.running[tool_id].with_output(
+                    str(params.get("text", ""))
+                )
+            case _:
+                if params.get("type") == "toolFinished":
+                    self.running.pop(tool_id, None)
+                line = self.children.line(params)
+                if line is not None:
+                    self.end_partial()
+                    self.printer.print(line, DIM)
 
     def _stream(self, text: str, thinking: bool) -> None:
         if thinking is not self.partial_thinking:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiller import protocol as p
+from tiller.faces.client.children import INDENT, Children, asker, is_child_event
 from tiller.faces.client.jsonrpc import Handlers
 from tiller.faces.client.limits import StepCounter
 from tiller.faces.client.options import ToolRules
@@ -58,6 +59,7 @@ class Run:
     _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _retries: RetryNotices = field(default_factory=RetryNotices)
+    _children: Children = field(default_factory=Children)
 
     def handlers(self) -> Handlers:
         return Handlers(
@@ -89,7 +91,10 @@ class Run:
             return
         if self.json_lines is not None:
             self.json_lines.event(params)
-        if self.steps is not None and "parentTurnId" not in params:  # not a subagent's
+        if is_child_event(params):  # a subagent's: indented, never in the answer
+            self._child_event(params)
+            return
+        if self.steps is not None:
             self.steps.on_event(params.get("type"))
         out = self.output
         match params.get("type"):
@@ -124,8 +129,22 @@ class Run:
                     out.line("plan rejected" + (f": {feedback}" if feedback else ""))
             case "turnEnded":
                 self._turn_ended(params)
+            case "agentStarted":
+                out.end_line()
+                out.line(out.dim(self._children.started(params)))
             case _:
                 pass
+
+    def _child_event(self, params: JSON) -> None:
+        out = self.output
+        if params.get("type") == "toolStarted":
+            out.end_line()
+            out.line(out.dim(f"{INDENT}… {self._children.head(params)}"))
+            return
+        line = self._children.line(params)
+        if line is not None:
+            out.end_line()
+            out.line(out.dim(line))
 
     def _finished_line(self, params: JSON) -> str:
         tool_id = str(params.get("toolUseId"))
@@ -181,7 +200,7 @@ class Run:
                 f"· denied {name} {summary}: no terminal to confirm on ({self.yes_hint})"
             )
             return {"decision": "deny", "feedback": "no terminal to confirm on"}
-        preview = preview_text(name, params.get("preview"), self.output.err_tty)
+        preview = preview_text(asker(params), params.get("preview"), self.output.err_tty)
         no_answer = {"decision": "deny", "feedback": NO_ANSWER}
         return await self._withdrawable(
             name, self._on_terminal(confirm_question(params), no_answer, shown=preview)

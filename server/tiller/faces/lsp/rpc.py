@@ -25,7 +25,13 @@ from tiller import __version__
 from tiller import protocol as p
 from tiller.config import Config, parse_config
 from tiller.core import rewinding, session_commands
-from tiller.core.approvals import DENIED_BY_DEFAULT, PLAN_NOT_APPROVED, PlanAnswer, ToolAnswer
+from tiller.core.approvals import (
+    DENIED_BY_DEFAULT,
+    PLAN_NOT_APPROVED,
+    AgentRef,
+    PlanAnswer,
+    ToolAnswer,
+)
 from tiller.core.events import Posted
 from tiller.core.scheduler import ToolCall
 from tiller.core.session import Handled, Queued, Session, Started
@@ -116,13 +122,16 @@ class RpcApprover:
         finally:
             forget_request(protocol, msg_id)  # pygls keeps _result_types of error answers
 
-    async def confirm_tool(self, turn_id: str, call: ToolCall, preview: Preview) -> ToolAnswer:
+    async def confirm_tool(
+        self, turn_id: str, call: ToolCall, preview: Preview, agent: AgentRef | None = None
+    ) -> ToolAnswer:
         params = {
             "turnId": turn_id,
             "toolUseId": call.id,
             "name": call.name,
             "input": call.input,
             "preview": preview.to_wire(),
+            **({"agent": agent.to_wire()} if agent is not None else {}),
         }
         try:
             answer = await self._ask(p.CONFIRM_TOOL, params)

@@ -11,13 +11,14 @@ from typing import Literal, Protocol, runtime_checkable
 
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
+from tiller.model.usage import Usage
 from tiller.protocol import Todo
 from tiller.workspace.tools.confined import Root
 from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.sandbox import ShellPolicy
 
 # How the permission table treats a tool (see permissions.py).
-ToolKind = Literal["read", "edit", "bash", "state", "plan_exit"]
+ToolKind = Literal["read", "edit", "bash", "state", "plan_exit", "agent"]
 
 
 OUTPUT_CAP = 30_000  # characters of tool output handed back to the model
@@ -38,12 +39,14 @@ class DiffStat:
 class ToolResult:
     """The outcome of one tool call. Failures are results, never exceptions.
 
-    ``diff`` is set by write_file and edit_file when they changed a file.
+    ``diff`` is set by write_file and edit_file when they changed a file; ``usage`` by the
+    task tool: what its subagent's model calls cost (added to the turn's and session's).
     """
 
     output: str
     is_error: bool = False
     diff: DiffStat | None = None
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
@@ -185,6 +188,8 @@ class ToolContext:
     editor: EditorFiles | None = None
     # Where approved, unconfined commands run when set (an editor's terminal), else here.
     terminal: EditorTerminal | None = None
+    # Per call: the tool_use id of the call being run (the task tool names its child by it).
+    call_id: str | None = None
 
     @property
     def root(self) -> Root:
