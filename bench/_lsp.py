@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -126,17 +126,23 @@ class TillerClient:
     # --- lifecycle ----------------------------------------------------------------------------
 
     @classmethod
-    async def spawn(cls, data_dir: Path, stderr_path: Path | None = None) -> TillerClient:
-        """Start ``python -m tiller`` (not yet initialized)."""
+    async def spawn(
+        cls,
+        data_dir: Path,
+        stderr_path: Path | None = None,
+        command: Sequence[str] = SERVER_COMMAND,
+        extra_env: Mapping[str, str] | None = None,
+    ) -> TillerClient:
+        """Start ``python -m tiller`` (or ``command``; not yet initialized)."""
         stderr_file = _append_to(stderr_path) if stderr_path else None
         try:
             spawned_at = time.perf_counter()
             process = await asyncio.create_subprocess_exec(
-                *SERVER_COMMAND,
+                *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=stderr_file if stderr_file else asyncio.subprocess.DEVNULL,
-                env=server_env(data_dir),
+                env={**server_env(data_dir), **(extra_env or {})},
                 limit=16 * 1024 * 1024,
             )
         finally:

@@ -17,7 +17,13 @@ Scenarios (each run is a fresh process: what a user waits for):
   read the file, append the result, again) runs as a process of its own on the same fake;
 - ``server``: Tiller's server only (Claude Code has no server mode): spawn -> ``initialize``
   result, spawn -> first ``textDelta`` for a prompt sent right after ``initialized`` and for
-  one sent 1 s after it (the VS Code case; also prompt -> first ``textDelta``).
+  one sent 1 s after it (the VS Code case; also prompt -> first ``textDelta``);
+- ``acp``: ``tiller acp``: spawn -> ``initialize`` answered, first prompt -> model request.
+
+Tiller's columns (the warm start, ``tiller.warm``): ``cold`` spawns plainly
+(``TILLER_WARM=0``); ``1st use`` (``hello``) has the warm start on but no template yet (it
+spawns, and starts one as it ends: what the warm start costs a first start); ``warm`` is served
+by a server forked from a template of the bench's own (a private ``XDG_RUNTIME_DIR``).
 
 Claude Code is optional: ``npm install --prefix /tmp/cc @anthropic-ai/claude-code`` (never a
 dependency of this project). It is found at ``--claude PATH``, ``$CLAUDE_BIN``,
@@ -41,9 +47,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -51,17 +60,17 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anthropic
 
 from _common import FakeMessagesAPI, machine_note, median, text, tool_use
-from _lsp import TillerClient
+from _lsp import SERVER_COMMAND, TillerClient
 
 JSON = dict[str, Any]
 MODEL = "claude-bench-1"
 API_KEY = "bench-key"
-SCENARIOS = ("hello", "bash8", "steps30", "server")
+SCENARIOS = ("hello", "bash8", "steps30", "server", "acp")
 STEPS = 30
 SLEEPS = 8
 TILLER = (str(Path(sys.executable).with_name("tiller")),)  # the console script a user runs
@@ -201,6 +210,60 @@ async def run_agent(
     return Run(wall * 1000, first, peak, tuple(model.gaps_ms()), code)
 
 
+# --- the warm start: a template of the bench's own ----------------------------------------------
+
+
+def private_dir() -> Path:
+    """A new runtime dir (mode 0700, short: a socket path has at most 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="tw-", dir="/tmp"))
+    path.chmod(0o700)
+    return path
+
+
+def templates_of(runtime_dir: Path) -> list[int]:
+    """Pids of the templates serving ``runtime_dir`` (their command line names it)."""
+    wanted = f"tiller.warm.template\0{runtime_dir / 'tiller'}\0".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if wanted in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def stop_templates(runtime_dir: Path) -> None:
+    for pid in templates_of(runtime_dir):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while templates_of(runtime_dir) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+async def template_ready(runtime_dir: Path, within: float = 120.0) -> None:
+    """Wait until a template serves ``runtime_dir`` (its socket accepts connections)."""
+    folder = runtime_dir / "tiller"
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        for path in folder.glob("*.sock") if folder.is_dir() else ():
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
+                try:
+                    probe.connect(str(path))
+                except OSError:
+                    continue
+                return
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"no warm template in {runtime_dir} after {within:g} s")
+
+
+WHO_ENV = {  # how each Tiller column runs
+    "tiller": "cold: plain spawn (TILLER_WARM=0)",
+    "first": "first use: no template yet (spawns, starts one at its end)",
+    "warm": "warm: forked from a ready template",
+}
+
+
 @dataclass(frozen=True)
 class Agents:
     scratch: Path
@@ -208,6 +271,7 @@ class Agents:
     playing: Playing
     claude: str | None
     baseline: Path | None = None
+    warm_dir: Path | None = None  # the runtime dir of the warm column's template
 
     def workspace(self) -> Path:
         ws = Path(tempfile.mkdtemp(prefix="ws-", dir=self.scratch))
@@ -218,11 +282,18 @@ class Agents:
         return [*TILLER, "run", "--base-url", self.api.base_url, "--model", MODEL,
                 "--tool-budget", "0", prompt]  # fmt: skip
 
-    def tiller_env(self, source: Path | None = None) -> dict[str, str]:
+    def tiller_env(
+        self, source: Path | None = None, runtime_dir: Path | None = None
+    ) -> dict[str, str]:
+        """Tiller's environment: cold (no warm start) unless ``runtime_dir`` is given."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
         env.update(ANTHROPIC_API_KEY=API_KEY, TILLER_DATA_DIR=str(self.scratch / "tiller-data"))
         if source is not None:
             env["PYTHONPATH"] = str(source)
+        if runtime_dir is None:
+            env["TILLER_WARM"] = "0"
+        else:
+            env["XDG_RUNTIME_DIR"] = str(runtime_dir)
         return env
 
     def claude_argv(self, prompt: str) -> list[str]:
@@ -255,6 +326,18 @@ class Agents:
                 return await run_agent(
                     self.playing, model, self.tiller_argv(prompt), self.tiller_env(), ws
                 )
+            case "warm":
+                assert self.warm_dir is not None
+                env = self.tiller_env(runtime_dir=self.warm_dir)
+                return await run_agent(self.playing, model, self.tiller_argv(prompt), env, ws)
+            case "first":
+                fresh = private_dir()
+                try:
+                    env = self.tiller_env(runtime_dir=fresh)
+                    return await run_agent(self.playing, model, self.tiller_argv(prompt), env, ws)
+                finally:
+                    stop_templates(fresh)
+                    shutil.rmtree(fresh, ignore_errors=True)
             case "before":
                 return await run_agent(
                     self.playing,
@@ -309,13 +392,25 @@ class ServerRun:
 
 
 async def server_run(
-    scratch: Path, api: FakeMessagesAPI, playing: Playing, delay: float, scenario: str = "hello"
+    scratch: Path,
+    api: FakeMessagesAPI,
+    playing: Playing,
+    delay: float,
+    scenario: str = "hello",
+    warm_dir: Path | None = None,
 ) -> tuple[ServerRun, Model]:
-    """A fresh server: ``initialize``, ``initialized``, ``delay`` s, then one prompt."""
+    """A fresh server: ``initialize``, ``initialized``, ``delay`` s, then one prompt. With
+    ``warm_dir``: ``python -m tiller --warm`` (the extension's way), forked from its template."""
     ws = Path(tempfile.mkdtemp(prefix="ws-", dir=scratch))
     model = playing.model = Model(scenario, ws / "tiny.txt")
     data = scratch / "server-data"
-    client = await TillerClient.spawn(data, scratch / "server-stderr.log")
+    stderr = scratch / "server-stderr.log"
+    if warm_dir is None:
+        client = await TillerClient.spawn(data, stderr, extra_env={"TILLER_WARM": "0"})
+    else:
+        command = (*SERVER_COMMAND, "--warm")
+        env = {"XDG_RUNTIME_DIR": str(warm_dir)}
+        client = await TillerClient.spawn(data, stderr, command=command, extra_env=env)
     try:
         options: JSON = {
             "provider": {"kind": "anthropic", "baseUrl": api.base_url, "apiKey": API_KEY},
@@ -328,8 +423,8 @@ async def server_run(
         await asyncio.sleep(delay)
         sent = time.perf_counter()
         turn = await client.prompt(scenario)
-        first = await client.wait_event("textDelta", turn)
-        await client.wait_event("turnEnded", turn)
+        first = await client.wait_event("textDelta", turn, timeout=120)
+        await client.wait_event("turnEnded", turn, timeout=120)
     finally:
         await client.close()
     spawned = client.spawned_at
@@ -344,14 +439,15 @@ async def server_figures(
     scratch: Path,
     api: FakeMessagesAPI,
     playing: Playing,
+    warm_dir: Path | None = None,
 ) -> None:
     saved = os.environ.get("PYTHONPATH")
     if source is not None:  # the server's environment is this process's (bench/_lsp.py)
         os.environ["PYTHONPATH"] = str(source)
     try:
-        now, _ = await server_run(scratch, api, playing, 0.0)
-        later, _ = await server_run(scratch, api, playing, 1.0)
-        _, sleeps = await server_run(scratch, api, playing, 1.0, "bash8")
+        now, _ = await server_run(scratch, api, playing, 0.0, warm_dir=warm_dir)
+        later, _ = await server_run(scratch, api, playing, 1.0, warm_dir=warm_dir)
+        _, sleeps = await server_run(scratch, api, playing, 1.0, "bash8", warm_dir=warm_dir)
     finally:
         if source is not None:
             if saved is None:
@@ -368,6 +464,50 @@ async def server_figures(
     if len(gaps) >= 2:
         table.add("server: 8 x sleep 0.5, prompt 1 s after: first step", who, gaps[0], "ms")
         table.add("server: 8 x sleep 0.5, prompt 1 s after: second step", who, gaps[1], "ms")
+
+
+# --- tiller acp, as an editor starts it ----------------------------------------------------------
+
+
+class _Editor:
+    """An ACP client that allows whatever is asked and drops the updates."""
+
+    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
+        from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+        options = kwargs.get("options") or args[2]
+        allow = next(o.option_id for o in options if o.kind == "allow_once")
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=allow)
+        )
+
+    async def session_update(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+async def acp_figures(table: Table, agents: Agents, who: str) -> None:
+    """``tiller acp`` spawned: spawn -> ``initialize`` answered; the first prompt, sent as
+    soon as ``session/new`` is answered -> its model request at the fake."""
+    from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+
+    ws = agents.workspace()
+    model = agents.playing.model = Model("hello", ws / "tiny.txt")
+    env = agents.tiller_env(runtime_dir=agents.warm_dir if who == "warm" else None)
+    env.update(ANTHROPIC_BASE_URL=agents.api.base_url, TILLER_MODEL=MODEL)
+    started = time.perf_counter()
+    async with spawn_agent_process(cast(Any, _Editor()), TILLER[0], "acp", env=env, cwd=ws) as (
+        conn,
+        _,
+    ):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        initialized = time.perf_counter()
+        session = await conn.new_session(cwd=str(ws), mcp_servers=[])
+        sent = time.perf_counter()
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("hello")])
+    table.add("tiller acp: spawn -> initialize answered", who, (initialized - started) * 1000, "ms")
+    if model.arrivals:
+        first = (model.arrivals[0] - sent) * 1000
+        table.add("tiller acp: first prompt -> model request", who, first, "ms")
 
 
 # --- rounds and the table -------------------------------------------------------------------------
@@ -389,19 +529,20 @@ class Table:
                 "\nClaude Code: not installed "
                 "(npm install --prefix /tmp/cc @anthropic-ai/claude-code)"
             )
-        header = f"{'figure (median)':<58} {'before':>8} {'Tiller':>8} {'Claude Code':>12}"
-        print(f"\n{header} {'bare SDK':>9} {'T/CC':>6}")
+        print("\nTiller columns: " + "; ".join(f"{k} = {v}" for k, v in WHO_ENV.items()))
+        header = f"{'figure (median)':<58} {'before':>7} {'cold':>7} {'1st use':>7} {'warm':>7}"
+        print(f"{header} {'Claude':>7} {'bare SDK':>8} {'cold/CC':>7} {'warm/CC':>7}")
         out: list[JSON] = []
         for row, by in self.rows.items():
             values = {who: median(v) for who, v in by.items()}
             t, c, b = values.get("tiller"), values.get("claude"), values.get("bare")
-            before = values.get("before")
-            ratio = f"{t / c:6.2f}" if t is not None and c else "     -"
+            w, f, before = values.get("warm"), values.get("first"), values.get("before")
+            cold_ratio = f"{t / c:7.2f}" if t is not None and c else "      -"
+            warm_ratio = f"{w / c:7.2f}" if w is not None and c else "      -"
             unit = self.units[row]
             name = f"{row} ({unit})"
-            print(
-                f"{name:<58} {_cell(before):>8} {_cell(t):>8} {_cell(c):>12} {_cell(b):>9} {ratio}"
-            )
+            cells = " ".join(f"{_cell(v):>7}" for v in (before, t, f, w, c))
+            print(f"{name:<58} {cells} {_cell(b):>8} {cold_ratio} {warm_ratio}")
             out.append({"figure": row, "unit": unit, **values, "samples": by})
         return out
 
@@ -436,29 +577,57 @@ async def measure(
     with tempfile.TemporaryDirectory(prefix="tiller-compare-") as raw:
         scratch = Path(raw)
         playing = Playing()
-        async with FakeMessagesAPI(playing, loop=True) as api:
-            agents = Agents(scratch, api, playing, claude, baseline)
-            if claude:  # Claude Code's first start ever writes its config: not a figure
-                await agents.run("claude", "hello")
-            for n in range(rounds):
-                print(f"  round {n + 1}/{rounds}", flush=True)
-                for scenario in (s for s in scenarios if s != "server"):
-                    order = ["tiller", "claude"] if n % 2 == 0 else ["claude", "tiller"]
-                    if baseline is not None:
-                        order.insert(n % 2, "before")
-                    if scenario == "steps30":
-                        order.append("bare")
-                    for who in order:
-                        if who == "claude" and not claude:
-                            continue
-                        record(table, scenario, who, await agents.run(who, scenario))
-                if "server" in scenarios:
-                    sources: list[tuple[str, Path | None]] = [("tiller", None)]
-                    if baseline is not None:
-                        sources.insert(n % 2, ("before", baseline))
-                    for who, source in sources:
-                        await server_figures(table, who, source, scratch, api, playing)
+        warm_dir = private_dir()
+        try:
+            async with FakeMessagesAPI(playing, loop=True) as api:
+                agents = Agents(scratch, api, playing, claude, baseline, warm_dir)
+                await agents.run("warm", "hello")  # starts the template: not a figure
+                await template_ready(warm_dir)
+                await rounds_of(table, agents, rounds, scenarios, claude, baseline)
+        finally:
+            stop_templates(warm_dir)
+            shutil.rmtree(warm_dir, ignore_errors=True)
     return table
+
+
+async def rounds_of(
+    table: Table,
+    agents: Agents,
+    rounds: int,
+    scenarios: Sequence[str],
+    claude: str | None,
+    baseline: Path | None,
+) -> None:
+    scratch, api, playing = agents.scratch, agents.api, agents.playing
+    warm_dir = agents.warm_dir
+    if claude:  # Claude Code's first start ever writes its config: not a figure
+        await agents.run("claude", "hello")
+    for n in range(rounds):
+        print(f"  round {n + 1}/{rounds}", flush=True)
+        for scenario in (s for s in scenarios if s not in ("server", "acp")):
+            order = ["tiller", "warm", "claude"]
+            if scenario == "hello":
+                order.insert(1, "first")
+            if n % 2:
+                order.reverse()
+            if baseline is not None:
+                order.insert(n % 2, "before")
+            if scenario == "steps30":
+                order.append("bare")
+            for who in order:
+                if who == "claude" and not claude:
+                    continue
+                record(table, scenario, who, await agents.run(who, scenario))
+        if "server" in scenarios:
+            sources: list[tuple[str, Path | None]] = [("tiller", None)]
+            if baseline is not None:
+                sources.insert(n % 2, ("before", baseline))
+            for who, source in sources:
+                await server_figures(table, who, source, scratch, api, playing)
+            await server_figures(table, "warm", None, scratch, api, playing, warm_dir)
+        if "acp" in scenarios:
+            for who in ("tiller", "warm") if n % 2 == 0 else ("warm", "tiller"):
+                await acp_figures(table, agents, who)
 
 
 def find_claude(given: str | None) -> str | None:

@@ -20,8 +20,8 @@ from pygls.io_ import run_async
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import forward_stderr, register_lsp_features
 
-from forkserver import fork_server
 from tiller.faces.lsp.wire import plain_dict_converter
+from warm import fork_server
 
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[Any]]
@@ -156,13 +156,17 @@ class Tiller:
 def server_env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["TILLER_DATA_DIR"] = str(data_dir)
+    # The user's own settings files (permission rules above all) never reach a test server.
+    env["CLAUDE_CONFIG_DIR"] = str(data_dir / "user-claude")
+    env["TILLER_CONFIG_DIR"] = str(data_dir / "user-tiller")
     env.setdefault("TILLER_LOG_LEVEL", "WARNING")
     return env
 
 
 FORK = os.environ.get("TILLER_TEST_FORK", "1") != "0"
-"""Fork servers from a template that has imported Tiller and the SDK (tests/forkserver.py);
-``TILLER_TEST_FORK=0``: spawn ``python -m tiller`` for each."""
+"""Fork servers from the test process's warm template, which has imported Tiller and the SDK
+(``tiller.warm``, tests/warm.py); ``TILLER_TEST_FORK=0``: spawn ``python -m tiller`` for each
+(tests of start-up timing, and the benches, spawn it too)."""
 
 
 async def spawn_client(command: list[str], env: dict[str, str]) -> LanguageClient:
@@ -179,8 +183,8 @@ async def start_client(env: dict[str, str]) -> LanguageClient:
         return await spawn_client(SERVER_COMMAND, env)
     client = make_client()
     forked = await fork_server(env)
-    # A look-alike of the process pygls and pytest-lsp expect: pid, std streams, returncode,
-    # wait, send_signal, terminate, kill.
+    # The product's look-alike of the process pygls and pytest-lsp expect (ForkedProcess): pid,
+    # std streams, returncode, wait, send_signal, terminate, kill.
     server = cast(asyncio.subprocess.Process, forked)
     # What pygls's ``start_io`` and pytest-lsp's override do with a spawned process.
     client.protocol.set_writer(forked.stdin)

@@ -71,6 +71,7 @@ class Host:
     events: list[Event] = field(default_factory=list)
     usage: list[tuple[Usage, ContextUse | None]] = field(default_factory=list)
     rewrites: int = 0
+    steers: list[str] = field(default_factory=list)
 
     def set_mode(self, mode: Mode) -> None:
         self.mode = mode
@@ -86,6 +87,11 @@ class Host:
 
     def count_tools(self, used: int) -> None:
         return None
+
+    def take_steers(self) -> tuple[str, ...]:
+        taken = tuple(self.steers)
+        self.steers.clear()
+        return taken
 
     def rewrite_history(self, messages: tuple[Message, ...]) -> None:
         self.rewrites += 1

@@ -3,6 +3,8 @@
 - `start` / `imported`: import a module in a daemon thread (never holds up exit) exactly
   once; every waiter awaits the same import. ``AnthropicProvider`` loads the SDK (~1 s) this
   way, and the server warms the bash classifier's parser after ``initialized``.
+- `after`: run something once an import has ended (the warm start's template is started
+  then, when the server runs in its own process).
 - `full_collections_paused`: what ``python -m tiller`` and those threads import under.
 
 Stdlib only and cheap to import.
@@ -15,7 +17,7 @@ import importlib
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from types import ModuleType
@@ -24,6 +26,7 @@ SDK_MODULE = "tiller.model.anthropic_provider"
 log = logging.getLogger(__name__)
 
 _started: dict[str, Future[ModuleType]] = {}
+_after: dict[str, list[Callable[[], object]]] = {}  # run once the import, not started yet, ends
 _lock = threading.Lock()
 _paused = 0  # how many imports are running with full collections paused
 _full_threshold = gc.get_threshold()[2]  # what to restore when the last one ends
@@ -70,11 +73,31 @@ def start(name: str) -> Future[ModuleType]:
             future = Future()
             future.set_running_or_notify_cancel()  # RUNNING: cancel() is refused from now on
             _started[name] = future
+            for callback in _after.pop(name, []):
+                future.add_done_callback(_calling(callback))
             thread = threading.Thread(
                 target=_import_into, args=(name, future), name=f"import-{name}", daemon=True
             )
             thread.start()
         return future
+
+
+def _calling(callback: Callable[[], object]) -> Callable[[Future[ModuleType]], None]:
+    def done(_: Future[ModuleType]) -> None:
+        callback()
+
+    return done
+
+
+def after(name: str, callback: Callable[[], object]) -> None:
+    """Run ``callback`` (on the importing thread) once the import of ``name`` has ended,
+    whenever it is started (at once if it has ended already)."""
+    with _lock:
+        future = _started.get(name)
+        if future is None:
+            _after.setdefault(name, []).append(callback)
+            return
+    future.add_done_callback(_calling(callback))
 
 
 async def imported(name: str) -> ModuleType:

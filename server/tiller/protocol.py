@@ -37,11 +37,15 @@ HookOutcome = Literal[
     "stopped",  # continue: false: the turn stops
     "message",  # a systemMessage, a failure, a timeout: for the user only
 ]
-ToolDecision = Literal["allow", "allowSession", "deny"]
+ToolDecision = Literal["allow", "allowSession", "allowAlways", "deny"]
 PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
 Sandbox = Literal["bwrap", "none"]
 PromptStatus = Literal["started", "queued", "handled"]
+SteerStatus = Literal["steered", "started", "queued", "handled"]
+RuleEffect = Literal["allow", "ask", "deny"]
+RuleScope = Literal["user", "workspace", "local", "session"]
+WritableRuleScope = Literal["local", "workspace", "user"]
 ErrorKind = Literal[
     "auth",
     "rate_limit",
@@ -76,6 +80,10 @@ SESSION_TRANSCRIPT: Final = "tiller/session/transcript"
 CHECKPOINTS: Final = "tiller/checkpoints"
 REWIND: Final = "tiller/rewind"
 UNDO_REWIND: Final = "tiller/undoRewind"
+STEER: Final = "tiller/steer"
+PERMISSIONS: Final = "tiller/permissions"
+PERMISSIONS_ADD: Final = "tiller/permissions/add"
+PERMISSIONS_REMOVE: Final = "tiller/permissions/remove"
 
 # Server -> client notifications
 STATE: Final = "tiller/state"
@@ -325,6 +333,13 @@ class TurnStartedEvent(EventEnvelope):
     prompt: str
 
 
+class SteeredEvent(EventEnvelope):
+    """Text sent with ``tiller/steer``, delivered to the model at a step boundary."""
+
+    type: Literal["steered"]
+    text: str
+
+
 class TextDeltaEvent(EventEnvelope):
     type: Literal["textDelta"]
     text: str
@@ -402,6 +417,18 @@ class PreviewSummary(TypedDict, total=False):
     command: str
     cwd: str
     text: str
+    segments: list[CommandSegment]
+
+
+class CommandSegment(TypedDict):
+    """One simple command of a command line, as the rules judged it: ``decision`` ``mode``
+    when no rule covers it (the mode decides); ``rule``: what decided (a rule, or
+    ``read-only``); ``exactOnly``: why only a rule naming it exactly may match it."""
+
+    text: str
+    decision: Literal["allow", "ask", "deny", "mode"]
+    rule: NotRequired[str]
+    exactOnly: NotRequired[str]
 
 
 class ConfirmRequestedEvent(EventEnvelope):
@@ -418,7 +445,7 @@ class ConfirmDecidedEvent(EventEnvelope):
 
     type: Literal["confirmDecided"]
     toolUseId: str
-    decision: Literal["allow", "allowSession", "deny"]
+    decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: NotRequired[str]
 
 
@@ -511,6 +538,7 @@ class TurnEndedEvent(EventEnvelope):
 
 TillerEvent = (
     TurnStartedEvent
+    | SteeredEvent
     | TextDeltaEvent
     | ThinkingDeltaEvent
     | ToolStartedEvent
@@ -625,6 +653,35 @@ class ClearQueueResult(TypedDict):
     cleared: int
 
 
+class SteerResult(TypedDict):
+    """``steered``: taken for the running turn ``turnId`` (``steered`` event on delivery);
+    with no turn running it was a prompt (``started``, ``queued``, ``handled``)."""
+
+    status: SteerStatus
+    turnId: NotRequired[str]
+    queuePosition: NotRequired[int]
+    message: NotRequired[str]
+
+
+class RuleWire(TypedDict):
+    effect: RuleEffect
+    rule: str
+    scope: RuleScope
+    source: str
+
+
+class PermissionList(TypedDict):
+    """Every rule in force (lowest scope first, the session's last) and the problems of the
+    files and rules that could not be read."""
+
+    rules: list[RuleWire]
+    problems: list[str]
+
+
+class PermissionChange(PermissionList):
+    message: str
+
+
 # Server -> client requests: what the user decides
 
 
@@ -639,6 +696,7 @@ class CommandPreview(TypedDict):
     kind: Literal["command"]
     command: str
     cwd: str
+    segments: NotRequired[list[CommandSegment]]
 
 
 class TextPreview(TypedDict):
@@ -813,6 +871,26 @@ class UndoRewindParams:
     undo_id: str
 
 
+@dataclass(frozen=True)
+class SteerParams:
+    """``turnId``: steer only that turn (with another running, or none, it is a prompt)."""
+
+    text: Annotated[str, NonBlank()]
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class AddRuleParams:
+    effect: RuleEffect
+    rule: Annotated[str, NonBlank()]
+    scope: WritableRuleScope = "local"
+
+
+@dataclass(frozen=True)
+class RemoveRuleParams:
+    rule: Annotated[str, NonBlank()]
+
+
 # --- Methods: what each one takes and answers ----------------------------------------------------
 
 CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
@@ -836,6 +914,10 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     CHECKPOINTS: (CheckpointsParams, CheckpointList),
     REWIND: (RewindParams, RewindResult),
     UNDO_REWIND: (UndoRewindParams, RewindResult),
+    STEER: (SteerParams, SteerResult),
+    PERMISSIONS: (NoParams, PermissionList),
+    PERMISSIONS_ADD: (AddRuleParams, PermissionChange),
+    PERMISSIONS_REMOVE: (RemoveRuleParams, PermissionChange),
 }
 """Client -> server requests: method -> (params, result)."""
 

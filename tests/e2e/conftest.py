@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+import shutil
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +11,29 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller, start_tiller, stop_tiller
+from warm import start_suite
 
 StartTiller = Callable[..., Awaitable[Tiller]]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_start_of_this_test_process() -> Iterator[None]:
+    """The harness's servers, and the clients these tests start as processes (``tiller run``,
+    ``tiller chat``, ``tiller acp``), take the warm start from a template of this test
+    process's own (a private ``XDG_RUNTIME_DIR``), started now and stopped at the end: never
+    the user's."""
+    place = start_suite()
+    saved = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(place.root)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("XDG_RUNTIME_DIR", None)
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = saved
+        place.stop()
+        shutil.rmtree(place.root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -51,7 +51,9 @@ from fakeapi import FakeMessagesAPI
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
 
-SERVER = (sys.executable, "-m", "tiller", "--acp")
+# Served as an editor gets it: by a server forked from the warm template (the test process's
+# own, tests/e2e/conftest.py) once it is ready; the first ones spawn.
+SERVER = (sys.executable, "-m", "tiller", "--warm", "--acp")
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[str | None]]
 
 
@@ -173,6 +175,8 @@ def agent_env(api: FakeMessagesAPI, data_dir: Path) -> dict[str, str]:
         TILLER_DATA_DIR=str(data_dir),
         TILLER_MODEL="claude-test-1",
         TILLER_LOG_LEVEL="WARNING",
+        CLAUDE_CONFIG_DIR=str(data_dir / "user-claude"),  # never the user's own rules
+        TILLER_CONFIG_DIR=str(data_dir / "user-tiller"),
     )
     return env
 
@@ -1092,3 +1096,32 @@ async def test_a_subagent_shows_as_its_task_calls_content_and_the_prompt_ends_wi
     assert any("explore › bash echo hi" in s for s in shown)  # the child's call, live
     assert editor.statuses("p1")[-1] == "completed"
     assert not [u for u in editor.of("tool_call") if u.tool_call_id == "c1"]
+
+
+async def test_slash_steer_reaches_the_running_turn_at_its_next_step(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """ACP answers each prompt with its own turn's end: ``/steer`` is answered at once."""
+    answers: list[str] = []
+    agent_box: list[Agent] = []
+
+    async def steer_then_allow(
+        tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> str | None:
+        (agent,) = agent_box
+        answers.append(await agent.say(session_box[0], "/steer use tabs, not spaces"))
+        return await allow_once(tool_call, options)
+
+    session_box: list[str] = []
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_s1", command="touch step")]},
+        {"content": [text("tabs it is")]},
+    )
+    editor = Editor(choose=steer_then_allow)
+    async with start(editor) as agent:
+        agent_box.append(agent)
+        session_box.append(await agent.new())
+        assert await agent.say(session_box[0], "format it") == "end_turn"
+    assert answers == ["end_turn"]
+    assert "use tabs, not spaces" in str(api.message_requests()[1].body["messages"][-1])
+    assert "steered: use tabs, not spaces" in editor.message_text()

@@ -24,6 +24,8 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
+from tiller.warm.client import start_template
+from warm import WarmPlace
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -43,6 +45,9 @@ def text(value: str) -> dict[str, object]:
 def chat_env(data_dir: Path, key: str | None = "test-key") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "TILLER_"))}
     env.update(TILLER_DATA_DIR=str(data_dir), TERM="xterm-256color")
+    # never the user's own settings (permission rules)
+    env.update(CLAUDE_CONFIG_DIR=str(data_dir / "user-claude"))
+    env.update(TILLER_CONFIG_DIR=str(data_dir / "user-tiller"))
     if key is not None:
         env["ANTHROPIC_API_KEY"] = key
     return env
@@ -149,12 +154,17 @@ async def start_chat(
 ) -> AsyncIterator[Callable[..., Any]]:
     """Start `tiller chat ARGS...` against the fake; wait for its toolbar."""
 
-    async def start(*args: str, toolbar: str = TOOLBAR, key: str | None = "test-key") -> Terminal:
+    async def start(
+        *args: str,
+        toolbar: str = TOOLBAR,
+        key: str | None = "test-key",
+        env: dict[str, str] | None = None,
+    ) -> Terminal:
         argv = [
             sys.executable, "-m", "tiller.faces.cli", "chat", "--workspace", str(workspace),
             "--base-url", api.base_url, "--model", "claude-test-1", *args,
         ]  # fmt: skip
-        terminal.start(argv, chat_env(tmp_path / "data", key), workspace)
+        terminal.start(argv, {**chat_env(tmp_path / "data", key), **(env or {})}, workspace)
         await terminal.wait(toolbar)
         return terminal
 
@@ -527,25 +537,40 @@ async def test_resume_option_starts_in_a_stored_session_and_continues_it(
     assert "The answer is 42." in str(api.message_requests()[1].body["messages"])
 
 
+@pytest.mark.parametrize("start", ["spawned", "forked from the warm template"])
 async def test_a_server_crash_is_reported_and_the_session_resumed(
-    api: FakeMessagesAPI, start_chat: Any
+    api: FakeMessagesAPI, start_chat: Any, start: str
 ) -> None:
     api.enqueue(
         {"content": [text("First answer.")]},
         {"content": [text("Second answer, same session.")]},
     )
-    term = await start_chat()
-    term.type("first")
-    term.keys("Enter")
-    await term.wait("First answer.")
-    servers = children(term.pid())
-    assert len(servers) == 1, servers
-    os.kill(servers[0], signal.SIGKILL)
+    warm = WarmPlace()
+    try:
+        env = {"TILLER_WARM": "0"}
+        if start != "spawned":
+            env = {"XDG_RUNTIME_DIR": str(warm.root)}
+            start_template(warm.place, warm.env())
+            template = await warm.ready()
+        term = await start_chat(env=env)
+        term.type("first")
+        term.keys("Enter")
+        await term.wait("First answer.")
+        servers = children(term.pid() if start == "spawned" else template)
+        assert len(servers) == 1, servers
+        os.kill(servers[0], signal.SIGKILL)
+        await the_chat_resumes(term, api, servers[0])
+    finally:
+        await warm.close()
+
+
+async def the_chat_resumes(term: Terminal, api: FakeMessagesAPI, server: int) -> None:
+    """After its server was killed: the notice, a new server, the same session."""
 
     screen = await term.wait("· resumed session")
     assert "the server exited unexpectedly (exit code -9)" in screen
     await term.wait(lambda s: TOOLBAR in bottom(s, 1)[0])
-    assert not alive(servers[0])
+    assert not alive(server)
     term.type("second")
     term.keys("Enter")
     await term.wait("Second answer, same session.")

@@ -18,10 +18,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 from test_cli import CLI, RUN_TIMEOUT, CliProcess, cli_env, text, tool_use
+from tiller.warm.client import start_template
+from warm import WarmPlace
 
 RESULT_KEYS = {"type", "outcome", "exitCode", "usage", "turnId", "sessionId", "durationMs"}
 
@@ -32,7 +35,12 @@ async def start_run(workspace: Path, tmp_path: Path) -> AsyncIterator[Any]:
     /dev/null. Killed after the test if still running."""
     started: list[CliProcess] = []
 
-    async def start(*args: str, api: FakeMessagesAPI, stdin: bytes | None = None) -> CliProcess:
+    async def start(
+        *args: str,
+        api: FakeMessagesAPI,
+        stdin: bytes | None = None,
+        env: dict[str, str] | None = None,
+    ) -> CliProcess:
         argv = [*CLI, "--workspace", str(workspace), "--base-url", api.base_url]
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -42,7 +50,7 @@ async def start_run(workspace: Path, tmp_path: Path) -> AsyncIterator[Any]:
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=cli_env(tmp_path / "data", "test-key"),
+            env={**cli_env(tmp_path / "data", "test-key"), **(env or {})},
             cwd=workspace,
         )
         if stdin is not None:
@@ -392,12 +400,28 @@ def server_pid(client_pid: int) -> int:
     return children[0]
 
 
-async def test_a_server_that_dies_mid_turn_is_70(api: FakeMessagesAPI, start_run: Any) -> None:
+@pytest.mark.parametrize("start", ["spawned", "forked from the warm template"])
+async def test_a_server_that_dies_mid_turn_is_70(
+    api: FakeMessagesAPI, start_run: Any, start: str
+) -> None:
     api.enqueue({"content": [text("Thinking about it for a long while.")], "hangAfterEvents": 4})
-    cli = await start_run("--output-format", "stream-json", "hello", api=api)
-    await cli.wait_output('"textDelta"')
-    os.kill(server_pid(cli.process.pid), signal.SIGKILL)
-    assert await cli.wait() == 70, cli.report()
+    warm = WarmPlace()
+    try:
+        env = {"TILLER_WARM": "0"}
+        if start != "spawned":
+            env = {"XDG_RUNTIME_DIR": str(warm.root)}
+            start_template(warm.place, warm.env())
+            template = await warm.ready()
+        cli = await start_run("--output-format", "stream-json", "hello", api=api, env=env)
+        await cli.wait_output('"textDelta"')
+        if start == "spawned":
+            os.kill(server_pid(cli.process.pid), signal.SIGKILL)
+        else:
+            [server] = warm.children_of(template)
+            os.kill(server, signal.SIGKILL)
+        assert await cli.wait() == 70, cli.report()
+    finally:
+        await warm.close()
     result = json_lines(cli)[-1]
     assert result["outcome"] == "server_died" and result["exitCode"] == 70
     assert result["error"]["kind"] == "server_died"

@@ -9,6 +9,7 @@ import pytest
 from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import (
+    AgentMessageChunk,
     ClientCapabilities,
     ContentToolCallContent,
     EmbeddedResourceContentBlock,
@@ -19,6 +20,7 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
     ToolCallProgress,
+    ToolCallStart,
     WriteTextFileResponse,
 )
 
@@ -279,3 +281,33 @@ def test_client_terminals_exist_only_when_the_client_offers_them() -> None:
     client = cast(Client, FsClient())
     assert ClientTerminal.offered(client, "ses_1", ClientCapabilities()) is None
     assert ClientTerminal.offered(client, "ses_1", ClientCapabilities(terminal=True)) is not None
+
+
+def test_a_call_decided_by_a_rule_names_it_in_its_title_and_meta_and_a_steer_is_said() -> None:
+    view = SessionUpdates(ToolCalls(WS))
+    by = "rule: Bash(git diff:*) (workspace .claude/settings.json)"
+    (start, _running) = view.updates(
+        {
+            "type": "toolStarted",
+            "toolUseId": "t1",
+            "name": "bash",
+            "input": {"command": "git diff"},
+            "permission": {"decision": "allow", "by": by},
+        }
+    )
+    assert isinstance(start, ToolCallStart)
+    assert start.title.endswith(f" · {by}")
+    assert start.field_meta == {"tiller": {"permission": {"decision": "allow", "by": by}}}
+    (moded,) = view.updates(
+        {
+            "type": "toolStarted",
+            "toolUseId": "t2",
+            "name": "bash",
+            "input": {"command": "rm x"},
+            "permission": {"decision": "ask", "by": "mode default"},
+        }
+    )
+    assert isinstance(moded, ToolCallStart) and "mode default" not in moded.title
+    (said,) = view.updates({"type": "steered", "text": "use tabs"})
+    assert isinstance(said, AgentMessageChunk)
+    assert isinstance(said.content, TextContentBlock) and "steered: use tabs" in said.content.text

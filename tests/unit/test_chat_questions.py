@@ -30,6 +30,12 @@ def test_confirm_choices_answer_allow_allow_for_session_and_deny() -> None:
     assert "this command" in confirm_question(COMMAND).prompt_line()
 
 
+def test_only_a_command_offers_always_allow_kept_as_a_rule() -> None:
+    rule = confirm_question(COMMAND).choice("r")
+    assert rule is not None and rule.answered() == {"decision": "allowAlways"}
+    assert confirm_question(EDIT).choice("r") is None
+
+
 def test_plan_choices_approve_with_a_mode_or_reject_with_feedback() -> None:
     question = plan_question({"plan": "1. do it"})
     assert question.choice("a").answered() == {"approved": True, "mode": "acceptEdits"}  # type: ignore[union-attr]
@@ -66,7 +72,7 @@ def test_a_typed_line_names_a_choice_by_key_or_word_and_may_carry_feedback() -> 
     assert always is not None and always.choice.answered() == {"decision": "allowSession"}
     assert question.from_line("maybe") is None
     assert question.from_line("") is None
-    assert question.keys_text() == "y, a or n"
+    assert question.keys_text() == "y, a, r or n"
 
 
 def test_the_checkpoint_takes_c_or_s_in_both_clients_never_y_or_n() -> None:

@@ -226,3 +226,18 @@ def test_a_board_shown_while_idle_marks_no_item_as_worked_on() -> None:
     assert todo_summary(todos) == "☰ todos 0/2 · ▸ Fixing the bug · next: Run the tests"
     idle = todo_summary(todos, running=False)
     assert idle == "☰ todos 0/2 · unfinished: Fix the bug · next: Run the tests"
+
+
+def test_each_tool_row_names_what_decided_it_and_a_steer_shows_where_it_landed() -> None:
+    rule = "rule: Bash(make:*) (workspace .claude/settings.json)"
+    entries = [
+        {"seq": 1, "kind": "turnStarted", "prompt": "build"},
+        {"seq": 2, "kind": "toolStarted", "toolUseId": "t1", "name": "bash",
+         "input": {"command": "make"}, "permission": {"decision": "allow", "by": rule}},
+        {"seq": 3, "kind": "toolFinished", "toolUseId": "t1", "name": "bash", "status": "ok",
+         "durationMs": 12},
+        {"seq": 4, "kind": "steered", "text": "and run the tests\nplease"},
+        {"seq": 5, "kind": "turnEnded", "outcome": "completed", "trail": []},
+    ]  # fmt: skip
+    lines = redrawn(entries)
+    assert lines[1:3] == [f"✓ bash make (12 ms)  · allow: {rule}", "↪ steered: and run the tests"]

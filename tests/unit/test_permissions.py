@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from tiller.core.call_rules import NOT_RULED, exact_rule, judge_command
+from tiller.core.permission_rules import RuleBook
 from tiller.core.permissions import Allow, Ask, Deny, Grants, decide
 from tiller.protocol import Mode
 from tiller.workspace.tools.base import ToolKind
@@ -25,32 +27,36 @@ TABLE: list[tuple[ToolKind, bool, Mode, type]] = [
 def test_design_permission_table(
     kind: ToolKind, read_only: bool, mode: Mode, expected: type
 ) -> None:
-    decision = decide(mode, kind, read_only=read_only, command="make", grants=Grants())
+    decision = decide(mode, kind, read_only=read_only, ruled=NOT_RULED, grants=Grants())
     assert isinstance(decision, expected)
 
 
-def test_allow_session_remembers_edits_and_exact_commands_but_not_in_plan_mode() -> None:
-    grants = Grants().allow_edits().allow_command("make test")
-    assert decide("default", "edit", read_only=False, command=None, grants=grants) == Allow(
+def test_allow_session_remembers_edits_and_exact_segments_but_not_in_plan_mode() -> None:
+    grants = Grants().allow_edits().allow_rules((exact_rule("make test"),))
+    assert decide("default", "edit", read_only=False, ruled=NOT_RULED, grants=grants) == Allow(
         "session grant"
     )
-    assert decide("default", "bash", read_only=False, command="make test", grants=grants) == Allow(
-        "session grant"
+    book = RuleBook(grants.rules)
+    granted = judge_command("make test", book, lambda _: False)
+    assert decide("default", "bash", read_only=False, ruled=granted, grants=grants) == Allow(
+        "rule: Bash(make test) (session)"
     )
-    assert decide("default", "bash", read_only=False, command="make all", grants=grants) == Ask(
+    other = judge_command("make all", book, lambda _: False)
+    assert decide("default", "bash", read_only=False, ruled=other, grants=grants) == Ask(
         "mode default"
     )
-    assert isinstance(decide("plan", "edit", read_only=False, command=None, grants=grants), Deny)
+    assert isinstance(decide("plan", "edit", read_only=False, ruled=NOT_RULED, grants=grants), Deny)
+    assert isinstance(decide("plan", "bash", read_only=False, ruled=granted, grants=grants), Deny)
 
 
 def test_plan_denial_tells_the_model_what_to_do() -> None:
-    decision = decide("plan", "edit", read_only=False, command=None, grants=Grants())
+    decision = decide("plan", "edit", read_only=False, ruled=NOT_RULED, grants=Grants())
     assert isinstance(decision, Deny) and "exit_plan_mode" in decision.reason
 
 
 def test_every_decision_names_what_made_it() -> None:
     grants = Grants()
-    assert decide("plan", "bash", read_only=True, command="ls", grants=grants).by == "read-only"
-    assert decide("plan", "bash", read_only=False, command="rm", grants=grants).by == "mode plan"
-    accepted = decide("acceptEdits", "edit", read_only=False, command=None, grants=grants)
+    assert decide("plan", "bash", read_only=True, ruled=NOT_RULED, grants=grants).by == "read-only"
+    assert decide("plan", "bash", read_only=False, ruled=NOT_RULED, grants=grants).by == "mode plan"
+    accepted = decide("acceptEdits", "edit", read_only=False, ruled=NOT_RULED, grants=grants)
     assert accepted == Allow("mode acceptEdits")

@@ -59,6 +59,19 @@ async def test_a_waiter_that_gives_up_does_not_spoil_the_import_for_the_next(
     assert await preload.imported("json") is sys.modules["json"]
 
 
+async def test_what_waits_for_an_import_runs_once_it_ends_whether_registered_before_or_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(preload, "_started", {})
+    monkeypatch.setattr(preload, "_after", {})
+    ran: list[str] = []
+    preload.after("json", lambda: ran.append("registered before the start"))
+    assert ran == []  # nothing started the import yet
+    await preload.imported("json")
+    preload.after("json", lambda: ran.append("registered after the end"))
+    assert ran == ["registered before the start", "registered after the end"]
+
+
 def test_full_collections_pause_while_any_import_runs_and_resume_after_the_last() -> None:
     before = gc.get_threshold()
     with preload.full_collections_paused():

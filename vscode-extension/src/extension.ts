@@ -6,6 +6,8 @@ import { addNoticeOnce } from "./chat/model";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
+import { createNotifications } from "./notifications";
+import { createPermissionsView } from "./permissionsView";
 import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
@@ -27,6 +29,8 @@ export function activate(context: vscode.ExtensionContext): void {
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),
+    createPermissionsView(server),
+    createNotifications(server),
     registerCommands({ server, chat, apiKey, log }),
     // Typing in a setting fires a change per keystroke: restart once they stop.
     onServerSettingsChanged(() => server.restartSoon()),

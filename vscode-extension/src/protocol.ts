@@ -22,11 +22,15 @@ export type HookOutcome =
   | "continued"
   | "stopped"
   | "message";
-export type ToolDecision = "allow" | "allowSession" | "deny";
+export type ToolDecision = "allow" | "allowSession" | "allowAlways" | "deny";
 export type PermissionDecision = "allow" | "ask" | "deny";
 export type ModelThinking = "adaptive" | "budget" | "none";
 export type Sandbox = "bwrap" | "none";
 export type PromptStatus = "started" | "queued" | "handled";
+export type SteerStatus = "steered" | "started" | "queued" | "handled";
+export type RuleEffect = "allow" | "ask" | "deny";
+export type RuleScope = "user" | "workspace" | "local" | "session";
+export type WritableRuleScope = "local" | "workspace" | "user";
 export type ErrorKind =
   | "auth"
   | "rate_limit"
@@ -62,6 +66,10 @@ export const SESSION_TRANSCRIPT = "tiller/session/transcript";
 export const CHECKPOINTS = "tiller/checkpoints";
 export const REWIND = "tiller/rewind";
 export const UNDO_REWIND = "tiller/undoRewind";
+export const STEER = "tiller/steer";
+export const PERMISSIONS = "tiller/permissions";
+export const PERMISSIONS_ADD = "tiller/permissions/add";
+export const PERMISSIONS_REMOVE = "tiller/permissions/remove";
 export const STATE = "tiller/state";
 export const TODOS = "tiller/todos";
 export const EVENT = "tiller/event";
@@ -178,6 +186,16 @@ export interface TurnStartedEvent {
   parentTurnId?: string;
   type: "turnStarted";
   prompt: string;
+}
+
+/** Text sent with `tiller/steer`, delivered to the model at a step boundary. */
+export interface SteeredEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "steered";
+  text: string;
 }
 
 export interface TextDeltaEvent {
@@ -297,6 +315,19 @@ export interface PreviewSummary {
   command?: string;
   cwd?: string;
   text?: string;
+  segments?: CommandSegment[];
+}
+
+/**
+ * One simple command of a command line, as the rules judged it: `decision` `mode`
+ * when no rule covers it (the mode decides); `rule`: what decided (a rule, or
+ * `read-only`); `exactOnly`: why only a rule naming it exactly may match it.
+ */
+export interface CommandSegment {
+  text: string;
+  decision: "allow" | "ask" | "deny" | "mode";
+  rule?: string;
+  exactOnly?: string;
 }
 
 /** Posted before `tiller/confirmTool` asks. */
@@ -445,6 +476,7 @@ export interface TurnEndedEvent {
 
 export type TillerEvent =
   | TurnStartedEvent
+  | SteeredEvent
   | TextDeltaEvent
   | ThinkingDeltaEvent
   | ToolStartedEvent
@@ -559,6 +591,39 @@ export interface ClearQueueResult {
   cleared: number;
 }
 
+/**
+ * `steered`: taken for the running turn `turnId` (`steered` event on delivery);
+ * with no turn running it was a prompt (`started`, `queued`, `handled`).
+ */
+export interface SteerResult {
+  status: SteerStatus;
+  turnId?: string;
+  queuePosition?: number;
+  message?: string;
+}
+
+export interface Rule {
+  effect: PermissionDecision;
+  rule: string;
+  scope: RuleScope;
+  source: string;
+}
+
+/**
+ * Every rule in force (lowest scope first, the session's last) and the problems of the
+ * files and rules that could not be read.
+ */
+export interface PermissionList {
+  rules: Rule[];
+  problems: string[];
+}
+
+export interface PermissionChange {
+  rules: Rule[];
+  problems: string[];
+  message: string;
+}
+
 export interface DiffPreview {
   kind: "diff";
   path: string;
@@ -570,6 +635,7 @@ export interface CommandPreview {
   kind: "command";
   command: string;
   cwd: string;
+  segments?: CommandSegment[];
 }
 
 export interface TextPreview {
@@ -700,6 +766,26 @@ export interface UndoRewindParams {
   undoId: string;
 }
 
+/** `turnId`: steer only that turn (with another running, or none, it is a prompt). */
+export interface SteerParams {
+  /** A non-empty string. */
+  text: string;
+  turnId?: string | null;
+}
+
+export interface AddRuleParams {
+  effect: PermissionDecision;
+  /** A non-empty string. */
+  rule: string;
+  /** Default: "local". */
+  scope?: WritableRuleScope;
+}
+
+export interface RemoveRuleParams {
+  /** A non-empty string. */
+  rule: string;
+}
+
 /** Client → server requests: method → [params, result]. */
 export interface ClientRequests {
   "tiller/prompt": [PromptParams, PromptResult];
@@ -722,6 +808,10 @@ export interface ClientRequests {
   "tiller/checkpoints": [CheckpointsParams, CheckpointList];
   "tiller/rewind": [RewindParams, RewindResult];
   "tiller/undoRewind": [UndoRewindParams, RewindResult];
+  "tiller/steer": [SteerParams, SteerResult];
+  "tiller/permissions": [NoParams, PermissionList];
+  "tiller/permissions/add": [AddRuleParams, PermissionChange];
+  "tiller/permissions/remove": [RemoveRuleParams, PermissionChange];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

@@ -1,5 +1,6 @@
-// Owns the server process: launch (Python resolution, env with the API key), the typed
-// request/notification surface, restart on crash (resume the last session) and on demand.
+// Owns the server process: launch (Python resolution, env with the API key, the warm start with
+// a plain fallback: launch.ts), the typed request/notification surface, restart on crash
+// (resume the last session) and on demand.
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -14,6 +15,7 @@ import {
 } from "vscode-languageclient/node";
 import { type ApiKeyStore } from "./apiKey";
 import { BUNDLED_DEMO, toInitializationOptions, type ProviderOption } from "./initOptions";
+import { serverArgs, WarmChoice } from "./launch";
 import {
   errorMessage,
   hasErrorCode,
@@ -65,6 +67,8 @@ export class TillerServer implements vscode.Disposable {
   /** Why the connection last left "running" (the chat words its notice after it). */
   stopReason: StopReason = "stopped";
   private readonly requestHandlers: Array<(client: LanguageClient) => void> = [];
+  /** Launch warm (`python -m tiller --warm`) until a warm launch fails to start. */
+  private readonly warmChoice = new WarmChoice(process.env);
 
   private readonly stateEmitter = new vscode.EventEmitter<State>();
   private readonly todosEmitter = new vscode.EventEmitter<Todo[]>();
@@ -198,9 +202,10 @@ export class TillerServer implements vscode.Disposable {
       env.ANTHROPIC_API_KEY = key;
     }
     const hasKey = Boolean(env.ANTHROPIC_API_KEY ?? env.ANTHROPIC_AUTH_TOKEN);
+    const warm = this.warmChoice.warm;
     const serverOptions: ServerOptions = {
       command: python,
-      args: ["-m", "tiller"],
+      args: serverArgs(warm),
       transport: TransportKind.stdio,
       options: { env, cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
     };
@@ -239,6 +244,13 @@ export class TillerServer implements vscode.Disposable {
     try {
       await client.start();
     } catch (error) {
+      if (this.client === client && this.warmChoice.launchFailed(warm)) {
+        this.log.warn(`The warm start failed (${errorMessage(error)}); starting the server plainly.`);
+        this.client = undefined;
+        await client.dispose(3000).catch(() => undefined);
+        await this.launch();
+        return;
+      }
       this.failed(`Tiller server did not start: ${errorMessage(error)}`);
     }
   }

@@ -22,7 +22,7 @@ from tiller.workspace.tools.base import Preview
 
 @dataclass(frozen=True)
 class ToolAnswer:
-    decision: Literal["allow", "allowSession", "deny"]
+    decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: str | None = None
 
 

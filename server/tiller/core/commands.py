@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from tiller.core.permission_commands import PermissionsCommand, parse_command
 from tiller.model.models import (
     MIN_BUDGET,
     ModelSpec,
@@ -46,7 +47,10 @@ HELP: Final = """Commands:
   /slice SPEC           a child session from turn ranges: A:B, summarize:A:B[:'focus'],
                         compact:A:B, inject:'text' (percentages allowed: 80%:)
   /queue                show queued prompts
-  /queue clear          drop queued prompts"""
+  /queue clear          drop queued prompts
+  /steer TEXT           send TEXT to the running turn at its next step (idle: a prompt)
+  /permissions [ARGS]   list the permission rules; add allow|ask|deny RULE [--workspace|--user];
+                        remove RULE (rules: Bash(git diff:*), Edit(docs/**), ...)"""
 
 
 @dataclass(frozen=True)
@@ -163,8 +167,20 @@ class UndoRewind:
     undo_id: str | None  # None: the last rewind of the session
 
 
+@dataclass(frozen=True)
+class SteerTurn:
+    text: str
+
+
+@dataclass(frozen=True)
+class Permissions:
+    command: PermissionsCommand
+
+
 CommandResult = (
     Reply
+    | Permissions
+    | SteerTurn
     | ChangeMode
     | ChangeModel
     | ChangeThinking
@@ -245,6 +261,12 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
             return RewindTo(rest[0] if rest else None, dry_run)
         case "/undo":
             return UndoRewind(arg or None)
+        case "/steer" if not arg:
+            return Reply("Usage: /steer TEXT (sent to the running turn at its next step)")
+        case "/steer":
+            return SteerTurn(arg)
+        case "/permissions":
+            return Permissions(parse_command(arg))
         case _:
             return Reply(f"Unknown command {name!r}.\n\n{HELP}")
 

@@ -58,6 +58,14 @@ class ToolOutput:
 
 
 @dataclass(frozen=True)
+class Steered:
+    """Text the user sent while the turn ran (``tiller/steer``), now delivered to the model
+    at a step boundary: it is in the next request."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Notice:
     text: str
 
@@ -107,7 +115,7 @@ class ConfirmRequested:
 @dataclass(frozen=True)
 class ConfirmDecided:
     tool_use_id: str
-    decision: Literal["allow", "allowSession", "deny"]
+    decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: str | None = None
 
 
@@ -184,6 +192,7 @@ class TurnEnded:
 
 Event = (
     TurnStarted
+    | Steered
     | TextDelta
     | ThinkingDelta
     | ToolStarted
@@ -292,6 +301,8 @@ def event_fields(event: Event) -> JSON:
                 "message": cap_event_output(event.message),
             }
             return acted | ({"toolUseId": event.tool_use_id} if event.tool_use_id else {})
+        case Steered(text=text):
+            return {"type": "steered", "text": cap_event_output(text, PROMPT_EVENT_CAP)}
         case QueueDropped(prompts=prompts):
             return {"type": "queueDropped", "prompts": list(prompts)}
         case PlanDecided(approved=approved, feedback=feedback):

@@ -21,6 +21,7 @@ Role = Literal["user", "assistant"]
 
 INTERRUPTED_RESULT = "Interrupted by user"
 JOINED_PROMPT_HEADER = "[The turn stopped here. The user's next message follows.]\n\n"
+STEER_HEADER = "[Sent by the user while you worked; take it into account from here on:]\n\n"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,12 @@ class Message:
 
 def text_block(text: str) -> JSON:
     return {"type": "text", "text": text}
+
+
+def steer_block(text: str) -> JSON:
+    """What the user typed while the turn ran, delivered at a step boundary, marked as such
+    (it is joined into the last tool result as it is: see the module doc)."""
+    return text_block(STEER_HEADER + text)
 
 
 def tool_result_block(tool_use_id: str, output: str, *, is_error: bool) -> JSON:
@@ -202,8 +209,10 @@ def _join_prompt(message: Message) -> Message:
     last = dict(results[-1])
     body = last.get("content", "")
     parts: list[JSON] = list(body) if isinstance(body, list) else [text_block(str(body))]
-    if texts:
-        parts.append(text_block(JOINED_PROMPT_HEADER + "\n\n".join(texts)))
+    prompts = [t for t in texts if not t.startswith(STEER_HEADER)]
+    if prompts:
+        parts.append(text_block(JOINED_PROMPT_HEADER + "\n\n".join(prompts)))
+    parts.extend(text_block(t) for t in texts if t.startswith(STEER_HEADER))  # already marked
     last["content"] = [*parts, *others]
     return Message("user", (*results[:-1], last))
 

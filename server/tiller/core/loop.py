@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tiller.core import history
-from tiller.core.events import Notice, PlanDecided
+from tiller.core.events import Notice, PlanDecided, Steered
 from tiller.core.history import Message, text_block
 from tiller.core.hook_acts import hook_acts
 from tiller.core.hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
@@ -160,6 +160,7 @@ class Turn:
                 outcome = await self._step(step)
                 if outcome is not None:
                     return self._settle(outcome)
+                self._deliver_steers()
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -168,6 +169,20 @@ class Turn:
                 self.tools.answer_interrupted(step)
                 step.finish(history.INTERRUPTED_RESULT)
             return Interrupted()
+
+    def _deliver_steers(self) -> None:
+        """At a step boundary (the history ends with the user's side: tool results, or a
+        continue prompt; not after a pause_turn), what the user sent while the turn ran goes
+        into that user message, and ``steered`` says it was delivered."""
+        messages = self.host.messages
+        if not messages or messages[-1].role != "user":
+            return
+        steers = self.host.take_steers()
+        if not steers:
+            return
+        self.host.append("user", [history.steer_block(text) for text in steers])
+        for text in steers:
+            self.host.emit(Steered(text))
 
     def _settle(self, outcome: TurnOutcome) -> TurnOutcome:
         """A refused turn, or one that failed before any reply, leaves the history as it was

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from tiller.core.call_rules import Ruled
+from tiller.core.permission_rules import Rule
 from tiller.protocol import Mode
 from tiller.workspace.tools.base import ToolKind
 
@@ -35,38 +37,61 @@ Decision = Allow | Ask | Deny
 
 @dataclass(frozen=True)
 class Grants:
-    """What the user allowed for the rest of the session (``allowSession``)."""
+    """What the user allowed for the rest of the session (``allowSession``): every edit, and
+    rules of the session scope (for a command: exactly the segments the card showed)."""
 
     edits: bool = False
-    commands: frozenset[str] = frozenset()
+    rules: tuple[Rule, ...] = ()
 
     def allow_edits(self) -> Grants:
         return replace(self, edits=True)
 
-    def allow_command(self, command: str) -> Grants:
-        return replace(self, commands=self.commands | {command})
+    def allow_rules(self, rules: tuple[Rule, ...]) -> Grants:
+        new = tuple(r for r in rules if r not in self.rules)
+        return replace(self, rules=(*self.rules, *new))
+
+
+RULES_FILE = "protected: writes a permission rules file"
+_WRITES = frozenset({"edit", "bash"})
 
 
 def decide(
-    mode: Mode, kind: ToolKind, *, read_only: bool, command: str | None, grants: Grants
+    mode: Mode, kind: ToolKind, *, read_only: bool, ruled: Ruled, grants: Grants
 ) -> Decision:
     """Whether a call may run, must be confirmed by the user, or is refused, and what
-    decided it (shown on the tool's row in every client)."""
+    decided it (shown on the tool's row in every client).
+
+    A deny rule wins over everything; a write to a permission-rules file is asked whatever
+    the mode or rules; then an ask rule; then the read-only proof and read tools; then an
+    allow rule (never in plan mode for a write: rules never give more than plan allows);
+    then the mode and the session's edit grant."""
+    writes = kind in _WRITES and not read_only
+    match ruled.effect:
+        case "deny":
+            return Deny(f"Denied by the permission {ruled.by}.", str(ruled.by))
+        case _ if ruled.protected:
+            return Deny(PLAN_DENIAL, "mode plan") if mode == "plan" else Ask(RULES_FILE)
+        case "ask" if mode == "plan" and writes:
+            return Deny(PLAN_DENIAL, "mode plan")
+        case "ask":
+            return Ask(str(ruled.by))
+        case _:
+            pass
     if read_only:
         return Allow("read-only")
     if kind in ("read", "state", "plan_exit"):
         return Allow("tool kind")
     if kind == "agent":  # the child's own calls are judged one by one, in the parent's mode
         return Allow("subagent")
-    match mode, kind:
-        case "plan", _:
+    match mode, kind, ruled.effect:
+        case "plan", _, _:
             return Deny(PLAN_DENIAL, "mode plan")
-        case "acceptEdits", "edit":
+        case _, _, "allow":
+            return Allow(str(ruled.by))
+        case "acceptEdits", "edit", _:
             return Allow("mode acceptEdits")
-        case _, "edit":
+        case _, "edit", _:
             return Allow("session grant") if grants.edits else Ask(f"mode {mode}")
-        case _, "bash" if command is not None and command in grants.commands:
-            return Allow("session grant")
         case _:
             return Ask(f"mode {mode}")
 

@@ -81,6 +81,13 @@ class Queued:
 
 
 @dataclass(frozen=True)
+class Steering:
+    """Text taken for the running turn ``turn_id``, delivered at its next step boundary."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True)
 class Handled:
     message: str
 
@@ -121,6 +128,7 @@ class Session:
     messages: tuple[Message, ...] = ()
     system: str = ""  # fixed at the first turn, stored: append-only (see prompt_blocks)
     queue: deque[Pending] = field(default_factory=deque)
+    steers: list[str] = field(default_factory=list)  # for the running turn's next step
     reads: ReadLedger = field(default_factory=ReadLedger)
     todos: tuple[Todo, ...] = ()
     active: ActiveTurn | None = None
@@ -295,6 +303,24 @@ class Session:
             self.publish()
             return Queued(len(self.queue))
         return Started(self._start(text, options))
+
+    def steer(self, text: str, turn_id: str | None = None) -> Steering | None:
+        """Send ``text`` to the running turn (only if it is ``turn_id``, when given): the loop
+        delivers it at the next step boundary (``steered``). No turn running (or another):
+        None, and the caller treats it as a prompt."""
+        active = self.active
+        if self.closed or active is None or turn_id not in (None, active.turn_id):
+            return None
+        if active.cancel_cause is not None:
+            return None  # being interrupted: it would never reach this turn
+        self.steers.append(text)
+        self.emit(Notice(f"Steering: {text[:80]} (delivered at the next step)"))
+        return Steering(active.turn_id)
+
+    def take_steers(self) -> tuple[str, ...]:
+        taken = tuple(self.steers)
+        self.steers.clear()
+        return taken
 
     @property
     def queued(self) -> tuple[str, ...]:
@@ -502,13 +528,23 @@ class Session:
             case _:
                 pass
         self.store.count_turn(self.id)
+        late = self.take_steers()
+        if late:  # the turn ended before a step boundary: they run next, before the queue
+            self.queue.extendleft(Pending(text) for text in reversed(late))
         self.publish()
         self.emit_in(turn_id, TurnEnded(outcome, trail, usage))
+        if late:
+            self.emit(Notice(f"The turn ended before it could take {_steers(late)}: "
+                             "sent as the next prompt."))  # fmt: skip
         if self.checkpoints is not None:
             self.checkpoints.after_turn(self.id, turn_id)
         if self.queue and not self.closed:
             pending = self.queue.popleft()
             self._start(pending.text, pending.options)
+
+
+def _steers(texts: tuple[str, ...]) -> str:
+    return "the steer" if len(texts) == 1 else f"{len(texts)} steers"
 
 
 def active_todo(todos: Sequence[Todo]) -> str | None:

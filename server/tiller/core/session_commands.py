@@ -22,10 +22,12 @@ from tiller.core.commands import (
     ListCheckpoints,
     ListSessions,
     NewSession,
+    Permissions,
     Reply,
     ResumeSession,
     RewindTo,
     SliceSession,
+    SteerTurn,
     UndoRewind,
     builtin_commands,
     format_checkpoints,
@@ -34,6 +36,17 @@ from tiller.core.commands import (
     mode_text,
 )
 from tiller.core.events import CommandAnswered
+from tiller.core.permission_commands import (
+    AddRule,
+    ListRules,
+    PermissionsCommand,
+    PermissionsUsage,
+    RemoveRule,
+    add,
+    format_rules,
+    remove,
+    rules_in_force,
+)
 from tiller.core.session import Handled, Queued, Session, Started
 from tiller.core.sessions import Sessions, seat_of
 from tiller.core.turn_setup import TurnOptions
@@ -152,8 +165,30 @@ async def apply(sessions: Sessions, session: Session, result: CommandResult) -> 
                 return Handled("A turn is running: /compact once it has ended.")
             shorter = await session.compact()
             return Handled("Compacted the conversation." if shorter else "Nothing to compact.")
+        case SteerTurn(text=text):
+            steering = session.steer(text)
+            if steering is None:
+                return await session.prompt(text)
+            return Handled("Steering the running turn: the model gets it at its next step.")
+        case Permissions(command=command):
+            return Handled(permissions(session, command))
         case NewSession() | ResumeSession() | ForkSession() | SliceSession():
             return await _switch(sessions, session, result)
+
+
+def permissions(session: Session, command: PermissionsCommand) -> str:
+    """``/permissions``: the rules in force, or one added or removed (from the next call)."""
+    match command:
+        case ListRules():
+            return format_rules(rules_in_force(session.workspace, session.grants))
+        case AddRule():
+            return add(session.workspace, command)
+        case RemoveRule(text=text):
+            grants, said = remove(session.workspace, session.grants, text)
+            session.set_grants(grants)
+            return said
+        case PermissionsUsage(message=message):
+            return message
 
 
 async def _switch(

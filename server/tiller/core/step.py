@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tiller.core.call_rules import Ruled
 from tiller.core.events import Notice, TextDelta, ThinkingDelta, ToolFinished, ToolStarted
 from tiller.core.history import text_block, tool_result_block
 from tiller.core.permissions import Allow
@@ -93,6 +94,7 @@ class Step:
     started: dict[str, ToolCall] = field(default_factory=dict)
     assistant: list[JSON] | None = None
     read_only: dict[str, bool] = field(default_factory=dict)  # judged once per call
+    ruled: dict[str, Ruled] = field(default_factory=dict)  # what the rules say of each call
     running: dict[str, Running] = field(default_factory=dict)  # calls whose tool is running
 
     def restart(self) -> None:

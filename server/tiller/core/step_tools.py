@@ -14,14 +14,17 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from tiller.core import history
+from tiller.core.call_rules import NOT_RULED, Ruled, judge, session_rules_for
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.hook_acts import hook_acts
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.nested_instructions import nested_context, told_folders
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
+from tiller.core.permission_rules import Rule, RuleBook
 from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
@@ -34,6 +37,7 @@ from tiller.core.plan_gate import (
     PlanVerdict,
     Revise,
 )
+from tiller.core.rule_files import LOCAL_RULES, keep_rules, load_rule_book
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.tool_hooks import post_tool_use, pre_tool_use, with_hook
@@ -45,11 +49,27 @@ from tiller.extend.instructions import cut_notices
 from tiller.jsontypes import JSON
 from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
-from tiller.workspace.tools.base import ToolResult, read_only_call
+from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolResult, read_only_call
 from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.validation import validate_input
 
 AskPlan = Callable[[str], Awaitable[PlanVerdict]]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Per call: whether it only reads, and what the rules say; the rule files' problems."""
+
+    calls: dict[str, tuple[bool, Ruled]]
+    problems: tuple[str, ...]
+
+
+def _never(_text: str) -> bool:
+    return False
+
+
+def _segment_read_only(tool: Tool, context: ToolContext, text: str) -> bool:
+    return read_only_call(tool, {"command": text}, context)
 
 
 @dataclass
@@ -67,6 +87,7 @@ class ToolRunner:
     told: set[str] | None = None  # folders whose nested instructions the model has (lazy)
     usage: Usage = NO_USAGE  # what the subagents of this turn's task calls cost
     next_checkpoint: int = field(init=False)
+    reported: set[str] = field(default_factory=set)  # rule problems told in this turn
 
     def __post_init__(self) -> None:
         self.next_checkpoint = self.setup.tool_budget
@@ -82,7 +103,7 @@ class ToolRunner:
             return await self._exit_plan(plan_exit, step)
         # Judged once per call, off the event loop (a long command line takes a while to
         # parse, and the answer depends on the files), before anything runs.
-        step.read_only.update(await asyncio.to_thread(self._judge, calls))
+        self._judged(step, await asyncio.to_thread(self._judge, calls))
         done, index = 0, 0
         while done < len(calls):
             first = partition(calls[done:], lambda call: step.read_only[call.id])[0]
@@ -102,22 +123,46 @@ class ToolRunner:
                 # A call that may write has run: what the later calls read may have changed
                 # (a .git/config written now could make a "read-only" git run a program), so
                 # they are judged again before they run.
-                step.read_only.update(await asyncio.to_thread(self._judge, calls[done:]))
+                self._judged(step, await asyncio.to_thread(self._judge, calls[done:]))
             if self.halted is not None:  # a hook said ``continue: false``
                 for call in calls[done:]:
                     self.skip(call, step, NOT_RUN_STOPPED, "skipped")
                 return Stopped(self.halted)
         return None
 
-    def _judge(self, calls: Sequence[ToolCall]) -> dict[str, bool]:
-        """Which calls only read (in a worker thread)."""
-        judged = {}
+    def _judge(self, calls: Sequence[ToolCall]) -> Judged:
+        """Which calls only read, and what the permission rules say of each (in a worker
+        thread; the rule files are read again each time, so an edit counts at once)."""
+        context = self.setup.context
+        files = load_rule_book(context.workspace) if calls else RuleBook()
+        book = files.with_rules(self.host.grants.rules)
+        judged: dict[str, tuple[bool, Ruled]] = {}
         for call in calls:
             tool = self.setup.tools.get(call.name)
-            judged[call.id] = tool is not None and read_only_call(
-                tool, call.input, self.setup.context
-            )
-        return judged
+            if tool is None:
+                judged[call.id] = (False, NOT_RULED)
+                continue
+            read_only = read_only_call(tool, call.input, context)
+            # A call proved read-only as a whole needs no proof per segment: only a deny or
+            # an ask rule can change its fate.
+            segment_read_only = _never if read_only else partial(_segment_read_only, tool, context)
+            ruled = judge(call.name, tool.kind, call.input, book, context.workspace,
+                          segment_read_only)  # fmt: skip
+            judged[call.id] = (read_only, ruled)
+        return Judged(judged, files.problems)
+
+    def _report(self, problems: Sequence[str]) -> None:
+        """Each broken rule or file once per turn, as a notice."""
+        for problem in problems:
+            if problem not in self.reported:
+                self.reported.add(problem)
+                self.host.emit(Notice(f"Permission rules: {problem}"))
+
+    def _judged(self, step: Step, judged: Judged) -> None:
+        self._report(judged.problems)
+        for call_id, (read_only, ruled) in judged.calls.items():
+            step.read_only[call_id] = read_only
+            step.ruled[call_id] = ruled
 
     async def _checkpoint(self) -> bool:
         budget = self.setup.tool_budget
@@ -145,30 +190,30 @@ class ToolRunner:
             return None
         verdict = NOTHING
         if self.setup.hooks.configured("PreToolUse", call.name):
-            read_only = step.read_only.get(call.id, False)
-            pre = await pre_tool_use(
-                self.setup.hooks, self.host.mode, call, tool, self.setup.context, read_only
-            )
+            pre = await pre_tool_use(self.setup.hooks, self.host.mode, call, tool)
             self._tell_hooks("PreToolUse", pre.verdict, call.id, rewrote=pre.rewritten)
             if pre.problem is not None:
                 self._start(call, step, batch.index, batch.concurrent)
                 self._finish(call, step, ToolResult(pre.problem, True), "error", 0)
                 return None
             call, verdict = pre.call, pre.verdict
-            step.read_only[call.id] = pre.read_only
-        command = call.input.get("command") if tool.kind == "bash" else None
+            if pre.rewritten:  # the new input is judged again: read-only, and by the rules
+                self._judged(step, await asyncio.to_thread(self._judge, [call]))
+        ruled = step.ruled.get(call.id, NOT_RULED)
+        firm_ask = ruled.effect == "ask" or ruled.protected  # no hook or command skips it
         decision = with_hook(
             decide(
                 self.host.mode,
                 tool.kind,
                 read_only=step.read_only.get(call.id, False),
-                command=command if isinstance(command, str) else None,
+                ruled=ruled,
                 grants=self.host.grants,
             ),
             verdict,
+            firm_ask=firm_ask,
         )
         options = self.setup.options  # a custom command's allowed-tools; a hook's ask wins
-        granted = allows(options.allowed_tools, call.name, call.input)
+        granted = allows(options.allowed_tools, call.name, call.input) and not firm_ask
         if isinstance(decision, Ask) and verdict.permission is None and granted:
             decision = Allow(f"{options.command or 'command'} allowed-tools")
         if verdict.halt is not None:
@@ -183,18 +228,18 @@ class ToolRunner:
                 return None
             case Ask():
                 self.notify(f"Tiller needs your permission to use {call.name}")
-                preview = await tool.preview(call.input, self.setup.context)
+                preview = with_segments(await tool.preview(call.input, self.setup.context), ruled)
                 answer = await self.setup.approver.confirm_tool(self.setup.turn_id, call, preview)
                 match answer.decision:
                     case "allow":
                         return call
                     case "allowSession":
-                        grants = self.host.grants
-                        self.host.set_grants(
-                            grants.allow_edits()
-                            if tool.kind == "edit"
-                            else grants.allow_command(str(command))
-                        )
+                        self._grant_session(tool.kind, ruled)
+                        return call
+                    case "allowAlways":
+                        self._grant_session(tool.kind, ruled)
+                        if tool.kind == "bash":
+                            await self._keep_rules(session_rules_for(ruled))
                         return call
                     case "deny":
                         why = "Denied by the user."
@@ -218,6 +263,23 @@ class ToolRunner:
         """``hookActed`` when hooks acted on a call (its row shows a decision's hook too)."""
         for act in hook_acts(event, verdict, tool_use_id, rewrote=rewrote):
             self.host.emit(act)
+
+    def _grant_session(self, kind: str, ruled: Ruled) -> None:
+        """ "Allow for session": every edit, or exactly the command's segments not yet allowed
+        (never a program's prefix; a write to a rules file is asked again next time)."""
+        grants = self.host.grants
+        if kind == "edit" and not ruled.protected:
+            self.host.set_grants(grants.allow_edits())
+        elif kind == "bash":
+            self.host.set_grants(grants.allow_rules(session_rules_for(ruled)))
+
+    async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
+        """ "Always allow": the segments' exact rules, kept in the local settings file."""
+        kept, said = await asyncio.to_thread(keep_rules, self.setup.context.workspace, rules)
+        if kept:
+            self.host.emit(Notice(f"Always allowed ({LOCAL_RULES}): {', '.join(kept)}"))
+        for why in said:
+            self.host.emit(Notice(why))
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes (it was judged
@@ -345,3 +407,12 @@ class ToolRunner:
         """Answer a call that is not run (with ``why``), as started and finished at once."""
         self._start(call, step, 0, False)
         self._finish(call, step, ToolResult(why, True), status, 0)
+
+
+def with_segments(preview: Preview, ruled: Ruled) -> Preview:
+    """A command's preview with its split: each segment, its decision and the rule that
+    made it (``preview.segments``), so the card shows what "allow for session" allows."""
+    segments = ruled.segments_to_wire()
+    if segments is None:
+        return preview
+    return replace(preview, extra={**preview.extra, "segments": segments})

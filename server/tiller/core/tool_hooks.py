@@ -9,7 +9,6 @@ tool's schema, judged read-only again).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 
 from tiller.core.permissions import Allow, Ask, Decision, Deny
@@ -19,7 +18,7 @@ from tiller.extend.hook_tools import from_claude_input
 from tiller.extend.hooks import Hooks
 from tiller.jsontypes import JSON
 from tiller.protocol import Mode
-from tiller.workspace.tools.base import Tool, ToolContext, ToolResult, read_only_call
+from tiller.workspace.tools.base import Tool, ToolResult
 from tiller.workspace.tools.validation import validate_input
 
 HOOK_DENIED = "Denied by a PreToolUse hook ({by}): {reason}"
@@ -28,35 +27,35 @@ HOOK_BAD_INPUT = "A PreToolUse hook ({by}) rewrote the input into one the tool r
 
 @dataclass(frozen=True)
 class PreHook:
-    """The hooks' say on a call: the call to run (its input maybe rewritten), whether it only
-    reads now, the hooks' verdict, and a problem that makes it an error result."""
+    """The hooks' say on a call: the call to run (its input maybe rewritten), the hooks'
+    verdict, and a problem that makes it an error result."""
 
     call: ToolCall
-    read_only: bool
     verdict: Verdict
     problem: str | None = None
     rewritten: bool = False
 
 
-async def pre_tool_use(
-    hooks: Hooks, mode: Mode, call: ToolCall, tool: Tool, context: ToolContext, read_only: bool
-) -> PreHook:
+async def pre_tool_use(hooks: Hooks, mode: Mode, call: ToolCall, tool: Tool) -> PreHook:
+    """The PreToolUse hooks' say on a call; a rewritten input is validated here (the caller
+    judges it again: read-only, rules)."""
     verdict = await hooks.run(
         "PreToolUse", mode, hooks.tool_fields(call.name, call.input, call.id), call.name
     )
     if verdict.updated_input is None or verdict.permission == "deny":
-        return PreHook(call, read_only, verdict)
+        return PreHook(call, verdict)
     new_input = from_claude_input(call.name, verdict.updated_input, hooks.workspace)
     by = verdict.acted[-1] if verdict.acted else "hook"
     problem = validate_input(tool, new_input)
     if problem is not None:
-        return PreHook(call, read_only, verdict, HOOK_BAD_INPUT.format(by=by, problem=problem))
-    judged = await asyncio.to_thread(read_only_call, tool, new_input, context)
-    return PreHook(replace(call, input=new_input), judged, verdict, rewritten=True)
+        return PreHook(call, verdict, HOOK_BAD_INPUT.format(by=by, problem=problem))
+    return PreHook(replace(call, input=new_input), verdict, rewritten=True)
 
 
-def with_hook(decision: Decision, verdict: Verdict) -> Decision:
-    """The mode's decision with the hooks' permission: never more rights than the mode."""
+def with_hook(decision: Decision, verdict: Verdict, *, firm_ask: bool = False) -> Decision:
+    """The mode's decision with the hooks' permission: never more rights than the mode.
+    ``firm_ask``: an ask rule or a write to a rules file asked, which an allow never skips
+    (as in Claude Code: a hook's allow does not override deny or ask rules)."""
     by = verdict.permission_by or "hook"
     match verdict.permission, decision:
         case "deny", _:
@@ -66,7 +65,7 @@ def with_hook(decision: Decision, verdict: Verdict) -> Decision:
             return decision
         case "ask", _:
             return Ask(by)
-        case "allow", Ask():
+        case "allow", Ask() if not firm_ask:
             return Allow(by)
         case _:
             return decision
@@ -99,4 +98,3 @@ async def post_tool_use(
     if not added:
         return result, verdict
     return replace(result, output="\n\n".join([result.output, *added])), verdict
-

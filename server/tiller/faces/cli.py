@@ -29,7 +29,7 @@ is a prompt, rendered as ``tiller run`` renders it.
 from __future__ import annotations
 
 import argparse
-import asyncio
+import os
 import shutil
 import sys
 import tempfile
@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import NoReturn
 
 from tiller import __version__
-from tiller.faces.client.headless import run_prompt
 from tiller.faces.client.options import (
     EXIT_USAGE,
     OUTPUT_FORMATS,
@@ -48,9 +47,7 @@ from tiller.faces.client.options import (
     RunOptions,
     ToolRules,
 )
-from tiller.faces.client.report import JsonLines, RunReport
 from tiller.jsontypes import JSON
-from tiller.protocol import MODE_WORDS, MODES
 
 DEMO_PREFIX = "tiller-demo-"
 STDIN_PROMPT = "-"
@@ -78,6 +75,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_session_options(command: argparse.ArgumentParser) -> None:
     """The options ``run`` and ``chat`` share: mode, model, where answers come from, workspace."""
+    from tiller.protocol import MODE_WORDS, MODES
+
     command.add_argument(
         "--mode",
         choices=MODES,
@@ -161,17 +160,40 @@ def build_parser() -> argparse.ArgumentParser:
         "chat",
         help="an interactive shell: a prompt that stays while the agent works",
         description="Chat with the agent in the terminal: shift+tab cycles the mode, Escape "
-        "interrupts, prompts typed while it works are queued, Ctrl-C twice exits. When stdout "
+        "interrupts, prompts typed while it works are queued (a line starting with > steers "
+        "the running turn instead: the model gets it at its next step), Ctrl-C twice exits; "
+        "a bell rings when it needs an answer or finishes (--notify). When stdout "
         "is not a terminal, each line of stdin is a prompt and the output is `tiller run`'s.",
     )
     _add_session_options(chat)
     chat.add_argument("--resume", metavar="ID", help="resume a stored session")
+    chat.add_argument(
+        "--notify",
+        choices=("bell", "osc9", "off"),
+        default=os.environ.get("TILLER_NOTIFY") or "bell",
+        help="announce questions and finished turns: the terminal bell (default), an OSC 9 "
+        "desktop notification, or nothing ($TILLER_NOTIFY)",
+    )
     commands.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
         description="Serve ACP v1 on stdin/stdout for an editor; see docs/acp.md.",
     )
+    connect = commands.add_parser(
+        "connect",
+        help="serve the Tiller protocol on stdio (what an editor's extension starts)",
+        description="A server on stdin/stdout, forked from the warm template when it can be "
+        "(no import to wait for), else started here; see docs/architecture.md.",
+    )
+    connect.add_argument("--acp", action="store_true", help="serve ACP instead")
     return parser
+
+
+def serve_acp() -> NoReturn:
+    """``tiller acp``: ACP on this process's stdio, from a warm server when there is one."""
+    from tiller.__main__ import serve_warm
+
+    serve_warm(["--acp"])
 
 
 def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
@@ -271,7 +293,7 @@ def parse_run(args: argparse.Namespace) -> RunOptions:
 
 def parse_chat(args: argparse.Namespace) -> ChatOptions:
     workspace, options = _session_options(args)
-    return ChatOptions(workspace, options, args.resume)
+    return ChatOptions(workspace, options, args.resume, args.notify)
 
 
 @contextmanager
@@ -285,11 +307,17 @@ def removed_if_demo(args: argparse.Namespace, workspace: Path) -> Iterator[None]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    if list(sys.argv[1:] if argv is None else argv) == ["acp"]:
+        serve_acp()  # at once: an editor waits for its ``initialize`` answer
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         match args.command:
             case "run":
+                import asyncio
+
+                from tiller.faces.client.headless import run_prompt
+
                 options = parse_run(args)
                 with removed_if_demo(args, options.workspace):
                     code = asyncio.run(run_prompt(options))
@@ -302,14 +330,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                     code = run_chat(chat_options)
                 sys.exit(code)
             case "acp":
-                from tiller.faces.acp import serve
+                serve_acp()
+            case "connect":
+                from tiller.__main__ import serve_warm
 
-                serve()
+                serve_warm(["--acp"] if args.acp else [])
             case _:
                 parser.print_help(sys.stderr)
                 sys.exit(EXIT_USAGE)
     except UsageError as err:
         if args.command == "run" and args.output_format != "text":
+            from tiller.faces.client.report import JsonLines, RunReport
+
             report = RunReport()
             report.failed("usage", str(err))
             JsonLines(sys.stdout, stream=True).result(report.result(EXIT_USAGE))

@@ -14,6 +14,7 @@ export type FromWebview =
   | { type: "focus"; focused: boolean }
   | { type: "prompt"; text: string }
   | { type: "listCommands" }
+  | { type: "steer"; text: string }
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
   | { type: "copy"; text: string }
@@ -41,6 +42,7 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "openDiff",
   "copy",
   "rewind",
+  "steer",
   "undoRewind",
   "cycleMode",
   "clearQueue",

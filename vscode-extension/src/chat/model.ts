@@ -55,8 +55,15 @@ export type CheckpointDecision = { state: "pending" | "continue" | "stop" | "can
 /** What a confirmation shows of its preview (the transcript keeps no more than this). */
 export type PreviewSummary =
   | { kind: "diff"; path: string }
-  | { kind: "command"; command: string; cwd?: string }
+  | { kind: "command"; command: string; cwd?: string; segments?: CommandSegment[] }
   | { kind: "text"; text: string };
+
+/** One simple command of a command line as the rules judged it (the approval card's split). */
+export interface CommandSegment {
+  text: string;
+  decision: "allow" | "ask" | "deny" | "mode";
+  rule?: string;
+}
 
 export interface Confirmation {
   id: string;
@@ -91,6 +98,8 @@ type ChatItemBody =
       confirm?: Confirmation;
       /** A `task` call: the child session it started, shown nested under the row. */
       agent?: AgentView;
+      /** What allowed, asked or denied it (`toolStarted.permission`): "allow: rule: Bash(…) (…)". */
+      decidedBy?: string;
     }
   | {
       kind: "notice";
@@ -319,11 +328,34 @@ export function summarizePreview(preview: unknown): PreviewSummary {
   switch (fields.kind) {
     case "diff":
       return { kind: "diff", path: str("path") };
-    case "command":
-      return str("cwd") !== "" ? { kind: "command", command: str("command"), cwd: str("cwd") } : { kind: "command", command: str("command") };
+    case "command": {
+      const segments = commandSegments(fields.segments);
+      return {
+        kind: "command",
+        command: str("command"),
+        ...(str("cwd") !== "" ? { cwd: str("cwd") } : {}),
+        ...(segments !== undefined ? { segments } : {}),
+      };
+    }
     default:
       return { kind: "text", text: str("text") };
   }
+}
+
+const SEGMENT_DECISIONS: ReadonlySet<string> = new Set(["allow", "ask", "deny", "mode"]);
+
+/** A preview's `segments`, kept only when well formed (the webview shows them as they are). */
+function commandSegments(value: unknown): CommandSegment[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const segments: CommandSegment[] = [];
+  for (const raw of value as unknown[]) {
+    if (typeof raw !== "object" || raw === null) continue;
+    const fields = raw as Record<string, unknown>;
+    const { text, decision, rule } = fields;
+    if (typeof text !== "string" || typeof decision !== "string" || !SEGMENT_DECISIONS.has(decision)) continue;
+    segments.push({ text, decision: decision as CommandSegment["decision"], ...(typeof rule === "string" ? { rule } : {}) });
+  }
+  return segments.length > 0 ? segments : undefined;
 }
 
 function withItems(model: ChatModel, items: ChatItem[], used = 0): ChatModel {
@@ -599,6 +631,7 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
         summary,
         status: "running",
         output: "",
+        ...(event.permission !== undefined ? { decidedBy: `${event.permission.decision}: ${event.permission.by}` } : {}),
         // Waiting for the user is not running: the timer starts once the call is allowed.
         ...(now !== undefined && (event.permission === undefined || event.permission.decision === "allow") ? { startedAt: now } : {}),
         ...(standalone !== undefined && standalone.kind === "confirm"
@@ -659,6 +692,8 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
     }
     case "stepRestarted":
       return pushNotice(discardStep(model, turnId), event.turnId, `The answer restarted (${event.reason}); its first attempt is not shown.`);
+    case "steered":
+      return pushNotice(settleStreaming(model), event.turnId, `Steered: ${event.text}`);
     case "planRequested":
       return push(foldPlanText(settleStreaming(model), turnId, event.plan), (id) => ({ kind: "plan", id, turnId, plan: event.plan, decision: { state: "pending" } }));
     case "planDecided": {
@@ -874,7 +909,7 @@ function decideConfirmWhere(
       (item.kind === "tool" && item.confirm !== undefined && match(item.confirm.id, item.toolUseId) && open(item.confirm.decision)),
     (item) => {
       if (item.kind === "tool" && item.confirm !== undefined) {
-        const restarted = now !== undefined && item.status === "running" && (decision.state === "allow" || decision.state === "allowSession");
+        const restarted = now !== undefined && item.status === "running" && (decision.state === "allow" || decision.state === "allowSession" || decision.state === "allowAlways");
         return { ...item, confirm: { ...item.confirm, decision }, ...(restarted ? { startedAt: now } : {}) };
       }
       return { ...item, decision } as ChatItem;

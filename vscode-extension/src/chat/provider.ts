@@ -233,6 +233,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
           this.post({ type: "commands", commands: listed.commands });
           return;
         }
+        case "steer":
+          await this.server.request("tiller/steer", { text: message.text });
+          return;
         case "interrupt":
           await this.server.request("tiller/interrupt", message.turnId !== undefined ? { turnId: message.turnId } : {});
           return;

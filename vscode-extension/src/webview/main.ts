@@ -2,7 +2,7 @@
 // last one), and posts back what the user does. It keeps no agent state of its own: a copy of
 // the chat it was sent, and view state (what is expanded, timers).
 import type { FromWebview, ToWebview } from "../chat/messages";
-import type { CommandListItem } from "../protocol";
+import type { CommandListItem, ToolDecision } from "../protocol";
 import {
   formatDiffStat,
   formatDuration,
@@ -12,6 +12,7 @@ import {
   toolMark,
   usageText,
   type ChatItem,
+  type CommandSegment,
   type Confirmation,
 } from "../chat/model";
 import { type AgentView, currentTool } from "../chat/agents";
@@ -189,7 +190,7 @@ function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
   return card;
 }
 
-const DECISION_TEXT = { allow: "✓ Allowed", allowSession: "✓ Allowed for this session", deny: "✗ Denied" } as const;
+const DECISION_TEXT = { allow: "✓ Allowed", allowSession: "✓ Allowed for this session", allowAlways: "✓ Always allowed (a rule in .tiller/settings.local.json)", deny: "✗ Denied" } as const;
 
 function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
   const preview = confirm.preview;
@@ -205,13 +206,13 @@ function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
     preview.kind === "diff"
       ? [h("div", { className: "card-title", text: `Edit ${preview.path}?` }), pending ? h("div", { className: "muted", text: "The proposed change is open in a diff editor. Closing it does not approve it." }) : null]
       : preview.kind === "command"
-        ? [h("div", { className: "card-title", text: "Run this command?" }), h("pre", { className: "command", text: `$ ${preview.command}` }), preview.cwd ? h("div", { className: "muted", text: `in ${preview.cwd}` }) : null]
+        ? [h("div", { className: "card-title", text: "Run this command?" }), h("pre", { className: "command", text: `$ ${preview.command}` }), preview.cwd ? h("div", { className: "muted", text: `in ${preview.cwd}` }) : null, segmentList(preview.segments)]
         : [h("div", { className: "card-title", text: `Allow ${confirm.name}?` }), preview.text !== "" ? h("pre", { text: preview.text }) : null];
   const card = h("div", { className: `card confirm ${preview.kind}${extraClass}`, "data-state": confirm.decision.state }, ...body);
   const decision = confirm.decision;
   if (decision.state === "pending") {
     const feedback = feedbackBox("Why not? (optional, sent with Deny)…");
-    const answer = (choice: "allow" | "allowSession" | "deny"): void => {
+    const answer = (choice: ToolDecision): void => {
       const text = feedback.value.trim();
       vscode.postMessage({ type: "toolDecision", id: confirm.id, decision: choice, ...(choice === "deny" && text !== "" ? { feedback: text } : {}) });
     };
@@ -222,6 +223,8 @@ function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
         { className: "actions" },
         button("Allow", "primary allow", () => answer("allow")),
         button("Allow for session", "secondary allow-session", () => answer("allowSession")),
+        // A command's parts, exactly as split above, kept as rules for next time.
+        preview.kind === "command" ? button("Always allow", "secondary allow-always", () => answer("allowAlways")) : null,
         button("Deny", "secondary deny", () => answer("deny")),
       ),
     );
@@ -284,6 +287,25 @@ function outputView(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
   return wrap;
 }
 
+/** How the rules split a command: each part, and what allows it or why it is asked. */
+function segmentList(segments: CommandSegment[] | undefined): HTMLElement | null {
+  if (segments === undefined || segments.length < 1) return null;
+  const words: Record<CommandSegment["decision"], string> = { allow: "allowed", ask: "asks", deny: "denied", mode: "asks (no rule)" };
+  return h(
+    "ul",
+    { className: "segments" },
+    ...segments.map((segment) =>
+      h(
+        "li",
+        { className: `segment ${segment.decision}` },
+        h("code", { text: segment.text }),
+        " ",
+        h("span", { className: "muted", text: segment.rule !== undefined ? `${words[segment.decision]} · ${segment.rule}` : words[segment.decision] }),
+      ),
+    ),
+  );
+}
+
 function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
   const awaiting = item.confirm?.decision.state === "pending";
   const running = item.status === "running" && !awaiting;
@@ -317,6 +339,7 @@ function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
     h("span", { className: `mark ${item.status}`, text: toolMark(item.status) }),
     h("span", { className: "tool-name", text: item.name }),
     item.summary !== "" ? h("code", { className: "tool-summary", text: item.summary }) : null,
+    item.decidedBy !== undefined ? h("span", { className: "decided-by muted", text: item.decidedBy, title: item.decidedBy }) : null,
     diffStat,
     time,
   );
@@ -644,10 +667,12 @@ setInterval(() => {
   });
 }, 500);
 
-function send(): void {
+function send(steer = false): void {
   const text = input.value.trim();
   if (text === "") return;
-  vscode.postMessage({ type: "prompt", text });
+  // Ctrl/Cmd+Enter while the agent works steers the running turn (it reads the text at its
+  // next step); Enter queues the prompt for when the turn ends.
+  vscode.postMessage(steer && (current?.state?.busy ?? false) ? { type: "steer", text } : { type: "prompt", text });
   input.value = "";
   renderSlash();
   followAnswer = true;
@@ -696,7 +721,7 @@ input.addEventListener("keydown", (event) => {
   }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
-    send();
+    send(event.ctrlKey || event.metaKey);
   }
 });
 

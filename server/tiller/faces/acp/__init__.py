@@ -90,7 +90,15 @@ def _error(msg_id: Any, code: int, problem: str) -> dict[str, Any]:
 
 
 def serve() -> None:
-    """Serve ACP on stdin/stdout until the client closes stdin (or SIGTERM)."""
+    """Serve ACP on stdin/stdout until the client closes stdin (or SIGTERM).
+
+    The SDK starts loading now, in a thread (``tiller.preload``): an editor sends its first
+    prompt soon after ``initialize``, and the import is most of a cold start. (In a server
+    forked from the warm template it is loaded already, and this costs nothing.)
+    """
+    from tiller import preload
+
+    preload.start(preload.SDK_MODULE)
     asyncio.run(_serve())
 
 

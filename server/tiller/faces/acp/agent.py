@@ -342,6 +342,12 @@ class AcpSession:
     # --- requests ---------------------------------------------------------------------------
 
     async def prompt(self, text: str) -> PromptResponse:
+        steer = text.strip()
+        if steer.startswith("/steer ") and self.session.steer(steer[len("/steer ") :].strip()):
+            # ACP answers each prompt with its own turn's end, so a prompt sent while a turn
+            # runs waits for it; ``/steer TEXT`` is answered at once and reaches the running
+            # turn at its next step (the ``steered`` update says when).
+            return await self._say("Steering the running turn: the model gets it at its next step.")
         asked_at = self.cancels
         async with self.lock:
             if self.cancels != asked_at:

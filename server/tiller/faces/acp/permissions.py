@@ -69,10 +69,14 @@ CHECKPOINT_OPTIONS = (
 
 
 def tool_options(call: ToolCall, kind: ToolKind) -> tuple[PermissionOption, ...]:
-    always = "Allow all edits this session" if kind == "edit" else "Always allow this command"
+    if kind == "execute":  # exactly the command's parts, kept in .tiller/settings.local.json
+        always = PermissionOption(option_id="allowAlways", name="Always allow", kind="allow_always")
+    else:
+        name = "Allow all edits this session" if kind == "edit" else "Allow this session"
+        always = PermissionOption(option_id="allowSession", name=name, kind="allow_always")
     return (
         PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-        PermissionOption(option_id="allowSession", name=always, kind="allow_always"),
+        always,
         PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
     )
 
@@ -182,6 +186,8 @@ class AcpApprover:
                 answer = ToolAnswer("allow")
             case "allowSession":
                 answer = ToolAnswer("allowSession")
+            case "allowAlways":
+                answer = ToolAnswer("allowAlways")
             case _:
                 return DENIED_BY_DEFAULT
         return answer  # confirmDecided marks the call running

@@ -156,6 +156,16 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
             return ToolView(name, kind)
 
 
+def _titled(title: str, permission: object) -> str:
+    """A call's title with the rule that decided it (a mode or a read-only proof is said in
+    ``_meta`` only: every read would repeat it)."""
+    if isinstance(permission, dict):
+        by = permission.get("by")
+        if isinstance(by, str) and by.startswith(("rule", "protected")):
+            return f"{title} · {by}"
+    return title
+
+
 @dataclass
 class ToolCalls:
     """The tool calls of one session as the editor sees them (fed with events in order).
@@ -177,16 +187,18 @@ class ToolCalls:
         self.views[call_id] = view
         if name == "exit_plan_mode":
             self.open_plans.append(call_id)
+        permission = fields.get("permission")
         start = start_tool_call(
             call_id,
-            view.title,
+            _titled(view.title, permission),
             kind=view.kind,
             status="pending",
             content=view.content or None,
             locations=view.locations or None,
             raw_input=tool_input,
         )
-        permission = fields.get("permission")
+        if isinstance(permission, dict):  # what decided, for clients that read _meta
+            start = start.model_copy(update={"field_meta": {"tiller": {"permission": permission}}})
         allowed = isinstance(permission, dict) and permission.get("decision") == "allow"
         if name != "exit_plan_mode" and allowed:
             return [start, self.running(call_id)]
@@ -314,7 +326,11 @@ class SessionUpdates:
                 return [update_agent_thought_text(_str(fields.get("text")))]
             case "toolStarted":
                 return self.calls.started(fields)
-            case "confirmDecided" if fields.get("decision") in ("allow", "allowSession"):
+            case "confirmDecided" if fields.get("decision") in (
+                "allow",
+                "allowSession",
+                "allowAlways",
+            ):
                 return [self.calls.running(_str(fields.get("toolUseId")))]
             case "toolOutput":
                 return self.calls.output(fields)
@@ -324,6 +340,9 @@ class SessionUpdates:
                 return [update_agent_message_text(f"\n\n*{hook_line(fields)}*\n\n")]
             case "stepRestarted":
                 return [update_agent_message_text("\n\n*(retrying this step)*\n\n")]
+            case "steered":
+                steer = f"\n\n*(steered: {_str(fields.get('text'))})*\n\n"
+                return [update_agent_message_text(steer)]
             case "command":
                 said: list[Update] = [update_agent_message_text(_str(fields.get("message")))]
                 if self.replaying:

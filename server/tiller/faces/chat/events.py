@@ -31,6 +31,8 @@ from tiller.faces.client.render import (
     RetryNotices,
     finished_line,
     hook_line,
+    permission_note,
+    steered_line,
     terminal_safe,
     tool_output,
     tool_summary,
@@ -47,6 +49,7 @@ class RunningTool:
     head: str
     started: float
     output: tuple[str, ...] = ()
+    decided: str = ""  # what allowed, asked or denied it (permission_note)
 
     def with_output(self, text: str) -> RunningTool:
         lines = (*self.output, *text.splitlines())
@@ -119,7 +122,9 @@ class EventLog:
                 self.end_partial()
                 name = str(params.get("name", "?"))
                 head = f"{name} {tool_summary(name, params.get('input'))}".rstrip()
-                self.running[str(params.get("toolUseId"))] = RunningTool(head, time.monotonic())
+                decided = permission_note(params.get("permission"))
+                tool = RunningTool(head, time.monotonic(), decided=decided)
+                self.running[str(params.get("toolUseId"))] = tool
             case "toolOutput":
                 tool_id = str(params.get("toolUseId"))
                 if tool_id in self.running:
@@ -145,6 +150,9 @@ class EventLog:
             case "rewound" | "rewindUndone":
                 self.end_partial()
                 self.printer.print(rewind_line(params), DIM)
+            case "steered":
+                self.end_partial()
+                self.printer.print(steered_line(params), BOLD)
             case "stepRestarted":
                 self.partial = ""
                 self.printer.print(f"↻ step restarted: {params.get('reason', '')}", DIM)
@@ -222,7 +230,8 @@ class EventLog:
         head = tool.head if tool is not None else name
         line = finished_line(head, params, with_stats=True)
         mark = GREEN if params.get("status") == "ok" else RED
-        self.printer.print_parts((mark, line[:1]), ("", line[1:]))
+        decided = f"  · {tool.decided}" if tool is not None and tool.decided else ""
+        self.printer.print_parts((mark, line[:1]), ("", line[1:]), (DIM, decided))
         output = tool_output(params).rstrip("\n")
         if self.show_output and output:
             for out_line in output.splitlines()[-20:]:

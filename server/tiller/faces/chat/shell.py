@@ -16,7 +16,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, cast
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
@@ -25,6 +25,7 @@ from tiller import protocol as p
 from tiller.core.transcript import as_events
 from tiller.faces.chat.approvals import Approvals
 from tiller.faces.chat.events import EventLog, Fragment
+from tiller.faces.chat.notify import NOTIFY_STYLES, Notifier, NotifyStyle
 from tiller.faces.chat.printer import Printer, PrinterLog
 from tiller.faces.chat.screen import build_app
 from tiller.faces.chat.slash import SlashCommands
@@ -63,6 +64,8 @@ class ChatShell:
         self.events = EventLog(self.printer, lambda: self.app.invalidate(), self._columns)
         self.approvals = Approvals(self.printer, self.events, self._refocus, self._columns)
         self.app: Application[int] = build_app(self)
+        style = options.notify if options.notify in NOTIFY_STYLES else "bell"
+        self.notifier = Notifier(cast(NotifyStyle, style), self._write_raw)
 
     # --- running -----------------------------------------------------------------------------
 
@@ -169,14 +172,23 @@ class ChatShell:
                 await self._redraw(server, resume)
 
     def _handlers(self) -> Handlers:
+        notifications = dict(self.events.notifications())
+        notifications[p.EVENT] = self.notifier.watching(notifications[p.EVENT])
+        ask = self.notifier.asking
         return Handlers(
-            notifications=self.events.notifications(),
+            notifications=notifications,
             requests={
-                p.CONFIRM_TOOL: self.approvals.confirm_tool,
-                p.APPROVE_PLAN: self.approvals.approve_plan,
-                p.CHECKPOINT: self.approvals.checkpoint,
+                p.CONFIRM_TOOL: ask("a tool call to approve", self.approvals.confirm_tool),
+                p.APPROVE_PLAN: ask("a plan to approve", self.approvals.approve_plan),
+                p.CHECKPOINT: ask("a checkpoint", self.approvals.checkpoint),
             },
         )
+
+    def _write_raw(self, text: str) -> None:
+        """A bell or an OSC sequence, straight to the terminal (nothing printed)."""
+        output = self.app.output
+        output.write_raw(text)
+        output.flush()
 
     def _server_log(self, line: str) -> None:
         self.print(f"· server: {line.rstrip()}", DIM)
@@ -212,16 +224,20 @@ class ChatShell:
         if not text.strip():
             return
         self.input.reset(append_to_history=True)
-        self.spawn(self._send_prompt(text))
+        busy = bool((self.events.state or {}).get("busy"))
+        if busy and text.startswith(">") and text[1:].strip():
+            self.spawn(self._send_prompt(text[1:].strip(), p.STEER))
+        else:
+            self.spawn(self._send_prompt(text))
 
-    async def _send_prompt(self, text: str) -> None:
+    async def _send_prompt(self, text: str, method: str = p.PROMPT) -> None:
         if self.server is None:
             self.print(f"· waiting for the server to send: {text}", DIM)
         while (server := self.server) is None:
             await self.server_ready.wait()
         before = self._session_id()
         try:
-            answer = await server.request(p.PROMPT, {"text": text})
+            answer = await server.request(method, {"text": text})
         except RpcError as err:
             self.print(f"error: {err.message}", RED)
             return

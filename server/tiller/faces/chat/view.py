@@ -123,7 +123,11 @@ def outcome_lines(params: JSON) -> list[str]:
 
 
 def confirm_decided_line(params: JSON) -> str:
-    said = {"allow": "allowed", "allowSession": "allowed for this session"}
+    said = {
+        "allow": "allowed",
+        "allowSession": "allowed for this session",
+        "allowAlways": "always allowed (a rule in .tiller/settings.local.json)",
+    }
     line = f"→ {said.get(str(params.get('decision')), 'denied')}"
     feedback = params.get("feedback")
     return line + (f": {feedback}" if feedback else "")

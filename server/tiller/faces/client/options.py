@@ -78,3 +78,4 @@ class ChatOptions:
     workspace: Path
     initialization_options: JSON
     resume: str | None
+    notify: str = "bell"  # how a question or a finished turn is announced (chat/notify.py)

@@ -29,7 +29,9 @@ from tiller.faces.client.render import (
     RetryNotices,
     finished_line,
     hook_line,
+    permission_note,
     preview_text,
+    steered_line,
     tool_summary,
     trail_text,
 )
@@ -107,7 +109,10 @@ class Run:
                 name = str(params.get("name", "?"))
                 summary = tool_summary(name, params.get("input"))
                 self._calls[str(params.get("toolUseId"))] = (name, summary)
-                out.line(out.dim(f"… {name} {summary}".rstrip()))
+                decided = permission_note(params.get("permission"))
+                out.line(
+                    out.dim(f"… {name} {summary}".rstrip() + (f"  · {decided}" if decided else ""))
+                )
             case "toolFinished":
                 out.line(self._finished_line(params))
             case "notice":
@@ -116,6 +121,8 @@ class Run:
                     out.info(f"· {said}")
             case "hookActed":
                 out.info(f"· {hook_line(params)}")
+            case "steered":
+                out.info(f"· {steered_line(params)}")
             case "planRequested":
                 out.line("plan:")
                 out.line(str(params.get("plan", "")).rstrip("\n"))

@@ -72,7 +72,20 @@ def confirm_question(params: Any) -> Question:
     name = str(params.get("name", "?"))
     summary = tool_summary(name, params.get("input"))
     preview = params.get("preview") if isinstance(params.get("preview"), dict) else {}
-    always = "all edits" if preview.get("kind") == "diff" else "this command"
+    command = preview.get("kind") == "command"
+    always = "this command" if command else "all edits"
+    remember = (
+        (
+            Choice(
+                "r",
+                "yes, and keep a rule (.tiller/settings.local.json)",
+                {"decision": "allowAlways"},
+                words=("rule",),
+            ),
+        )
+        if command
+        else ()
+    )
     return Question(
         "confirm",
         f"Allow {name} {summary}".rstrip() + "?",
@@ -84,6 +97,7 @@ def confirm_question(params: Any) -> Question:
                 {"decision": "allowSession"},
                 words=("always",),
             ),
+            *remember,
             Choice(
                 "n",
                 "no, and tell it why",

@@ -134,6 +134,19 @@ def trail_text(trail: Any) -> str:
     )
 
 
+def permission_note(permission: Any) -> str:
+    """What decided a call (``toolStarted.permission``), as a tool row shows it:
+    ``allow: rule: Bash(git diff:*) (workspace .claude/settings.json)``; "" when none."""
+    if not isinstance(permission, dict) or not permission.get("by"):
+        return ""
+    return terminal_safe(f"{permission.get('decision', '?')}: {permission['by']}")
+
+
+def steered_line(params: JSON) -> str:
+    """A ``steered`` event: text the user sent to the running turn, now with the model."""
+    return terminal_safe(f"↪ steered: {first_line(str(params.get('text', '')))}")
+
+
 def finished_line(head: str, params: JSON, with_stats: bool = False) -> str:
     """``✓ bash ls (12 ms)`` or ``✗ bash make: exit code 2`` for a ``toolFinished`` event;
     ``with_stats`` adds the lines an edit added and removed when the server says."""

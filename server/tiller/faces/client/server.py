@@ -1,7 +1,9 @@
-"""The server as a child process: spawn it, initialize, talk, shut it down (or kill it).
+"""The server as a child process: start it, initialize, talk, shut it down (or kill it).
 
-The server runs in its own session (``start_new_session``): Ctrl-C on the terminal reaches the
-client only, and the client decides what it means (interrupt, clear the line, quit).
+It is forked from the warm template when it can be (``tiller.warm``: no import to wait
+for), else spawned (``python -m tiller``). Either way it runs in its own session: Ctrl-C on
+the terminal reaches the client only, and the client decides what it means (interrupt,
+clear the line, quit).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tiller import __version__
 from tiller.faces.client.jsonrpc import Handlers, JsonRpcConnection, RpcError
 from tiller.jsontypes import JSON
+from tiller.warm.client import ForkedProcess, start_forked, start_template_if_missing
 
 SHUTDOWN_SECONDS = 5.0
 QUIT_GRACE_SECONDS = 1.0
@@ -27,17 +30,36 @@ def server_command() -> list[str]:
     return [sys.executable, "-m", "tiller"]
 
 
+class Process(Protocol):
+    """A spawned server (``asyncio.subprocess.Process``) or a forked one (``ForkedProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def stdin(self) -> asyncio.StreamWriter | None: ...
+    @property
+    def stdout(self) -> asyncio.StreamReader | None: ...
+    @property
+    def stderr(self) -> asyncio.StreamReader | None: ...
+    @property
+    def returncode(self) -> int | None: ...
+    async def wait(self) -> int: ...
+    def kill(self) -> None: ...
+
+
 class ServerProcess:
     """One running server and its JSON-RPC connection."""
 
     def __init__(
         self,
-        process: asyncio.subprocess.Process,
+        process: Process,
         handlers: Handlers,
         on_stderr: Callable[[str], None],
+        env: Mapping[str, str] | None = None,
     ) -> None:
         assert process.stdin is not None and process.stdout is not None
         self.process = process
+        self.env = env  # what it was started with
         self.rpc = JsonRpcConnection(process.stdout, process.stdin, handlers)
         self._tasks = [
             asyncio.create_task(self.rpc.serve()),
@@ -51,16 +73,20 @@ class ServerProcess:
         on_stderr: Callable[[str], None],
         env: Mapping[str, str] | None = None,
     ) -> ServerProcess:
-        process = await asyncio.create_subprocess_exec(
-            *server_command(),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(os.environ if env is None else env),
-            start_new_session=True,
-            limit=STREAM_LIMIT,
-        )
-        return cls(process, handlers, on_stderr)
+        """A server forked from the warm template (``tiller.warm``), else spawned."""
+        env = dict(os.environ if env is None else env)
+        process: Process | None = await start_forked([], env, STREAM_LIMIT)
+        if process is None:
+            process = await asyncio.create_subprocess_exec(
+                *server_command(),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                limit=STREAM_LIMIT,
+            )
+        return cls(process, handlers, on_stderr, env)
 
     @property
     def gone(self) -> asyncio.Event:
@@ -112,6 +138,13 @@ class ServerProcess:
                 self.kill()
         await self.wait_exit(SHUTDOWN_SECONDS)
         await self._drain()
+        self._warm_the_next()
+
+    def _warm_the_next(self) -> None:
+        """A spawned server's client is done: a warm template for the next one (started now,
+        so that its warm-up never competed with this start)."""
+        if self.env is not None and not isinstance(self.process, ForkedProcess):
+            start_template_if_missing(self.env)
 
     async def abandon(self) -> None:
         """Quit now: end of input tells the server to cancel its work (stopping running
@@ -121,6 +154,7 @@ class ServerProcess:
                 self.process.stdin.close()
         await self.wait_exit(QUIT_GRACE_SECONDS)
         await self._drain()
+        self._warm_the_next()
 
     async def _drain(self) -> None:
         with contextlib.suppress(TimeoutError):

@@ -14,7 +14,7 @@ import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -33,6 +33,13 @@ from tiller.core.approvals import (
     ToolAnswer,
 )
 from tiller.core.events import Posted
+from tiller.core.permission_commands import (
+    AddRule,
+    add,
+    listing_to_wire,
+    remove,
+    rules_in_force,
+)
 from tiller.core.scheduler import ToolCall
 from tiller.core.session import Handled, Queued, Session, Started
 from tiller.core.session_commands import SwitchTo
@@ -139,7 +146,7 @@ class RpcApprover:
             log.warning("confirmTool failed, denying: %s", err)
             return DENIED_BY_DEFAULT
         decision = answer.get("decision") if isinstance(answer, dict) else None
-        if decision not in ("allow", "allowSession", "deny"):
+        if decision not in ("allow", "allowSession", "allowAlways", "deny"):
             log.warning("malformed confirmTool answer, denying: %r", answer)
             return DENIED_BY_DEFAULT
         feedback = answer.get("feedback")
@@ -206,6 +213,34 @@ async def prompt(ls: TillerServer, params: p.PromptParams) -> p.PromptResult:
         case SwitchTo(session=session, message=message):
             await ls.switch_to(session)
             return {"status": "handled", "message": message}
+
+
+async def steer(ls: TillerServer, params: p.SteerParams) -> p.SteerResult:
+    """To the running turn at its next step; with none running, a prompt."""
+    session = ls.live_session()
+    steering = session.steer(params.text, params.turn_id)
+    if steering is not None:
+        return {"status": "steered", "turnId": steering.turn_id}
+    return cast(p.SteerResult, dict(await prompt(ls, p.PromptParams(params.text))))
+
+
+async def permissions(ls: TillerServer, params: p.NoParams) -> JSON:
+    session = ls.live_session()
+    return listing_to_wire(rules_in_force(session.workspace, session.grants))
+
+
+async def permissions_add(ls: TillerServer, params: p.AddRuleParams) -> JSON:
+    session = ls.live_session()
+    message = add(session.workspace, AddRule(params.effect, params.rule, params.scope))
+    listing = listing_to_wire(rules_in_force(session.workspace, session.grants))
+    return {**listing, "message": message}
+
+
+async def permissions_remove(ls: TillerServer, params: p.RemoveRuleParams) -> JSON:
+    session = ls.live_session()
+    grants, message = remove(session.workspace, session.grants, params.rule)
+    session.set_grants(grants)
+    return {**listing_to_wire(rules_in_force(session.workspace, grants)), "message": message}
 
 
 async def interrupt(ls: TillerServer, params: p.InterruptParams) -> p.InterruptResult:
@@ -361,6 +396,10 @@ HANDLERS: Final[dict[str, Route]] = {
     p.CHECKPOINTS: route(p.CheckpointsParams, checkpoints),
     p.REWIND: route(p.RewindParams, rewind),
     p.UNDO_REWIND: route(p.UndoRewindParams, undo_rewind),
+    p.STEER: route(p.SteerParams, steer),
+    p.PERMISSIONS: route(p.NoParams, permissions),
+    p.PERMISSIONS_ADD: route(p.AddRuleParams, permissions_add),
+    p.PERMISSIONS_REMOVE: route(p.RemoveRuleParams, permissions_remove),
 }
 """Every client request (`protocol.CLIENT_REQUESTS`): its params and its handler."""
 

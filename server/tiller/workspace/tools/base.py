@@ -230,9 +230,10 @@ class Preview:
 
     kind: Literal["diff", "command", "text"]
     fields: Mapping[str, str]
+    extra: Mapping[str, object] = field(default_factory=dict)  # e.g. a command's segments
 
     def to_wire(self) -> JSON:
-        return {"kind": self.kind, **self.fields}
+        return {"kind": self.kind, **self.fields, **self.extra}
 
 
 class Tool(Protocol):

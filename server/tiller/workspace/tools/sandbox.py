@@ -139,6 +139,20 @@ def bwrap_works() -> bool:
     return True
 
 
+def probed_bwrap() -> str | None:
+    """Probe bubblewrap now (a warm template does, before it forks); the ``bwrap`` probed."""
+    bwrap_works()
+    return shutil.which("bwrap")
+
+
+def keep_probe_if_same(bwrap: str | None) -> None:
+    """In a process forked after `probed_bwrap`: the inherited answer holds where ``PATH``
+    finds the same ``bwrap``; else it is forgotten, and probed again on first use."""
+    if shutil.which("bwrap") != bwrap:
+        sandbox_hardening.cache_clear()
+        bwrap_works.cache_clear()
+
+
 def choose_backend(setting: SandboxSetting) -> SandboxBackend:
     """The backend for a ``sandbox`` setting: bwrap when wanted and working, else none."""
     match setting:

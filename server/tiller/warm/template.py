@@ -1,0 +1,408 @@
+"""The template: ``python -m tiller.warm.template DIR [--idle SECONDS]``.
+
+Started by a client that found none, once that client's own start is over (``client.py``),
+in a session of its own, with a short allow-listed environment (no key). In order:
+
+1. It takes ``ID.lock`` (``flock``) and holds it for its life: a second template of the same
+   installation exits at once, and a client that finds the lock held starts none.
+2. It makes itself non-dumpable, imports the servers (both protocols) and the SDK, builds the
+   wire's converter, warms the read-only classifier and probes the sandbox, all on its one
+   thread: it never starts a thread, so every fork copies a process in which no other thread
+   held a lock (checked before each fork: with another thread alive it refuses, leaves, and
+   its clients spawn). Clients that come meanwhile find no socket and spawn their server:
+   a first start is never slower for the template's warm-up.
+3. It removes a stale socket, binds ``ID.sock`` (mode 0600, in the 0700 folder) and serves.
+   Per connection: the peer's uid (``SO_PEERCRED``) must be its own, else the connection is
+   closed. The client says its stamp (``hello``); a different stamp is a newer (or older)
+   install: the template answers ``stale``, unlinks its socket, releases the lock and exits
+   once its servers have ended, and the client starts a new one. Else it answers
+   ``ready``; the client sends its ``fork`` request (argv, environment, cwd, umask) with its
+   stdin, stdout and stderr attached. The template forks; the child becomes the server
+   (`become_server`) and the template answers its pid, later its exit code. A client whose
+   connection ends while its server runs has gone away: the server gets SIGTERM.
+4. It exits after ``--idle`` seconds with no server and no client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import fcntl
+import gc
+import json
+import logging
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tiller.warm.place import Place, WarmError, checked_dir, peer_uid, version_stamp
+
+log = logging.getLogger("tiller.warm.template")
+
+PRELOAD = (
+    "tiller.__main__",
+    "tiller.faces.lsp.rpc",
+    "tiller.faces.lsp.pygls_adapter",
+    "tiller.model.anthropic_provider",
+    "tiller.faces.acp",
+    "tiller.faces.acp.agent",
+    "acp.core",
+    "acp.stdio",
+)
+MAX_MESSAGE = 1 << 20
+DEFAULT_IDLE_SECONDS = 900.0
+STD_FDS = 3  # stdin, stdout, stderr
+
+
+def send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
+    data = json.dumps(message).encode()
+    if fds:
+        socket.send_fds(sock, [data], fds)
+    else:
+        sock.send(data)
+
+
+@dataclass
+class Client:
+    """One connection: its stage, and the server forked for it."""
+
+    sock: socket.socket
+    greeted: bool = False
+    server: int | None = None
+
+
+@dataclass
+class Template:
+    place: Place
+    listener: socket.socket
+    lock_fd: int
+    stamp: str
+    idle_seconds: float
+    bwrap: str | None  # the sandbox probe's, kept by a server whose PATH finds the same
+    socket_inode: int = 0  # the socket file it bound (a newer template's is left alone)
+    selector: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
+    clients: dict[int, Client] = field(default_factory=dict)  # by socket fd
+    servers: dict[int, Client] = field(default_factory=dict)  # by server pid
+    retired: bool = False
+    last_busy: float = field(default_factory=time.monotonic)
+
+    def serve(self) -> None:
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(wake_r, False)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.wake = (wake_r, wake_w)
+        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.selector.register(wake_r, selectors.EVENT_READ, "wake")
+        while not self._done():
+            for key, _ in self.selector.select(self._timeout()):
+                match key.data:
+                    case "accept":
+                        self._accept()
+                    case "wake":
+                        with contextlib.suppress(BlockingIOError):
+                            os.read(wake_r, 4096)
+                    case Client() as client:
+                        self._read(client)
+            self._reap()
+        log.info("the template exits (%s)", "replaced" if self.retired else "idle")
+
+    def _timeout(self) -> float:
+        return max(0.0, self.last_busy + self.idle_seconds - time.monotonic())
+
+    def _done(self) -> bool:
+        if self.servers or self.clients:
+            self.last_busy = time.monotonic()
+            return False
+        return self.retired or self._timeout() <= 0
+
+    def _accept(self) -> None:
+        if self.retired:
+            return
+        try:
+            sock, _ = self.listener.accept()
+        except OSError:
+            return
+        if peer_uid(sock) != os.getuid():  # another user: never served
+            log.warning("refused a connection from uid %d", peer_uid(sock))
+            sock.close()
+            return
+        client = Client(sock)
+        self.clients[sock.fileno()] = client
+        self.selector.register(sock, selectors.EVENT_READ, client)
+
+    def _read(self, client: Client) -> None:
+        try:
+            data, fds, _, _ = socket.recv_fds(client.sock, MAX_MESSAGE, STD_FDS)
+        except OSError:
+            data, fds = b"", []
+        if not data:
+            self._gone(client)
+            return
+        try:
+            message = json.loads(data)
+            if not client.greeted:
+                self._hello(client, message)
+            elif client.server is None and len(fds) == STD_FDS:
+                self._fork(client, ForkRequest.parse(message), fds)
+            else:
+                raise WarmError("unexpected message")
+        except (ValueError, WarmError, OSError) as err:
+            log.warning("bad request: %s", err)
+            with contextlib.suppress(OSError):
+                send(client.sock, {"refused": str(err)})
+            self._gone(client)
+        finally:
+            for fd in fds:  # the server has its copies
+                os.close(fd)
+
+    def _hello(self, client: Client, message: dict[str, Any]) -> None:
+        if message.get("hello") != self.stamp:
+            send(client.sock, {"refused": "stale"})
+            self._retire()
+            self._gone(client)
+            return
+        client.greeted = True
+        send(client.sock, {"ready": os.getpid()})
+
+    def _retire(self) -> None:
+        """A newer install wants the place: leave it (socket, lock) and end with the servers."""
+        if not self.retired:
+            self.retired = True
+            self.selector.unregister(self.listener)
+            self.leave()
+
+    def leave(self) -> None:
+        """Unlink the socket (while it is still ours), close it, release the lock."""
+        if self.listener.fileno() < 0:
+            return
+        with contextlib.suppress(OSError):
+            if os.stat(self.place.socket).st_ino == self.socket_inode:
+                os.unlink(self.place.socket)
+        self.listener.close()
+        os.close(self.lock_fd)
+
+    def _fork(self, client: Client, request: ForkRequest, fds: list[int]) -> None:
+        if threading.active_count() != 1:  # a fork must copy a single-threaded process
+            self._retire()
+            raise WarmError("the template has threads: it will not fork")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self._drop_in_child()
+            become_server(request, fds, self.bwrap)  # never returns
+        client.server = pid
+        self.servers[pid] = client
+        send(client.sock, {"pid": pid})
+
+    def _drop_in_child(self) -> None:
+        """What the server must not keep: every descriptor of the template's own."""
+        signal.set_wakeup_fd(-1)
+        for fd in self.wake:
+            os.close(fd)
+        self.selector.close()
+        for other in self.clients.values():
+            os.close(other.sock.detach())
+        if not self.retired:
+            os.close(self.listener.detach())
+            os.close(self.lock_fd)
+
+    def _gone(self, client: Client) -> None:
+        fd = client.sock.fileno()
+        if fd >= 0:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(client.sock)
+            self.clients.pop(fd, None)
+            client.sock.close()
+        if client.server is not None and client.server in self.servers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(client.server, signal.SIGTERM)  # its client went away
+
+    def _reap(self) -> None:
+        while self.servers:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            client = self.servers.pop(pid, None)
+            if client is None or client.sock.fileno() < 0:
+                continue
+            with contextlib.suppress(OSError):
+                send(client.sock, {"exit": os.waitstatus_to_exitcode(status)})
+            client.server = None
+            self._gone(client)
+
+
+@dataclass(frozen=True)
+class ForkRequest:
+    """What the server takes from its client: argv, environment, working dir, umask."""
+
+    args: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str
+    umask: int
+
+    @classmethod
+    def parse(cls, message: Any) -> ForkRequest:
+        if not isinstance(message, dict) or message.get("fork") is not True:
+            raise WarmError("expected a fork request")
+        args, env = message.get("args"), message.get("env")
+        cwd, umask = message.get("cwd"), message.get("umask")
+        if args not in ([], ["--acp"]):  # never --warm: a server forks no server
+            raise WarmError(f"args: expected [] or ['--acp'], got {args!r}")
+        if not isinstance(env, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise WarmError("env: expected an object of strings")
+        if not isinstance(cwd, str) or not isinstance(umask, int):
+            raise WarmError("cwd and umask: expected a string and a number")
+        return cls(tuple(args), env, cwd, umask)
+
+
+def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> None:
+    """In the fork: take the client's stdio, environment, cwd and umask; run the server."""
+    code = 1
+    try:
+        os.setsid()  # its own session, as a spawned server: the client's Ctrl-C is the client's
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.environ.clear()  # the client's environment, key included; none of the template's
+        os.environ.update(request.env)
+        os.chdir(request.cwd)
+        os.umask(request.umask)
+        from tiller.workspace.tools.sandbox import keep_probe_if_same
+
+        keep_probe_if_same(bwrap)  # the template's probe, where it holds for this PATH
+        sys.argv = ["tiller", *request.args]
+        logging.getLogger().handlers.clear()  # main() configures logging for this server
+        from tiller.__main__ import main
+
+        main()
+        code = 0
+    except SystemExit as done:
+        code = _exit_code(done.code)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        try:  # what the interpreter does on its way out: join threads, run atexit, flush
+            threading._shutdown()  # type: ignore[attr-defined]
+            import atexit
+
+            atexit._run_exitfuncs()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def warm_up() -> str | None:
+    """Import both servers and the SDK, build the wire's converter (its types resolved once),
+    warm the classifier, probe the sandbox: on this thread only. The ``bwrap`` probed."""
+    import importlib
+
+    from tiller import preload
+
+    with preload.full_collections_paused():
+        for name in PRELOAD:
+            importlib.import_module(name)
+    from tiller.faces.lsp.wire import plain_dict_converter
+    from tiller.workspace.tool_env import tool_env
+    from tiller.workspace.tools.bash_readonly import is_read_only_command
+    from tiller.workspace.tools.sandbox import probed_bwrap
+
+    plain_dict_converter()
+    tool_env()  # compiles the secret-name patterns once
+    is_read_only_command("true", Path("/"))
+    bwrap = probed_bwrap()
+    gc.collect()
+    gc.freeze()  # what the template loaded stays shared with its forks, never copied by a pass
+    return bwrap
+
+
+def _lock(place: Place) -> int:
+    """The place's lock (held for the template's life), or `WarmError`: another holds it."""
+    lock_fd = os.open(place.lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        os.close(lock_fd)
+        if err.errno in (errno.EAGAIN, errno.EACCES):
+            raise WarmError("another template serves this place") from err
+        raise
+    return lock_fd
+
+
+def _listen(place: Place) -> socket.socket:
+    """The socket, bound (mode 0600) once the template is warm: a client that finds it is
+    served at once; one that does not spawns its server (and starts no second template)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(place.socket)  # a dead template's: the lock says nobody serves it
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    old = os.umask(0o177)
+    try:
+        listener.bind(str(place.socket))
+    finally:
+        os.umask(old)
+    listener.listen(64)
+    return listener
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tiller.warm.template")
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--idle", type=float, default=DEFAULT_IDLE_SECONDS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=os.environ.get("TILLER_LOG_LEVEL", "WARNING").upper(),
+        format="%(asctime)s %(levelname)s template %(process)d: %(message)s",
+    )
+    from tiller.hardening import make_undumpable
+
+    make_undumpable()
+    try:
+        place = Place(checked_dir(args.directory, args.directory.lstat()))
+        lock_fd = _lock(place)
+    except (OSError, WarmError) as err:
+        log.info("not serving: %s", err)
+        return
+    stamp = version_stamp()
+    bwrap = warm_up()
+    listener = _listen(place)
+    inode = os.stat(place.socket).st_ino
+    template = Template(place, listener, lock_fd, stamp, args.idle, bwrap, inode)
+    try:
+        template.serve()
+    finally:
+        template.leave()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""`tiller chat` in a real terminal: steering with `>` while the agent works, the bell (or an
+OSC 9 notification) when it needs an answer or finishes, and the rule on each tool row."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import test_chat_tmux
+from fakeapi import FakeMessagesAPI
+from test_chat_tmux import Terminal, idle, text, tool_use
+
+# The tmux fixtures of test_chat_tmux.py, used here too.
+terminal = test_chat_tmux.terminal
+start_chat = test_chat_tmux.start_chat
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+def record_output(term: Terminal, into: Path) -> None:
+    """Everything the chat writes to its terminal from now on, raw, in ``into``."""
+    term.tmux("pipe-pane", "-o", "-t", "chat", f"cat >> {into}")
+
+
+async def test_a_line_starting_with_gt_steers_the_running_turn(
+    api: FakeMessagesAPI, start_chat: Any, workspace: Path
+) -> None:
+    gate = "until [ -e go ]; do sleep 0.05; done"
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_s1", command=gate)]},
+        {"content": [text("Using tabs from now on.")]},
+    )
+    term = await start_chat()
+    term.type("reformat")
+    term.keys("Enter")
+    await term.wait("Allow bash until")
+    term.keys("y")
+    await term.wait("… bash until")
+    term.type("> use tabs, not spaces")
+    term.keys("Enter")
+    (workspace / "go").touch()
+    screen = await term.wait(lambda s: "Using tabs from now on." in s and idle(s))
+    assert "↪ steered: use tabs, not spaces" in screen
+    assert screen.index("✓ bash until") < screen.index("↪ steered")
+    sent = api.message_requests()[1].body["messages"][-1]
+    assert "use tabs, not spaces" in json.dumps(sent)
+    assert "queued" not in screen
+
+
+async def test_the_bell_rings_for_a_question_and_a_finished_turn(
+    api: FakeMessagesAPI, start_chat: Any, tmp_path: Path
+) -> None:
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_b1", command="touch made")]},
+        {"content": [text("All done.")]},
+    )
+    term = await start_chat()
+    raw = tmp_path / "raw-bell"
+    record_output(term, raw)
+    term.type("make it")
+    term.keys("Enter")
+    await term.wait("Allow bash touch")
+    assert await _eventually(lambda: raw.read_bytes().count(b"\x07") >= 1)
+    term.keys("y")
+    screen = await term.wait(lambda s: "All done." in s and idle(s))
+    assert await _eventually(lambda: raw.read_bytes().count(b"\x07") >= 2)
+    assert "· ask: mode default" in screen  # the tool row says what decided
+
+
+async def test_osc9_sends_a_desktop_notification_with_the_message(
+    api: FakeMessagesAPI, start_chat: Any, tmp_path: Path
+) -> None:
+    api.enqueue({"content": [text("Finished.")]})
+    term = await start_chat("--notify", "osc9")
+    raw = tmp_path / "raw-osc9"
+    record_output(term, raw)
+    term.type("hello")
+    term.keys("Enter")
+    await term.wait(lambda s: "Finished." in s and idle(s))
+    assert await _eventually(lambda: b"\x1b]9;Tiller: turn completed\x07" in raw.read_bytes())
+
+
+async def _eventually(check: Any, tries: int = 100) -> bool:
+    """``check()`` once it holds (pipe-pane writes the file a moment after the screen)."""
+    for _ in range(tries):
+        try:
+            if check():
+                return True
+        except FileNotFoundError:
+            pass
+        await asyncio.sleep(0.05)
+    return bool(check())

@@ -1,0 +1,253 @@
+"""Permission rules: Claude Code's syntax read, matched per tool and per command segment, with
+deny > ask > allow, from every scope's settings file; the mode has the last word in plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiller.core.call_rules import Ruled, judge, judge_command, session_rules_for
+from tiller.core.permission_rules import Place, RuleBook, RuleError, matches_call, parse_rule
+from tiller.core.permissions import RULES_FILE, Allow, Ask, Deny, Grants, decide
+from tiller.core.rule_files import add_rule, is_rules_file, load_rule_book, remove_rule
+
+
+def book(**effects: list[str]) -> RuleBook:
+    return RuleBook(
+        tuple(
+            parse_rule(text, effect, "workspace", ".claude/settings.json")  # type: ignore[arg-type]
+            for effect, texts in effects.items()
+            for text in texts
+        )
+    )
+
+
+def never_read_only(_text: str) -> bool:
+    return False
+
+
+def command(rules: RuleBook, line: str) -> Ruled:
+    return judge_command(line, rules, never_read_only)
+
+
+def test_prefix_rule_matches_words_at_a_word_boundary() -> None:
+    rules = book(allow=["Bash(git diff:*)"])
+    assert command(rules, "git diff").effect == "allow"
+    assert command(rules, "git  diff --stat src").effect == "allow"
+    assert command(rules, "git diffx").effect is None
+    assert command(rules, "git status").effect is None
+
+
+def test_exact_and_wildcard_rules_follow_claude_code() -> None:
+    rules = book(allow=["Bash(npm install)", "Bash(ls *)", "Bash(git * main)"])
+    assert command(rules, "npm install").effect == "allow"
+    assert command(rules, "npm install left-pad").effect is None
+    assert command(rules, "ls").effect == "allow"  # a trailing " *" may match nothing
+    assert command(rules, "ls -la").effect == "allow"
+    assert command(rules, "git push origin main").effect == "allow"
+    assert command(rules, "git push origin dev").effect is None
+
+
+def test_compound_command_runs_only_when_every_segment_is_allowed() -> None:
+    rules = book(allow=["Bash(git status:*)"])
+    ruled = command(rules, "git status && rm -rf ./tmp")
+    assert ruled.effect is None  # the mode decides: asked in default mode
+    assert ruled.segments is not None
+    assert [(s.segment.text, s.decision) for s in ruled.segments] == [
+        ("git status", "allow"),
+        ("rm -rf ./tmp", None),
+    ]
+    assert decide("default", "bash", read_only=False, ruled=ruled, grants=Grants()) == Ask(
+        "mode default"
+    )
+
+
+def test_a_denied_segment_denies_the_command_and_names_the_rule() -> None:
+    rules = book(allow=["Bash"], deny=["Bash(rm:*)"])
+    ruled = command(rules, "echo hi; (cd x && rm -rf y)")
+    assert ruled.effect == "deny"
+    decision = decide("acceptEdits", "bash", read_only=False, ruled=ruled, grants=Grants())
+    assert isinstance(decision, Deny)
+    assert decision.by == "rule: Bash(rm:*) (workspace .claude/settings.json)"
+
+
+def test_deny_beats_ask_beats_allow_whatever_the_specificity() -> None:
+    rules = book(allow=["Bash(aws s3 ls)"], ask=["Bash(aws s3:*)"], deny=["Bash(aws iam:*)"])
+    assert command(rules, "aws s3 ls").effect == "ask"
+    assert command(rules, "aws iam list-users").effect == "deny"
+    read = book(allow=["Read(src/**)"], deny=["Read(src/secret/**)"])
+    place = Place(Path("/ws"), "/home/u")
+    deciding = read.for_call("read_file", {"path": "src/secret/key"}, place)
+    assert deciding is not None and deciding.effect == "deny"
+
+
+def test_an_ask_rule_asks_even_for_a_read_only_call() -> None:
+    ruled = judge_command("cat notes.txt", book(ask=["Bash(cat:*)"]), lambda _: True)
+    assert decide("default", "bash", read_only=True, ruled=ruled, grants=Grants()) == Ask(
+        "rule: Bash(cat:*) (workspace .claude/settings.json)"
+    )
+
+
+def test_plan_mode_denies_writes_whatever_an_allow_rule_says() -> None:
+    ruled = command(book(allow=["Bash(make:*)"]), "make build")
+    assert isinstance(decide("plan", "bash", read_only=False, ruled=ruled, grants=Grants()), Deny)
+    assert decide("default", "bash", read_only=False, ruled=ruled, grants=Grants()) == Allow(
+        "rule: Bash(make:*) (workspace .claude/settings.json)"
+    )
+
+
+def test_wrappers_redirections_and_assignments_only_match_exactly() -> None:
+    rules = book(allow=["Bash(find:*)", "Bash(git diff:*)", "Bash(rm:*)", "Bash(sudo:*)"])
+    for line in [
+        "find . -exec rm {} +",
+        "git diff > /etc/motd",
+        "FOO=1 rm x",
+        "sudo rm -rf /",
+        "git -c core.pager=evil diff",
+    ]:
+        assert command(rules, line).effect is None, line
+    assert command(book(allow=["Bash(git diff > out.txt)"]), "git diff > out.txt").effect == (
+        "allow"
+    )
+
+
+def test_substitutions_are_segments_of_their_own() -> None:
+    rules = book(allow=["Bash(echo:*)"])
+    ruled = command(rules, "echo $(rm -rf x) `touch y` <(curl z)")
+    assert ruled.segments is not None
+    assert [s.segment.text for s in ruled.segments] == [
+        "echo $(rm -rf x) `touch y` <(curl z)",
+        "rm -rf x",
+        "touch y",
+        "curl z",
+    ]
+    assert ruled.effect is None
+
+
+def test_unparsable_line_is_matched_only_by_a_bare_bash_rule() -> None:
+    line = "case x in a) rm;; esac"
+    assert command(book(allow=["Bash(case:*)"]), line) == Ruled(unparsed=line)
+    granted = RuleBook(session_rules_for(command(RuleBook(), line)))
+    assert command(granted, line).effect == "allow"  # "allow for session": this line only
+    assert command(granted, "case y in a) rm;; esac").effect is None
+    assert command(book(allow=["Bash"]), "case x in a) rm;; esac").effect == "allow"
+
+
+def test_allow_for_session_adds_exactly_the_segments_shown() -> None:
+    ruled = command(book(allow=["Bash(git status:*)"]), "git status && rm -rf ./tmp")
+    rules = session_rules_for(ruled)
+    assert [r.text for r in rules] == ["Bash(rm -rf ./tmp)"]
+    granted = RuleBook(rules)
+    assert command(granted, "rm -rf ./tmp").effect == "allow"
+    assert command(granted, "rm -rf ./tmp2").effect is None
+    assert command(granted, "rm -rf /").effect is None
+    starry = session_rules_for(command(RuleBook(), "rm *.o"))
+    assert command(RuleBook(starry), "rm -rf / x.o").effect is None
+
+
+def test_paths_are_gitignore_style_from_the_workspace() -> None:
+    place = Place(Path("/ws"), "/home/u")
+    cases = [
+        ("Edit(docs/**)", "docs/a/b.md", True),
+        ("Edit(docs/**)", "src/docs/a.md", False),
+        ("Edit(/docs/*.md)", "docs/a.md", True),
+        ("Edit(/docs/*.md)", "docs/x/a.md", False),
+        ("Read(*.env)", "deep/down/.prod.env", True),
+        ("Read(//etc/**)", "/etc/passwd", True),
+        ("Read(~/notes/**)", "/home/u/notes/x", True),
+    ]
+    for text, path, expected in cases:
+        rule = parse_rule(text, "deny", "user", "~/.claude/settings.json")
+        name = "edit_file" if text.startswith("Edit") else "read_file"
+        assert matches_call(rule, name, {"path": path}, place) is expected, (text, path)
+
+
+def test_mcp_and_web_fetch_rules_match_by_name_and_domain() -> None:
+    place = Place(Path("/ws"), "/home/u")
+    server = parse_rule("mcp__github", "allow", "user", "x")
+    starred = parse_rule("mcp__github__*", "allow", "user", "x")
+    one = parse_rule("mcp__github__create_issue", "deny", "user", "x")
+    for rule in (server, starred):
+        assert matches_call(rule, "mcp__github__list", {}, place)
+        assert not matches_call(rule, "mcp__githubx__list", {}, place)
+    assert matches_call(one, "mcp__github__create_issue", {}, place)
+    assert not matches_call(one, "mcp__github__create_issue2", {}, place)
+    fetch = parse_rule("WebFetch(domain:example.com)", "allow", "user", "x")
+    assert matches_call(fetch, "web_fetch", {"url": "https://example.com/a"}, place)
+    assert not matches_call(fetch, "web_fetch", {"url": "https://evil-example.com/"}, place)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Bash(git", "no closing parenthesis"),
+        ("Frobnicate(x)", "unknown tool"),
+        ("WebFetch(example.com)", "WebFetch(domain:example.com)"),
+        ("Bash(a:* b)", "':*' may only end"),
+        ("mcp__x(y)", "without parentheses"),
+    ],
+)
+def test_a_bad_rule_says_what_is_wrong(text: str, problem: str) -> None:
+    with pytest.raises(RuleError) as raised:
+        parse_rule(text, "allow", "user", "x")
+    assert problem in raised.value.message and repr(text) in raised.value.message
+
+
+def write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_rules_are_read_from_every_scope_and_problems_name_file_and_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("TILLER_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(make:*)"]}})
+    write(ws / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(make deploy)"]}})
+    write(ws / ".tiller" / "settings.local.json", {"permissions": {"ask": ["Bash(git", 3]}})
+    loaded = load_rule_book(ws)
+    assert [(r.scope, r.source, r.text) for r in loaded.rules] == [
+        ("user", "~/.claude/settings.json", "Bash(make:*)"),
+        ("workspace", ".claude/settings.json", "Bash(make deploy)"),
+    ]
+    assert loaded.problems == (
+        ".tiller/settings.local.json: permissions.ask[0]: 'Bash(git': no closing parenthesis",
+        ".tiller/settings.local.json: permissions.ask[1] is not a string",
+    )
+    assert command(loaded, "make deploy").effect == "deny"
+    assert command(loaded, "make test").by == "rule: Bash(make:*) (user ~/.claude/settings.json)"
+
+
+def test_permissions_add_writes_tillers_local_file_and_remove_never_rewrites_claude_files(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".claude" / "settings.local.json", {"permissions": {"allow": ["Bash(ls:*)"]}})
+    rule = add_rule(ws, "allow", "Bash(ls:*)")
+    assert rule.source == ".tiller/settings.local.json"
+    stored = json.loads((ws / ".tiller" / "settings.local.json").read_text())
+    assert stored == {"permissions": {"allow": ["Bash(ls:*)"]}}
+    changed, elsewhere = remove_rule(ws, "Bash(ls:*)")
+    assert changed == [".tiller/settings.local.json"]
+    assert elsewhere == [".claude/settings.local.json"]
+    assert "Bash(ls:*)" in (ws / ".claude" / "settings.local.json").read_text()
+
+
+def test_writing_a_rules_file_is_always_asked(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert is_rules_file(".claude/settings.local.json", ws)
+    assert is_rules_file("./.tiller/../.tiller/settings.json", ws)
+    assert not is_rules_file("src/settings.json", ws)
+    ruled = judge("write_file", "edit", {"path": ".claude/settings.json"}, RuleBook(), ws,
+                  never_read_only)  # fmt: skip
+    grants = Grants().allow_edits()
+    decision = decide("acceptEdits", "edit", read_only=False, ruled=ruled, grants=grants)
+    assert decision == Ask(RULES_FILE)
+    assert isinstance(decide("plan", "edit", read_only=False, ruled=ruled, grants=grants), Deny)
