@@ -153,3 +153,9 @@ def test_every_face_draws_hook_acted_as_one_line() -> None:
     assert hook_line(said) == "PreToolUse: hook: x timed out after 1 s"
     updates = SessionUpdates(ToolCalls(WS)).updates(denied)
     assert len(updates) == 1 and "denied the call" in str(updates[0])
+
+
+def test_a_hooks_allow_never_skips_an_ask_rule_or_a_rules_file_write() -> None:
+    allow = Verdict(permission="allow", permission_by="hook: a")
+    asked = Ask("rule Bash(git push:*)")
+    assert with_hook(asked, allow, firm_ask=True) == asked
