@@ -276,6 +276,9 @@ class ToolRunner:
     async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
         """ "Always allow": the segments' exact rules, kept in the local settings file."""
         kept, said = await asyncio.to_thread(keep_rules, self.setup.context.workspace, rules)
+        grants = self.host.grants  # a rule now in the file need not be a session rule too
+        self.host.set_grants(replace(grants, rules=tuple(
+            r for r in grants.rules if not (r.scope == "session" and r.text in kept))))  # fmt: skip
         if kept:
             self.host.emit(Notice(f"Always allowed ({LOCAL_RULES}): {', '.join(kept)}"))
         for why in said:
