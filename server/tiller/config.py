@@ -13,6 +13,7 @@ from typing import Any, Literal
 import platformdirs
 
 from tiller.errors import ConfigError
+from tiller.extend.hook_config import NO_HOOKS, HookConfig, parse_hooks
 from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
 from tiller.model.server_tools import ServerTools, WebToolSettings
 from tiller.model.usage import CACHE_TTLS, CacheTtl
@@ -77,6 +78,7 @@ class Config:
     checkpoint_retention_days: int = 30
     cache_ttl: CacheTtl = "5m"  # prompt-cache entries' life: 1h costs more to write (models.py)
     server_tools: ServerTools = ServerTools()  # webSearch / webFetch, off by default
+    hooks: HookConfig = NO_HOOKS  # ``hooks`` in Claude Code's shape (settings files add theirs)
     max_parallel_tasks: int = 3  # subagents of one session running at the same time
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
     mcp: McpOptions = McpOptions()
@@ -97,6 +99,7 @@ KNOWN_KEYS = frozenset(
         "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch", "maxParallelTasks",
         "mcpServers", "mcpAllow", "mcpReadOnly", "mcpCallSeconds", "mcpStartSeconds",
         "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
+        "hooks",
     }
 )  # fmt: skip
 
@@ -287,6 +290,16 @@ def _provider(value: Any) -> ProviderSettings:
             raise ConfigError("provider.kind", f"expected 'anthropic' or 'scripted', got {other!r}")
 
 
+def _hooks(value: Any) -> HookConfig:
+    """``hooks`` as Claude Code's settings write them; any wrong entry is an error here."""
+    config, problems = parse_hooks(value, "initializationOptions")
+    if problems:
+        raise ConfigError(
+            "hooks", "; ".join(p.removeprefix("initializationOptions: ") for p in problems)
+        )
+    return config
+
+
 def parse_config(options: Any) -> Config:
     """Validate ``initializationOptions``; unknown keys are ignored with a warning."""
     if options is None:
@@ -337,4 +350,5 @@ def parse_config(options: Any) -> Config:
             _web_tool(options.get("webFetch"), "webFetch"),
         ),
         mcp=_mcp(options),
+        hooks=_hooks(options.get("hooks")),
     )

@@ -25,6 +25,18 @@ TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: Final[tuple[TodoStatus, ...]] = get_args(TodoStatus)
 OutcomeName = Literal["completed", "interrupted", "stopped", "failed", "refused"]
 InterruptCause = Literal["user", "keyword", "server_stopped"]
+HookOutcome = Literal[
+    "allowed",  # a PreToolUse hook allowed a call the mode would have asked about
+    "denied",  # a PreToolUse hook denied a call (its reason is the error result)
+    "asked",  # a PreToolUse hook put a call to the user
+    "rewroteInput",  # a PreToolUse hook's updatedInput replaced the call's input
+    "addedContext",  # text for the model (PostToolUse, UserPromptSubmit, SessionStart)
+    "fedBack",  # PostToolUse exit 2 / decision block: its reason goes to the model
+    "blockedPrompt",  # UserPromptSubmit: the prompt did not reach the model
+    "continued",  # Stop: the model goes back to work with the hook's reason
+    "stopped",  # continue: false: the turn stops
+    "message",  # a systemMessage, a failure, a timeout: for the user only
+]
 ToolDecision = Literal["allow", "allowSession", "allowAlways", "deny"]
 PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
@@ -54,6 +66,7 @@ CYCLE_MODE: Final = "tiller/cycleMode"
 SET_MODE: Final = "tiller/setMode"
 SET_MODEL: Final = "tiller/setModel"
 LIST_MODELS: Final = "tiller/listModels"
+LIST_COMMANDS: Final = "tiller/listCommands"
 SET_THINKING: Final = "tiller/setThinking"
 GET_STATE: Final = "tiller/getState"
 GET_TODOS: Final = "tiller/getTodos"
@@ -369,6 +382,17 @@ class NoticeEvent(EventEnvelope):
     text: str
 
 
+class HookActedEvent(EventEnvelope):
+    """A hook did something (docs/extend.md); ``hooks`` names the commands."""
+
+    type: Literal["hookActed"]
+    event: str  # PreToolUse, PostToolUse, UserPromptSubmit, Stop, PreCompact, SessionStart, ...
+    hooks: str
+    outcome: HookOutcome
+    message: str
+    toolUseId: NotRequired[str]
+
+
 class PlanDecidedEvent(EventEnvelope):
     type: Literal["planDecided"]
     approved: bool
@@ -522,6 +546,7 @@ TillerEvent = (
     | ToolFinishedEvent
     | ToolOutputEvent
     | NoticeEvent
+    | HookActedEvent
     | PlanDecidedEvent
     | QueueDroppedEvent
     | StepRestartedEvent
@@ -589,6 +614,17 @@ class McpServerInfo(TypedDict):
 class McpList(TypedDict):
     servers: list[McpServerInfo]
     problems: list[str]  # configuration problems, each naming its file and server
+
+
+class CommandListItem(TypedDict):
+    name: str  # without the slash
+    description: str
+    source: str  # "built-in", or "project: <path>" / "user: <path>" for a custom command
+    argumentHint: NotRequired[str]
+
+
+class CommandList(TypedDict):
+    commands: list[CommandListItem]
 
 
 class SessionInfo(TypedDict):
@@ -889,6 +925,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     SET_MODE: (SetModeParams, ModeResult),
     SET_MODEL: (SetModelParams, ModelResult),
     LIST_MODELS: (NoParams, ModelList),
+    LIST_COMMANDS: (NoParams, CommandList),
     SET_THINKING: (SetThinkingParams, ThinkingWire),
     GET_STATE: (NoParams, StateWire),
     GET_TODOS: (NoParams, TodoBoard),

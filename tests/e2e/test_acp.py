@@ -272,6 +272,29 @@ async def test_initialize_advertises_load_session_embedded_context_and_mcp(
         assert not names & {"clear", "resume", "fork", "queue"}
 
 
+async def test_available_commands_update_lists_the_workspaces_custom_commands(
+    start: Any, workspace: Path
+) -> None:
+    commands_dir = workspace / ".claude" / "commands"
+    commands_dir.mkdir(parents=True)
+    (commands_dir / "review.md").write_text(
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS\n"
+    )
+    editor = Editor()
+    async with start(editor) as agent:
+        session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+        commands = await editor.wait_for(lambda: editor.of("available_commands_update"))
+        listed = {c.name: c for c in commands[0].available_commands}
+        assert listed["review"].description == "Review a file"
+        hint = listed["review"].input
+        assert hint is not None and hint.root.hint == "<file>"
+        assert "help" in listed
+        (commands_dir / "ship.md").write_text("Ship it.\n")
+        assert await agent.say(session.session_id, "/help") == "end_turn"
+        again = await editor.wait_for(lambda: editor.of("available_commands_update")[1:])
+        assert "ship" in {c.name for c in again[0].available_commands}
+
+
 async def test_tiller_acp_serves_the_agent_and_reads_settings_from_initialize_meta(
     api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:

@@ -11,6 +11,17 @@ export type TodoStatus = "pending" | "in_progress" | "completed";
 export const TODO_STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
 export type OutcomeName = "completed" | "interrupted" | "stopped" | "failed" | "refused";
 export type InterruptCause = "user" | "keyword" | "server_stopped";
+export type HookOutcome =
+  | "allowed"
+  | "denied"
+  | "asked"
+  | "rewroteInput"
+  | "addedContext"
+  | "fedBack"
+  | "blockedPrompt"
+  | "continued"
+  | "stopped"
+  | "message";
 export type ToolDecision = "allow" | "allowSession" | "allowAlways" | "deny";
 export type PermissionDecision = "allow" | "ask" | "deny";
 export type ModelThinking = "adaptive" | "budget" | "none";
@@ -41,6 +52,7 @@ export const CYCLE_MODE = "tiller/cycleMode";
 export const SET_MODE = "tiller/setMode";
 export const SET_MODEL = "tiller/setModel";
 export const LIST_MODELS = "tiller/listModels";
+export const LIST_COMMANDS = "tiller/listCommands";
 export const SET_THINKING = "tiller/setThinking";
 export const GET_STATE = "tiller/getState";
 export const GET_TODOS = "tiller/getTodos";
@@ -252,6 +264,20 @@ export interface NoticeEvent {
   text: string;
 }
 
+/** A hook did something (docs/extend.md); `hooks` names the commands. */
+export interface HookActedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "hookActed";
+  event: string;
+  hooks: string;
+  outcome: HookOutcome;
+  message: string;
+  toolUseId?: string;
+}
+
 export interface PlanDecidedEvent {
   sessionId: string;
   turnId: string | null;
@@ -458,6 +484,7 @@ export type TillerEvent =
   | ToolFinishedEvent
   | ToolOutputEvent
   | NoticeEvent
+  | HookActedEvent
   | PlanDecidedEvent
   | QueueDroppedEvent
   | StepRestartedEvent
@@ -521,6 +548,17 @@ export interface McpServerInfo {
 export interface McpList {
   servers: McpServerInfo[];
   problems: string[];
+}
+
+export interface CommandListItem {
+  name: string;
+  description: string;
+  source: string;
+  argumentHint?: string;
+}
+
+export interface CommandList {
+  commands: CommandListItem[];
 }
 
 export interface SessionInfo {
@@ -781,6 +819,7 @@ export interface ClientRequests {
   "tiller/setMode": [SetModeParams, ModeResult];
   "tiller/setModel": [SetModelParams, ModelResult];
   "tiller/listModels": [NoParams, ModelList];
+  "tiller/listCommands": [NoParams, CommandList];
   "tiller/setThinking": [SetThinkingParams, Thinking];
   "tiller/getState": [NoParams, State];
   "tiller/getTodos": [NoParams, TodoBoard];

@@ -6,6 +6,7 @@ the session applies it (session.apply_command).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -51,6 +52,32 @@ HELP: Final = """Commands:
   /steer TEXT           send TEXT to the running turn at its next step (idle: a prompt)
   /permissions [ARGS]   list the permission rules; add allow|ask|deny RULE [--workspace|--user];
                         remove RULE (rules: Bash(git diff:*), Edit(docs/**), ...)"""
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    """A slash command as clients list it (built-in or custom)."""
+
+    name: str  # without the slash
+    description: str
+    argument_hint: str | None = None
+    source: str = "built-in"  # or "project: <path>", "user: <path>"
+
+    def to_wire(self) -> dict[str, str]:
+        wire = {"name": self.name, "description": self.description, "source": self.source}
+        return wire | ({"argumentHint": self.argument_hint} if self.argument_hint else {})
+
+
+def builtin_commands(help_text: str = HELP) -> list[CommandInfo]:
+    """The built-in commands, read from the /help text (one name each, first form wins)."""
+    found: dict[str, CommandInfo] = {}
+    for match in re.finditer(r"^\s+/(\S+)(?: (\S+))?\s{2,}(\S.*)$", help_text, re.MULTILINE):
+        name, argument, description = match.groups()
+        found.setdefault(name, CommandInfo(name, description, argument))
+    return list(found.values())
+
+
+BUILTIN_NAMES: Final = frozenset(c.name for c in builtin_commands())
 
 
 class SessionView(Protocol):

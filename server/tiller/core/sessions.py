@@ -26,6 +26,7 @@ from tiller.core.subagents import TaskTool
 from tiller.core.system_prompt import system_prompt
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.agents import Agents
+from tiller.extend.skill_tool import SkillTool
 from tiller.model import models
 from tiller.model.provider import ProviderError
 from tiller.model.usage import Ledger
@@ -95,7 +96,7 @@ class Sessions:
             provider=runtime.provider,
             approver=seat.approver,
             sink=seat.sink,
-            tools=default_tools(),
+            tools=[*default_tools(), SkillTool()],
             store=runtime.store,
             checkpoints=runtime.checkpoints(workspace),
             shell=runtime.shell,

@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from tiller.core import compaction, history
 from tiller.core.approvals import Approver
 from tiller.core.events import Event
 from tiller.core.history import Message
 from tiller.core.permissions import Grants, McpRules
+from tiller.extend.hooks import NO_SESSION_HOOKS, Hooks
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
@@ -21,6 +22,28 @@ from tiller.model.server_tools import NO_SERVER_TOOLS, ServerTools
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
 from tiller.workspace.tools.base import Tool, ToolContext
+
+SessionStartSource = Literal["startup", "resume"]
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What a custom slash command sets for its own turn only."""
+
+    model: str | None = None  # the frontmatter's ``model``
+    allowed_tools: tuple[str, ...] = ()  # ``allowed-tools``: no question for these
+    command: str | None = None  # the command, e.g. ``/review``, for the tool rows
+
+
+PLAIN_TURN = TurnOptions()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A prompt waiting in the queue, with the options of the command that made it."""
+
+    text: str
+    options: TurnOptions = PLAIN_TURN
 
 
 class TurnHost(Protocol):
@@ -67,7 +90,11 @@ class TurnSetup:
     approver: Approver
     tool_budget: int
     session_id: str = ""
-    stop_hook: str | None = None
+    stop_hook: str | None = None  # the ``stopHook`` setting (its own stdin shape, kept)
+    hooks: Hooks = NO_SESSION_HOOKS  # Claude Code's hooks, from the settings
+    session_start: SessionStartSource | None = None  # this turn starts the live session
+    options: TurnOptions = PLAIN_TURN  # a custom command's model and allowed tools
+    user_prompt: bool = True  # the prompt is the user's (UserPromptSubmit hooks see it)
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode

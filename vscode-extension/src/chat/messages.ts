@@ -1,17 +1,19 @@
 // Messages between the chat webview and the extension host. Shared by both bundles.
-import type { ToolDecision } from "../protocol";
+import type { CommandListItem, ToolDecision } from "../protocol";
 import type { ChatCommand } from "./model";
 import type { ChatPatch } from "./patch";
 
 /** `patch`: what changed in the chat since the last one (the whole chat when `reset`). */
 export type ToWebview =
   | { type: "patch"; patch: ChatPatch }
-  | { type: "focusInput" };
+  | { type: "focusInput" }
+  | { type: "commands"; commands: CommandListItem[] };
 
 export type FromWebview =
   | { type: "ready" }
   | { type: "focus"; focused: boolean }
   | { type: "prompt"; text: string }
+  | { type: "listCommands" }
   | { type: "steer"; text: string }
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
@@ -35,6 +37,7 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "ready",
   "focus",
   "prompt",
+  "listCommands",
   "interrupt",
   "openDiff",
   "copy",

@@ -12,7 +12,6 @@ import base64
 import binascii
 import contextlib
 import logging
-import re
 from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Any, Final
@@ -70,7 +69,7 @@ from acp.schema import (
 from tiller import __version__
 from tiller.config import parse_config
 from tiller.core import session_commands
-from tiller.core.commands import HELP
+from tiller.core.commands import CommandInfo, builtin_commands
 from tiller.core.events import Posted
 from tiller.core.session import Handled, Queued, Started, new_id
 from tiller.core.session_commands import SwitchTo
@@ -107,17 +106,19 @@ def invalid_params(message: str) -> RequestError:
     return RequestError(-32602, f"Invalid params: {message}", {"message": message})
 
 
-def advertised_commands(help_text: str = HELP) -> list[AvailableCommand]:
-    """The core's slash commands (parsed from its /help text) that make sense over ACP."""
+def advertised_commands(commands: Sequence[CommandInfo] | None = None) -> list[AvailableCommand]:
+    """The slash commands (built-in and the workspace's custom ones) that make sense over
+    ACP."""
     found: dict[str, AvailableCommand] = {}
-    for match in re.finditer(r"^\s+/(\S+)(?: (\S+))?\s{2,}(\S.*)$", help_text, re.MULTILINE):
-        name, argument, description = match.groups()
-        if name in NOT_ADVERTISED or name in found:
+    for command in builtin_commands() if commands is None else commands:
+        if command.name in NOT_ADVERTISED or command.name in found:
             continue
         hint = None
-        if argument:
-            hint = AvailableCommandInput(root=UnstructuredCommandInput(hint=argument))
-        found[name] = AvailableCommand(name=name, description=description, input=hint)
+        if command.argument_hint:
+            hint = AvailableCommandInput(root=UnstructuredCommandInput(hint=command.argument_hint))
+        found[command.name] = AvailableCommand(
+            name=command.name, description=command.description, input=hint
+        )
     return list(found.values())
 
 
@@ -243,6 +244,7 @@ class AcpSession:
             sessions.greet(self.session)
         self._shown_mode = self.session.mode
         self._shown_model = self.session.model
+        self._shown_commands: list[AvailableCommand] = []
 
     # --- SessionSink ------------------------------------------------------------------------
 
@@ -323,13 +325,21 @@ class AcpSession:
 
     def announce(self) -> None:
         """After session/new or session/load answered: the commands, the plan, the models."""
-        self.outbox.send(update_available_commands(advertised_commands()))
+        self._announce_commands()
         if self.session.todos:
             self.outbox.send(plan_update(self.session.todos, running=self.session.busy))
         if not self.runtime.models:
             task = asyncio.get_running_loop().create_task(self._list_models())
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+    def _announce_commands(self) -> None:
+        """The slash commands, when they are not what the editor was last sent (a custom
+        command file added or removed shows at the next prompt)."""
+        listed = advertised_commands(session_commands.list_commands(self.session.workspace))
+        if listed != self._shown_commands:
+            self._shown_commands = listed
+            self.outbox.send(update_available_commands(listed))
 
     async def _list_models(self) -> None:
         if await self.runtime.list_models():
@@ -348,6 +358,7 @@ class AcpSession:
         async with self.lock:
             if self.cancels != asked_at:
                 return PromptResponse(stop_reason="cancelled")
+            self._announce_commands()
             words = text.strip().split(maxsplit=1)
             command = words[0][1:] if words and words[0].startswith("/") else ""
             if command in SESSION_SWITCHES:

@@ -49,6 +49,7 @@ from acp.schema import (
 
 from tiller.core.transcript import as_events
 from tiller.faces.client.children import Children, is_child_event
+from tiller.faces.client.render import hook_line
 from tiller.jsontypes import JSON
 from tiller.protocol import Todo
 
@@ -343,6 +344,8 @@ class SessionUpdates:
                 return self.calls.output(fields)
             case "toolFinished":
                 return self.calls.finished(fields)
+            case "hookActed":  # the editor has no notices: a line in the answer
+                return [update_agent_message_text(f"\n\n*{hook_line(fields)}*\n\n")]
             case "stepRestarted":
                 return [update_agent_message_text("\n\n*(retrying this step)*\n\n")]
             case "steered":

@@ -285,6 +285,12 @@ async def list_models(ls: TillerServer, params: p.NoParams) -> JSON:
     return {"models": [provider.spec(i).to_wire() for i in ids], "current": session.model}
 
 
+async def list_commands(ls: TillerServer, params: p.NoParams) -> JSON:
+    """Built-in and custom slash commands (read now: a new file shows at once)."""
+    workspace = ls.live_session().workspace
+    return {"commands": [c.to_wire() for c in session_commands.list_commands(workspace)]}
+
+
 async def set_thinking(ls: TillerServer, params: p.SetThinkingParams) -> p.ThinkingWire:
     session = ls.live_session()
     thinking = Thinking(
@@ -387,6 +393,7 @@ HANDLERS: Final[dict[str, Route]] = {
     p.SET_MODE: route(p.SetModeParams, set_mode),
     p.SET_MODEL: route(p.SetModelParams, set_model),
     p.LIST_MODELS: route(p.NoParams, list_models),
+    p.LIST_COMMANDS: route(p.NoParams, list_commands),
     p.SET_THINKING: route(p.SetThinkingParams, set_thinking),
     p.GET_STATE: route(p.NoParams, get_state),
     p.GET_TODOS: route(p.NoParams, get_todos),
