@@ -29,6 +29,7 @@ BENCHES = (
     "cache_share",
     "acp_cancel_latency",
     "checkpoints",
+    "mcp_prefix",
 )
 
 

@@ -32,6 +32,7 @@ types() {
 phase "setup: system packages" scripts/setup-system.sh
 phase "setup: python" scripts/setup-python.sh
 phase "setup: node test tools" scripts/setup-node-tests.sh
+phase "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
 phase "ruff" lint
 phase "mypy (strict) + protocol.ts" types
 phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last

@@ -88,6 +88,12 @@ block comes whole in its `content_block_start`, and a text block's `citations` a
 unless it is a server tool the fake knows (`SERVER_TOOL_TYPES`); web fetch also needs the beta
 header `anthropic-beta: web-fetch-2025-09-10`
 (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-fetch-tool).
+Tool search as its docs describe it
+(https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool): tools with
+`defer_loading: true` need the beta header `advanced-tool-use-2025-11-20`, are left out of the
+prefix (tokens, cache, the thinking binding) and counted where a `tool_reference` block in a
+`tool_result` loads them; every tool deferred, or a reference to a tool with no definition, is
+a 400 (`check_tool_search`).
 
 Requests are refused (400) as the API refuses them: besides malformed histories, a thinking
 form the model does not take (`MODELS`: Claude 5 and Opus 4.7/4.8 take only adaptive, 4.5
@@ -614,7 +620,7 @@ class PromptBlock:
 def prompt_blocks(body: JsonDict) -> list[PromptBlock]:
     """The request's prompt as the API caches it; a top-level `cache_control` is a breakpoint
     on the last block."""
-    raw: list[tuple[str, Any]] = [("tools", tool) for tool in body.get("tools") or []]
+    raw: list[tuple[str, Any]] = [("tools", tool) for tool in loaded_tools(body)]
     system = body.get("system")
     if isinstance(system, str) and system:
         raw.append(("system", {"type": "text", "text": system}))
@@ -622,7 +628,8 @@ def prompt_blocks(body: JsonDict) -> list[PromptBlock]:
         raw += [("system", block) for block in system]
     for message in body.get("messages") or []:
         if isinstance(message, dict):
-            raw += [(str(message.get("role")), block) for block in _blocks(message)]
+            content = expand_references(body, _blocks(message))  # deferred tools count here
+            raw += [(str(message.get("role")), block) for block in content]
     blocks: list[PromptBlock] = []
     for section, block in raw:
         if not isinstance(block, dict):
@@ -1042,6 +1049,78 @@ def check_server_tools(body: JsonDict, beta: str = "") -> str | None:
         needed = BETA_OF_TOOL.get(kind)
         if needed is not None and needed not in betas:
             return f"tools.{index}: '{kind}' requires the beta header 'anthropic-beta: {needed}'"
+    return None
+
+
+# Tool search (https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool):
+# a tool with `defer_loading: true` stays out of the prompt until a `tool_reference` block
+# (`{"type": "tool_reference", "tool_name": ...}`, in a `tool_result`'s content: "Custom tool
+# search implementation") loads it; its definition is then expanded where the reference is,
+# so deferred tools are not part of the system/tools prefix (the page's prompt caching
+# section). Needs the beta header; refused as the page's error section lists: every tool
+# deferred, or a reference to a tool with no definition in `tools`.
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+
+
+def deferred_tools(body: JsonDict) -> dict[str, JsonDict]:
+    return {
+        str(tool.get("name")): tool
+        for tool in body.get("tools") or []
+        if isinstance(tool, dict) and tool.get("defer_loading") is True
+    }
+
+
+def loaded_tools(body: JsonDict) -> list[Any]:
+    """The tools in the prompt's prefix: all but the deferred ones."""
+    return [
+        tool
+        for tool in body.get("tools") or []
+        if not (isinstance(tool, dict) and tool.get("defer_loading") is True)
+    ]
+
+
+def expand_references(body: JsonDict, blocks: Sequence[Any]) -> list[Any]:
+    """`blocks` with each tool_result's `tool_reference` blocks replaced by the definition
+    they load (what the model reads there)."""
+    deferred = deferred_tools(body)
+    out: list[Any] = []
+    for block in blocks:
+        content = block.get("content") if isinstance(block, dict) else None
+        if isinstance(content, list) and any(_is_reference(c) for c in content):
+            expanded = [
+                {"type": "tool_definition", **deferred.get(str(c.get("tool_name")), {})}
+                if _is_reference(c)
+                else c
+                for c in content
+            ]
+            block = {**block, "content": expanded}
+        out.append(block)
+    return out
+
+
+def _is_reference(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_reference"
+
+
+def check_tool_search(body: JsonDict, beta: str = "") -> str | None:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    deferred = deferred_tools(body)
+    if deferred and TOOL_SEARCH_BETA not in {b.strip() for b in beta.split(",")}:
+        return f"tools: defer_loading requires the beta header 'anthropic-beta: {TOOL_SEARCH_BETA}'"
+    if tools and len(deferred) == len(tools):
+        return "All tools have defer_loading set to true. At least one tool must be non-deferred."
+    for index, message in enumerate(body.get("messages") or []):
+        for block_index, block in enumerate(_blocks(message) if isinstance(message, dict) else []):
+            content = block.get("content") if isinstance(block, dict) else None
+            for ref in content if isinstance(content, list) else []:
+                if not _is_reference(ref):
+                    continue
+                if block.get("type") != "tool_result":
+                    where = f"messages.{index}.content.{block_index}"
+                    return f"{where}: tool_reference blocks belong in a tool_result"
+                name = ref.get("tool_name")
+                if name not in deferred and name not in {t.get("name") for t in tools}:
+                    return f"Tool reference '{name}' has no corresponding tool definition"
     return None
 
 
@@ -1542,12 +1621,14 @@ def prefix_digest(body: JsonDict, before: Sequence[Any], role: str, blocks: Sequ
     if isinstance(system, str):
         system = [{"type": "text", "text": system}]
     messages = [
-        {"role": m.get("role"), "content": _blocks(m)} for m in before if isinstance(m, dict)
+        {"role": m.get("role"), "content": expand_references(body, _blocks(m))}
+        for m in before
+        if isinstance(m, dict)
     ]
-    prefix = {
+    prefix = {  # deferred tools are where their references are, not here (tool search)
         "system": system,
-        "tools": body.get("tools") or [],
-        "messages": [*messages, {"role": role, "content": list(blocks)}],
+        "tools": loaded_tools(body),
+        "messages": [*messages, {"role": role, "content": expand_references(body, blocks)}],
     }
     encoded = json.dumps(_without_cache_control(prefix), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(encoded.encode()).hexdigest()[:32]
@@ -2084,7 +2165,11 @@ class FakeMessagesAPI:
         reference, api/messages/count_tokens): the body of a Messages request without
         `max_tokens`/`stream`, answered `{"input_tokens": N}`, N counted as `usage` counts a
         prompt (`prompt_tokens`). Recorded like every request (`count_requests`)."""
-        problem = _body_problem(body) or validate_messages_request(body, need_max_tokens=False)
+        problem = (
+            _body_problem(body)
+            or validate_messages_request(body, need_max_tokens=False)
+            or check_tool_search(body, request.headers.get("anthropic-beta", ""))
+        )
         if problem:
             return await self._send_error(
                 connection, request, body, 400, "invalid_request_error", problem
@@ -2100,6 +2185,7 @@ class FakeMessagesAPI:
                 body, reject_text_after_tool_result=self.reject_text_after_tool_result
             )
             or check_server_tools(body, request.headers.get("anthropic-beta", ""))
+            or check_tool_search(body, request.headers.get("anthropic-beta", ""))
         )
         if problem:
             return await self._send_error(

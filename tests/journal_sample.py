@@ -211,6 +211,9 @@ async def sample(workspace: Path, data_dir: Path) -> JSON:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["TILLER_DATA_DIR"] = str(data_dir)
     env.setdefault("TILLER_LOG_LEVEL", "WARNING")
+    # A plain spawn: run by the extension's unit tests too, it must not start (and leave) a
+    # warm template in the user's own runtime dir.
+    env["TILLER_WARM"] = "0"
     session = Session()
     async with FakeMessagesAPI(api_key=API_KEY) as api:
         server = await ServerProcess.start(session.handlers(), log_line, env=env)

@@ -44,8 +44,11 @@ class WarmPlace:
         return env
 
     def templates(self) -> list[int]:
-        """The live templates of this place (their command line names its folder)."""
-        return processes_with(f"tiller.warm.template\0{self.place.directory}\0")
+        """The live templates of this place (their command line names its folder). A server
+        forked from a template keeps its command line: a process whose parent is one of them
+        is such a server, not a template."""
+        found = processes_with(f"tiller.warm.template\0{self.place.directory}\0")
+        return [pid for pid in found if parent_of(pid) not in found]
 
     def connectable(self) -> bool:
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
@@ -106,3 +109,11 @@ async def fork_server(env: dict[str, str]) -> ForkedProcess:
     if forked is None:
         raise RuntimeError(f"the warm template did not fork (see {SUITE.place.log})")
     return forked
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent pid of a live process (None once it is gone)."""
+    try:
+        return int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
 
 from tiller.errors import ConfigError
+from tiller.extend.hook_config import NO_HOOKS, HookConfig, parse_hooks
 from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
 from tiller.model.server_tools import ServerTools, WebToolSettings
 from tiller.model.usage import CACHE_TTLS, CacheTtl
@@ -25,6 +27,9 @@ _ENV_PATTERN = re.compile(r"!?[A-Za-z0-9_*?]+")
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOOL_INPUT_BYTES = 1_048_576
 DEFAULT_STREAM_IDLE_SECONDS = 60
+DEFAULT_MCP_CALL_SECONDS = 120
+DEFAULT_MCP_START_SECONDS = 30
+_TOOL_PATTERN = re.compile(r"[A-Za-z0-9_*?\-]+")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,18 @@ class ScriptedSettings:
 
 
 ProviderSettings = AnthropicSettings | ScriptedSettings
+
+
+@dataclass(frozen=True)
+class McpOptions:
+    """The MCP keys of ``initializationOptions`` (see extend/mcp and docs/protocol.md)."""
+
+    servers: Mapping[str, Any] = field(default_factory=dict)  # mcpServers, Claude Code's shape
+    allow: tuple[str, ...] = ()  # mcpAllow: tool name patterns that run without asking
+    read_only: tuple[str, ...] = ()  # mcpReadOnly: ... that only read (allowed in plan mode)
+    call_seconds: int = DEFAULT_MCP_CALL_SECONDS
+    start_seconds: int = DEFAULT_MCP_START_SECONDS
+    enable: Mapping[str, Any] = field(default_factory=dict)  # enabledMcpjsonServers, ...
 
 
 @dataclass(frozen=True)
@@ -61,8 +78,10 @@ class Config:
     checkpoint_retention_days: int = 30
     cache_ttl: CacheTtl = "5m"  # prompt-cache entries' life: 1h costs more to write (models.py)
     server_tools: ServerTools = ServerTools()  # webSearch / webFetch, off by default
+    hooks: HookConfig = NO_HOOKS  # ``hooks`` in Claude Code's shape (settings files add theirs)
     max_parallel_tasks: int = 3  # subagents of one session running at the same time
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
+    mcp: McpOptions = McpOptions()
 
     @property
     def resolved_data_dir(self) -> Path:
@@ -78,6 +97,9 @@ KNOWN_KEYS = frozenset(
         "checkpointTimeoutSeconds", "stopHook", "provider", "dataDir",
         "maxToolInputBytes", "streamIdleSeconds", "sandbox", "scrubEnv",
         "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch", "maxParallelTasks",
+        "mcpServers", "mcpAllow", "mcpReadOnly", "mcpCallSeconds", "mcpStartSeconds",
+        "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
+        "hooks",
     }
 )  # fmt: skip
 
@@ -91,6 +113,8 @@ MAXIMUMS: dict[str, int] = {
     "streamIdleSeconds": 3_600,
     "checkpointRetentionDays": 36_500,
     "maxParallelTasks": 16,
+    "mcpCallSeconds": 86_400,
+    "mcpStartSeconds": 3_600,
 }
 
 
@@ -204,6 +228,45 @@ def _web_tool(value: Any, key: str) -> WebToolSettings:
     return WebToolSettings(value["enabled"], allowed, blocked, max_uses, in_plan)
 
 
+def _tool_patterns(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(
+        isinstance(v, str) and _TOOL_PATTERN.fullmatch(v) for v in value
+    ):
+        raise ConfigError(
+            key, f"expected a list of tool names or patterns (mcp__time__*), got {value!r}"
+        )
+    return tuple(value)
+
+
+def _mcp(options: dict[str, Any]) -> McpOptions:
+    """The MCP keys; each server entry is checked when the servers are read, so one bad entry
+    is a notice naming it and the others still work."""
+    servers = options.get("mcpServers") or {}
+    if not isinstance(servers, dict):
+        raise ConfigError("mcpServers", "expected an object of servers ({name: {command, ...}})")
+    enable: dict[str, Any] = {
+        key: options[key]
+        for key in ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
+        if key in options
+    }
+    if not isinstance(enable.get("enableAllProjectMcpServers", False), bool):
+        raise ConfigError("enableAllProjectMcpServers", "expected a bool")
+    for key in ("enabledMcpjsonServers", "disabledMcpjsonServers"):
+        names = enable.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(key, "expected a list of server names")
+    return McpOptions(
+        servers=servers,
+        allow=_tool_patterns(options.get("mcpAllow"), "mcpAllow"),
+        read_only=_tool_patterns(options.get("mcpReadOnly"), "mcpReadOnly"),
+        call_seconds=_int(options, "mcpCallSeconds", DEFAULT_MCP_CALL_SECONDS, minimum=1),
+        start_seconds=_int(options, "mcpStartSeconds", DEFAULT_MCP_START_SECONDS, minimum=1),
+        enable=enable,
+    )
+
+
 def _provider(value: Any) -> ProviderSettings:
     if value is None:
         return AnthropicSettings()
@@ -225,6 +288,16 @@ def _provider(value: Any) -> ProviderSettings:
             return ScriptedSettings(script)
         case other:
             raise ConfigError("provider.kind", f"expected 'anthropic' or 'scripted', got {other!r}")
+
+
+def _hooks(value: Any) -> HookConfig:
+    """``hooks`` as Claude Code's settings write them; any wrong entry is an error here."""
+    config, problems = parse_hooks(value, "initializationOptions")
+    if problems:
+        raise ConfigError(
+            "hooks", "; ".join(p.removeprefix("initializationOptions: ") for p in problems)
+        )
+    return config
 
 
 def parse_config(options: Any) -> Config:
@@ -276,4 +349,6 @@ def parse_config(options: Any) -> Config:
             _web_tool(options.get("webSearch"), "webSearch"),
             _web_tool(options.get("webFetch"), "webFetch"),
         ),
+        mcp=_mcp(options),
+        hooks=_hooks(options.get("hooks")),
     )

@@ -25,6 +25,18 @@ TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_STATUSES: Final[tuple[TodoStatus, ...]] = get_args(TodoStatus)
 OutcomeName = Literal["completed", "interrupted", "stopped", "failed", "refused"]
 InterruptCause = Literal["user", "keyword", "server_stopped"]
+HookOutcome = Literal[
+    "allowed",  # a PreToolUse hook allowed a call the mode would have asked about
+    "denied",  # a PreToolUse hook denied a call (its reason is the error result)
+    "asked",  # a PreToolUse hook put a call to the user
+    "rewroteInput",  # a PreToolUse hook's updatedInput replaced the call's input
+    "addedContext",  # text for the model (PostToolUse, UserPromptSubmit, SessionStart)
+    "fedBack",  # PostToolUse exit 2 / decision block: its reason goes to the model
+    "blockedPrompt",  # UserPromptSubmit: the prompt did not reach the model
+    "continued",  # Stop: the model goes back to work with the hook's reason
+    "stopped",  # continue: false: the turn stops
+    "message",  # a systemMessage, a failure, a timeout: for the user only
+]
 ToolDecision = Literal["allow", "allowSession", "allowAlways", "deny"]
 PermissionDecision = Literal["allow", "ask", "deny"]
 ModelThinking = Literal["adaptive", "budget", "none"]
@@ -58,6 +70,7 @@ CYCLE_MODE: Final = "tiller/cycleMode"
 SET_MODE: Final = "tiller/setMode"
 SET_MODEL: Final = "tiller/setModel"
 LIST_MODELS: Final = "tiller/listModels"
+LIST_COMMANDS: Final = "tiller/listCommands"
 SET_THINKING: Final = "tiller/setThinking"
 GET_STATE: Final = "tiller/getState"
 GET_TODOS: Final = "tiller/getTodos"
@@ -76,6 +89,7 @@ STEER: Final = "tiller/steer"
 PERMISSIONS: Final = "tiller/permissions"
 PERMISSIONS_ADD: Final = "tiller/permissions/add"
 PERMISSIONS_REMOVE: Final = "tiller/permissions/remove"
+MCP_LIST: Final = "tiller/mcp/list"
 
 # Server -> client notifications
 STATE: Final = "tiller/state"
@@ -93,7 +107,7 @@ CUSTOM_METHODS: Final = frozenset(
         PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
         SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND, EDIT,
-        STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
+        MCP_LIST, STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
         CHECKPOINT, DIAGNOSTICS,
     }
 )  # fmt: skip
@@ -387,6 +401,17 @@ class NoticeEvent(EventEnvelope):
     text: str
 
 
+class HookActedEvent(EventEnvelope):
+    """A hook did something (docs/extend.md); ``hooks`` names the commands."""
+
+    type: Literal["hookActed"]
+    event: str  # PreToolUse, PostToolUse, UserPromptSubmit, Stop, PreCompact, SessionStart, ...
+    hooks: str
+    outcome: HookOutcome
+    message: str
+    toolUseId: NotRequired[str]
+
+
 class PlanDecidedEvent(EventEnvelope):
     type: Literal["planDecided"]
     approved: bool
@@ -540,6 +565,7 @@ TillerEvent = (
     | ToolFinishedEvent
     | ToolOutputEvent
     | NoticeEvent
+    | HookActedEvent
     | PlanDecidedEvent
     | QueueDroppedEvent
     | StepRestartedEvent
@@ -590,6 +616,34 @@ class ModelInfo(TypedDict):
 class ModelList(TypedDict):
     models: list[ModelInfo]
     current: str
+
+
+class McpServerInfo(TypedDict):
+    """One MCP server: ``state`` notStarted | running | failed | blocked (a workspace server
+    the user has not enabled); ``tools``: its tools' names while it runs."""
+
+    name: str
+    transport: str  # stdio | http | sse
+    source: str  # the file (or initializationOptions, ACP session) it came from
+    state: str
+    tools: list[str]
+    error: NotRequired[str]  # why it failed or is blocked
+
+
+class McpList(TypedDict):
+    servers: list[McpServerInfo]
+    problems: list[str]  # configuration problems, each naming its file and server
+
+
+class CommandListItem(TypedDict):
+    name: str  # without the slash
+    description: str
+    source: str  # "built-in", or "project: <path>" / "user: <path>" for a custom command
+    argumentHint: NotRequired[str]
+
+
+class CommandList(TypedDict):
+    commands: list[CommandListItem]
 
 
 class SessionInfo(TypedDict):
@@ -937,6 +991,13 @@ class RemoveRuleParams:
     rule: Annotated[str, NonBlank()]
 
 
+@dataclass(frozen=True)
+class McpListParams:
+    """``start``: start the servers not running first (a refresh); else the states as they are."""
+
+    start: bool = False
+
+
 # --- Methods: what each one takes and answers ----------------------------------------------------
 
 CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
@@ -946,6 +1007,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     SET_MODE: (SetModeParams, ModeResult),
     SET_MODEL: (SetModelParams, ModelResult),
     LIST_MODELS: (NoParams, ModelList),
+    LIST_COMMANDS: (NoParams, CommandList),
     SET_THINKING: (SetThinkingParams, ThinkingWire),
     GET_STATE: (NoParams, StateWire),
     GET_TODOS: (NoParams, TodoBoard),
@@ -964,6 +1026,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     PERMISSIONS: (NoParams, PermissionList),
     PERMISSIONS_ADD: (AddRuleParams, PermissionChange),
     PERMISSIONS_REMOVE: (RemoveRuleParams, PermissionChange),
+    MCP_LIST: (McpListParams, McpList),
 }
 """Client -> server requests: method -> (params, result)."""
 

@@ -17,9 +17,12 @@ from typing import Any, Final
 
 from tiller.config import Config
 from tiller.errors import TillerError
+from tiller.extend.mcp.manager import McpManager
+from tiller.extend.mcp.server import McpSettings
 from tiller.model.provider import AnthropicProvider
 from tiller.services import make_provider, open_checkpoints, open_shell, open_store
 from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.tool_env import EnvRules
 from tiller.workspace.tools.bash_readonly import is_read_only_command
 
 log = logging.getLogger(__name__)
@@ -40,6 +43,7 @@ class Runtime:
         self.store = open_store(config)
         self.shell = open_shell(config)  # probes bwrap once
         self._keepers: dict[Path, CheckpointKeeper | None] = {}
+        self._mcp: dict[Path, McpManager] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self._warming: asyncio.Future[None] | None = None
         self.models: list[tuple[str, str]] = []  # (id, display name), once listed
@@ -56,11 +60,30 @@ class Runtime:
                 self.background(keeper.housekeeping())
         return self._keepers[workspace]
 
+    def mcp(self, workspace: Path) -> McpManager:
+        """The MCP servers of ``workspace``, shared by its sessions: configured when first
+        asked for (the files are read then), started only when something needs them."""
+        if workspace not in self._mcp:
+            options = self.config.mcp
+            settings = McpSettings(
+                options.call_seconds, options.start_seconds,
+                EnvRules.from_setting(self.config.scrub_env),
+            )  # fmt: skip
+            self._mcp[workspace] = McpManager.read(
+                workspace, settings, options.servers, options.enable, options.read_only
+            )
+        return self._mcp[workspace]
+
+    async def close(self) -> None:
+        """Stop what runs beside the sessions: every MCP server."""
+        await asyncio.gather(*(manager.close() for manager in self._mcp.values()))
+
     def notices(self, workspace: Path) -> tuple[str, ...]:
         """What a face tells the user when a session of ``workspace`` opens: checkpoints off,
-        and what is assumed of a configured model the catalog does not know (never a silent
-        200K window)."""
+        what is wrong in the MCP servers' configuration, and what is assumed of a configured
+        model the catalog does not know (never a silent 200K window)."""
         found = () if self.checkpoints(workspace) is not None else (CHECKPOINTS_OFF,)
+        found = (*found, *(f"MCP configuration: {p}" for p in self.mcp(workspace).problems))
         model = self.model_notice()
         return (*found, model) if model else found
 

@@ -35,6 +35,7 @@ from acp.schema import (
     ImageContentBlock,
     Implementation,
     KillTerminalResponse,
+    McpServerStdio,
     PermissionOption,
     ReadTextFileResponse,
     ReleaseTerminalResponse,
@@ -48,6 +49,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+import mcp_servers
 from fakeapi import FakeMessagesAPI
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
@@ -239,7 +241,7 @@ def tool_results(api: FakeMessagesAPI, index: int = -1) -> list[dict[str, Any]]:
 # --- initialize and sessions ------------------------------------------------------------------
 
 
-async def test_initialize_advertises_load_session_embedded_context_and_no_mcp(
+async def test_initialize_advertises_load_session_embedded_context_and_mcp(
     start: Any, workspace: Path
 ) -> None:
     editor = Editor()
@@ -250,7 +252,7 @@ async def test_initialize_advertises_load_session_embedded_context_and_no_mcp(
         assert caps.load_session is True
         assert caps.prompt_capabilities.embedded_context is True
         assert caps.prompt_capabilities.image is True
-        assert caps.mcp_capabilities.http is False and caps.mcp_capabilities.sse is False
+        assert caps.mcp_capabilities.http is True and caps.mcp_capabilities.sse is True
         assert caps.session_capabilities.list is not None
         assert init.agent_info is not None and init.agent_info.name == "tiller"
 
@@ -302,6 +304,29 @@ async def test_images_and_resource_links_reach_the_model_as_blocks(
     assert "print('hello')" in blocks[0]["text"]
     assert blocks[1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG_1PX}
     assert blocks[2]["text"] == "what do @src/app.py and this show?"
+
+
+async def test_available_commands_update_lists_the_workspaces_custom_commands(
+    start: Any, workspace: Path
+) -> None:
+    commands_dir = workspace / ".claude" / "commands"
+    commands_dir.mkdir(parents=True)
+    (commands_dir / "review.md").write_text(
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $ARGUMENTS\n"
+    )
+    editor = Editor()
+    async with start(editor) as agent:
+        session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+        commands = await editor.wait_for(lambda: editor.of("available_commands_update"))
+        listed = {c.name: c for c in commands[0].available_commands}
+        assert listed["review"].description == "Review a file"
+        hint = listed["review"].input
+        assert hint is not None and hint.root.hint == "<file>"
+        assert "help" in listed
+        (commands_dir / "ship.md").write_text("Ship it.\n")
+        assert await agent.say(session.session_id, "/help") == "end_turn"
+        again = await editor.wait_for(lambda: editor.of("available_commands_update")[1:])
+        assert "ship" in {c.name for c in again[0].available_commands}
 
 
 async def test_tiller_acp_serves_the_agent_and_reads_settings_from_initialize_meta(
@@ -378,6 +403,31 @@ async def test_prompt_reads_edits_with_permission_and_runs_a_command(
     edit_call, edit_options = editor.asked[0]
     assert shown_diff(edit_call) == ("hello\n", "hello world\n")
     assert [o.kind for o in edit_options] == ["allow_once", "allow_always", "reject_once"]
+
+
+@pytest.mark.skipif(not mcp_servers.INSTALLED, reason=mcp_servers.NOT_INSTALLED)
+async def test_mcp_servers_passed_in_session_new_serve_the_model(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    tool = "mcp__time__get_current_time"
+    api.enqueue(
+        {"content": [tool_use("tool_search", "toolu_s", query="select:" + tool)]},
+        {"content": [tool_use(tool, "toolu_t", timezone="UTC")]},
+        {"content": [text("It is now.")]},
+    )
+    time = mcp_servers.time_server()
+    passed = McpServerStdio(name="time", command=time["command"], args=time["args"], env=[])
+    editor = Editor(choose=allow_once)
+    async with start(editor) as agent:
+        session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[passed])
+        assert await agent.say(session.session_id, "what time is it?") == "end_turn"
+    (result,) = [r for r in tool_results(api) if r["tool_use_id"] == "toolu_t"]
+    assert not result.get("is_error")
+    assert '"timezone": "UTC"' in result["content"][0]["text"]
+    call = editor.call("toolu_t")
+    assert call.title == "get_current_time (MCP server time)"
+    assert [c.tool_call_id for c, _ in editor.asked] == ["toolu_t"]  # the search runs unasked
+    assert_valid_history(api)
 
 
 async def test_a_denied_edit_leaves_the_file_unchanged(

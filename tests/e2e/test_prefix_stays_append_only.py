@@ -172,3 +172,54 @@ async def test_a_restart_with_resume_sends_the_same_system_prompt_after_an_agent
         bodies[-1]["messages"]
     )
     assert thinking_sent_back(api) == 3
+
+
+async def test_hooks_nested_instructions_skills_and_commands_never_change_the_prefix(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """Everything issue 19 adds reaches the model as appended text: a SessionStart and a
+    UserPromptSubmit hook's context, a PostToolUse hook's context, a nested AGENTS.md, a skill
+    added mid-session, a custom command with its own model's turn in between."""
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "AGENTS.md").write_text("In pkg, no globals.\n")
+    (workspace / "pkg" / "notes.txt").write_text("pkg notes\n")
+    (workspace / ".claude" / "commands").mkdir(parents=True)
+    (workspace / ".claude" / "commands" / "again.md").write_text("Read the notes again.\n")
+    context = 'echo \'{"hookSpecificOutput": {"additionalContext": "hook says hi"}}\''
+    tiller: Tiller = await started(start, workspace)
+    await stop_tiller_quietly(tiller)
+    tiller = await start(
+        model=MODEL,
+        thinking={"enabled": True},
+        hooks={
+            event: [{"hooks": [{"type": "command", "command": context}]}]
+            for event in ("SessionStart", "UserPromptSubmit", "PostToolUse")
+        },
+    )
+    pkg_turn = [
+        {"content": [thinking("look"), tool_use("read_file", "p1", path="pkg/notes.txt")]},
+        {"content": [thinking("done"), text("pkg read")]},
+    ]
+    api.enqueue(*tool_turn(0), *pkg_turn, *tool_turn(2), *tool_turn(3))
+    await turns(tiller, api, 0, 2)
+    (workspace / ".tiller" / "skills" / "lint").mkdir(parents=True)
+    (workspace / ".tiller" / "skills" / "lint" / "SKILL.md").write_text(
+        "---\ndescription: Lint it\n---\nRun ruff.\n"
+    )
+    await turns(tiller, api, 2, 3)
+    ended = await tiller.run("/again")
+    assert ended["outcome"] == "completed", ended
+    assert_no_400(api)
+    bodies = [r.body for r in api.message_requests()]
+    assert all(b["system"] == bodies[0]["system"] for b in bodies)
+    assert all(b["tools"] == bodies[0]["tools"] for b in bodies)
+    sent = str(bodies[-1]["messages"])
+    for told in ("hook says hi", "In pkg, no globals.", "The skills available changed"):
+        assert told in sent
+    assert thinking_sent_back(api) == 7  # every earlier thinking block still valid
+
+
+async def stop_tiller_quietly(tiller: Tiller) -> None:
+    from harness import stop_tiller
+
+    await stop_tiller(tiller)

@@ -142,6 +142,9 @@ class MemoryRuntime:
     def checkpoints(self, workspace: Path) -> None:
         return None
 
+    def mcp(self, workspace: Path) -> None:  # no MCP servers
+        return None
+
     def notices(self, workspace: Path) -> tuple[str, ...]:
         return ()
 

@@ -251,3 +251,16 @@ def test_writing_a_rules_file_is_always_asked(tmp_path: Path) -> None:
     decision = decide("acceptEdits", "edit", read_only=False, ruled=ruled, grants=grants)
     assert decision == Ask(RULES_FILE)
     assert isinstance(decide("plan", "edit", read_only=False, ruled=ruled, grants=grants), Deny)
+
+
+def test_a_command_that_may_write_a_rules_file_is_asked_whatever_the_rules(tmp_path: Path) -> None:
+    allow_all = book(allow=["Bash"])
+    line = 'echo \'{"permissions": {"allow": ["Bash"]}}\' > .claude/settings.local.json'
+    ruled = judge("bash", "bash", {"command": line}, allow_all, tmp_path, never_read_only)
+    assert ruled.protected
+    assert decide("acceptEdits", "bash", read_only=False, ruled=ruled, grants=Grants()) == Ask(
+        RULES_FILE
+    )
+    reading = judge("bash", "bash", {"command": "cat .claude/settings.json"}, allow_all,
+                    tmp_path, lambda _: True)  # fmt: skip
+    assert not reading.protected

@@ -11,6 +11,7 @@ import pytest
 from tiller import protocol, protocol_ts
 from tiller.core import approvals, outcomes
 from tiller.core.events import (
+    HookActed,
     Notice,
     PlanDecided,
     Posted,
@@ -94,6 +95,8 @@ EVENTS = [
     (ToolFinished("t1", "edit_file", "ok", "", 3, DiffStat(1, 2)), protocol.ToolFinishedEvent),
     (ToolOutput("t1", "out"), protocol.ToolOutputEvent),
     (Notice("note"), protocol.NoticeEvent),
+    (HookActed("PreToolUse", "hook: x", "denied", "no", "t1"), protocol.HookActedEvent),
+    (HookActed("Stop", "hook: y", "continued", "run the tests"), protocol.HookActedEvent),
     (PlanDecided(False, "no"), protocol.PlanDecidedEvent),
     (QueueDropped(("a",)), protocol.QueueDroppedEvent),
     (StepRestarted("overloaded"), protocol.StepRestartedEvent),

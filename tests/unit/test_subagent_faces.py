@@ -75,7 +75,7 @@ def test_tiller_chat_indents_a_child_under_its_task_call() -> None:
     for event in EVENTS[7:]:
         log.on_event(event)
     lines = printer.lines
-    assert "  ⤷ explore agent: find the config" in lines
+    assert "  ⤷ explore agent: find the config  (ses_child)" in lines
     assert any(line.startswith("    ✓ explore › bash sleep 1 (1003 ms") for line in lines)
     assert "  ⤶ explore agent completed (100 in, 20 out)" in lines
     assert not any("CHILD THINKS ALOUD" in line for line in lines)

@@ -175,3 +175,27 @@ def test_no_child_ever_writes_in_plan_mode(
     face = asyncio.run(run_parent(workspace, tmp_path / f"data{next(IDS)}", kind, calls))
     assert digest(workspace) == before
     assert face.asked == []  # denied before anyone is asked
+
+
+def test_a_child_gets_the_workspace_instructions_in_its_prompt_and_no_update_message(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "AGENTS.md").write_text("Use tabs.\n")
+    runtime = Runtime(Config(model=MODEL, data_dir=tmp_path / "data", tool_budget=0))
+    task = {"description": "job", "prompt": f"{CHILD} look", "subagent_type": "explore"}
+    provider = Routed([[use({"name": "task", "input": task})]], [[text_block("found")]])
+    runtime.provider = provider
+    face = Face()
+
+    async def run() -> None:
+        parent = Sessions(runtime).create(workspace, Seat(face, face))
+        await parent.prompt("delegate")
+        await parent.wait_idle()
+
+    asyncio.run(run())
+    [child] = [r for r in provider.requests if CHILD in first_text(r)]
+    assert "Use tabs." in child.system and "explorer agent" in child.system
+    assert [b["text"] for b in child.messages[0].content] == [f"{CHILD} look"]
+    runtime.store.close()

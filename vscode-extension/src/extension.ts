@@ -8,6 +8,7 @@ import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";
 import { DiagnosticsCapability, EditorDiagnostics } from "./editorDiagnostics";
 import { Mentions } from "./mentions";
+import { createMcpView } from "./mcpView";
 import { createNotifications } from "./notifications";
 import { createPermissionsView } from "./permissionsView";
 import { TillerServer } from "./server";
@@ -35,6 +36,7 @@ export function activate(context: vscode.ExtensionContext): void {
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),
+    createMcpView(server),
     createPermissionsView(server),
     createNotifications(server),
     registerCommands({ server, chat, apiKey, log }),

@@ -11,6 +11,17 @@ export type TodoStatus = "pending" | "in_progress" | "completed";
 export const TODO_STATUSES: readonly TodoStatus[] = ["pending", "in_progress", "completed"];
 export type OutcomeName = "completed" | "interrupted" | "stopped" | "failed" | "refused";
 export type InterruptCause = "user" | "keyword" | "server_stopped";
+export type HookOutcome =
+  | "allowed"
+  | "denied"
+  | "asked"
+  | "rewroteInput"
+  | "addedContext"
+  | "fedBack"
+  | "blockedPrompt"
+  | "continued"
+  | "stopped"
+  | "message";
 export type ToolDecision = "allow" | "allowSession" | "allowAlways" | "deny";
 export type PermissionDecision = "allow" | "ask" | "deny";
 export type ModelThinking = "adaptive" | "budget" | "none";
@@ -51,6 +62,7 @@ export const CYCLE_MODE = "tiller/cycleMode";
 export const SET_MODE = "tiller/setMode";
 export const SET_MODEL = "tiller/setModel";
 export const LIST_MODELS = "tiller/listModels";
+export const LIST_COMMANDS = "tiller/listCommands";
 export const SET_THINKING = "tiller/setThinking";
 export const GET_STATE = "tiller/getState";
 export const GET_TODOS = "tiller/getTodos";
@@ -69,6 +81,7 @@ export const STEER = "tiller/steer";
 export const PERMISSIONS = "tiller/permissions";
 export const PERMISSIONS_ADD = "tiller/permissions/add";
 export const PERMISSIONS_REMOVE = "tiller/permissions/remove";
+export const MCP_LIST = "tiller/mcp/list";
 export const STATE = "tiller/state";
 export const TODOS = "tiller/todos";
 export const EVENT = "tiller/event";
@@ -277,6 +290,20 @@ export interface NoticeEvent {
   text: string;
 }
 
+/** A hook did something (docs/extend.md); `hooks` names the commands. */
+export interface HookActedEvent {
+  sessionId: string;
+  turnId: string | null;
+  seq: number;
+  parentTurnId?: string;
+  type: "hookActed";
+  event: string;
+  hooks: string;
+  outcome: HookOutcome;
+  message: string;
+  toolUseId?: string;
+}
+
 export interface PlanDecidedEvent {
   sessionId: string;
   turnId: string | null;
@@ -483,6 +510,7 @@ export type TillerEvent =
   | ToolFinishedEvent
   | ToolOutputEvent
   | NoticeEvent
+  | HookActedEvent
   | PlanDecidedEvent
   | QueueDroppedEvent
   | StepRestartedEvent
@@ -528,6 +556,35 @@ export interface ModelInfo {
 export interface ModelList {
   models: ModelInfo[];
   current: string;
+}
+
+/**
+ * One MCP server: `state` notStarted | running | failed | blocked (a workspace server
+ * the user has not enabled); `tools`: its tools' names while it runs.
+ */
+export interface McpServerInfo {
+  name: string;
+  transport: string;
+  source: string;
+  state: string;
+  tools: string[];
+  error?: string;
+}
+
+export interface McpList {
+  servers: McpServerInfo[];
+  problems: string[];
+}
+
+export interface CommandListItem {
+  name: string;
+  description: string;
+  source: string;
+  argumentHint?: string;
+}
+
+export interface CommandList {
+  commands: CommandListItem[];
 }
 
 export interface SessionInfo {
@@ -842,6 +899,12 @@ export interface RemoveRuleParams {
   rule: string;
 }
 
+/** `start`: start the servers not running first (a refresh); else the states as they are. */
+export interface McpListParams {
+  /** Default: false. */
+  start?: boolean;
+}
+
 /** Client → server requests: method → [params, result]. */
 export interface ClientRequests {
   "tiller/prompt": [PromptParams, PromptResult];
@@ -850,6 +913,7 @@ export interface ClientRequests {
   "tiller/setMode": [SetModeParams, ModeResult];
   "tiller/setModel": [SetModelParams, ModelResult];
   "tiller/listModels": [NoParams, ModelList];
+  "tiller/listCommands": [NoParams, CommandList];
   "tiller/setThinking": [SetThinkingParams, Thinking];
   "tiller/getState": [NoParams, State];
   "tiller/getTodos": [NoParams, TodoBoard];
@@ -868,6 +932,7 @@ export interface ClientRequests {
   "tiller/permissions": [NoParams, PermissionList];
   "tiller/permissions/add": [AddRuleParams, PermissionChange];
   "tiller/permissions/remove": [RemoveRuleParams, PermissionChange];
+  "tiller/mcp/list": [McpListParams, McpList];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

@@ -10,8 +10,9 @@ rules only. Other calls are matched as a whole (paths, domains, MCP names).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tiller.core.permission_rules import Effect, Place, Rule, RuleBook
@@ -20,6 +21,8 @@ from tiller.jsontypes import JSON
 from tiller.workspace.tools.bash_segments import Segment, split_segments
 
 _MOVES = frozenset({"cd", "pushd", "popd"})
+# A command line that names a settings file (and is not proved read-only) may write rules.
+RULES_FILE_NAMED = re.compile(r"(\.claude|\.tiller|tiller)/+['\"]?settings(\.local)?\.json")
 
 ReadOnlyCheck = Callable[[str], bool]
 
@@ -72,7 +75,11 @@ def judge(
     """What ``book`` says about one call (in a worker thread: it may parse and stat)."""
     if kind == "bash":
         command = tool_input.get("command")
-        return judge_command(command if isinstance(command, str) else "", book, read_only)
+        line = command if isinstance(command, str) else ""
+        ruled = judge_command(line, book, read_only)
+        if RULES_FILE_NAMED.search(line) and not read_only(line):
+            return replace(ruled, protected=True)  # may write a rules file: always asked
+        return ruled
     place = Place.of(workspace)
     rule = book.for_call(tool_name, tool_input, place)
     path = tool_input.get("path")

@@ -6,6 +6,7 @@ the session applies it (session.apply_command).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,11 +46,38 @@ HELP: Final = """Commands:
   /undo [undoId]        undo a rewind (default: the last one of this session)
   /slice SPEC           a child session from turn ranges: A:B, summarize:A:B[:'focus'],
                         compact:A:B, inject:'text' (percentages allowed: 80%:)
+  /mcp                  the MCP servers: state, tools, where each is configured
   /queue                show queued prompts
   /queue clear          drop queued prompts
   /steer TEXT           send TEXT to the running turn at its next step (idle: a prompt)
   /permissions [ARGS]   list the permission rules; add allow|ask|deny RULE [--workspace|--user];
                         remove RULE (rules: Bash(git diff:*), Edit(docs/**), ...)"""
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    """A slash command as clients list it (built-in or custom)."""
+
+    name: str  # without the slash
+    description: str
+    argument_hint: str | None = None
+    source: str = "built-in"  # or "project: <path>", "user: <path>"
+
+    def to_wire(self) -> dict[str, str]:
+        wire = {"name": self.name, "description": self.description, "source": self.source}
+        return wire | ({"argumentHint": self.argument_hint} if self.argument_hint else {})
+
+
+def builtin_commands(help_text: str = HELP) -> list[CommandInfo]:
+    """The built-in commands, read from the /help text (one name each, first form wins)."""
+    found: dict[str, CommandInfo] = {}
+    for match in re.finditer(r"^\s+/(\S+)(?: (\S+))?\s{2,}(\S.*)$", help_text, re.MULTILINE):
+        name, argument, description = match.groups()
+        found.setdefault(name, CommandInfo(name, description, argument))
+    return list(found.values())
+
+
+BUILTIN_NAMES: Final = frozenset(c.name for c in builtin_commands())
 
 
 class SessionView(Protocol):
@@ -130,6 +158,11 @@ class ListCheckpoints:
 
 
 @dataclass(frozen=True)
+class ListMcpServers:
+    pass
+
+
+@dataclass(frozen=True)
 class RewindTo:
     turn_id: str | None  # None: the last turn
     dry_run: bool = False  # list what it would do, change nothing
@@ -164,6 +197,7 @@ CommandResult = (
     | ResumeSession
     | ForkSession
     | ListCheckpoints
+    | ListMcpServers
     | RewindTo
     | UndoRewind
     | SliceSession
@@ -218,6 +252,8 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
             return ForkSession(arg or None)
         case "/checkpoints":
             return ListCheckpoints()
+        case "/mcp":
+            return ListMcpServers()
         case "/slice" if not arg:
             return Reply(
                 "Usage: /slice SPEC, e.g. /slice 0:4, summarize:4:18:'the auth bug', "

@@ -9,7 +9,7 @@ from tiller.core.outcomes import Completed, Failed, Interrupted, Refused, TurnOu
 from tiller.core.permissions import Decision, decision_to_wire
 from tiller.jsontypes import JSON
 from tiller.model.usage import Usage
-from tiller.protocol import ToolStatus, TrailItem
+from tiller.protocol import HookOutcome, ToolStatus, TrailItem
 from tiller.workspace.checkpoints import Changes
 from tiller.workspace.tools.base import DiffStat
 
@@ -70,6 +70,17 @@ class Steered:
 @dataclass(frozen=True)
 class Notice:
     text: str
+
+
+@dataclass(frozen=True)
+class HookActed:
+    """A hook did something the user should see (which hooks, what, for which call)."""
+
+    event: str
+    hooks: str  # "hook: ./check.py", comma-separated when several acted
+    outcome: HookOutcome
+    message: str
+    tool_use_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +201,7 @@ Event = (
     | ToolFinished
     | ToolOutput
     | Notice
+    | HookActed
     | PlanDecided
     | QueueDropped
     | StepRestarted
@@ -289,6 +301,15 @@ def event_fields(event: Event) -> JSON:
             return {"type": "toolOutput", "toolUseId": tool_use_id, "text": text}
         case Notice(text=text):
             return {"type": "notice", "text": text}
+        case HookActed():
+            acted: JSON = {
+                "type": "hookActed",
+                "event": event.event,
+                "hooks": event.hooks,
+                "outcome": event.outcome,
+                "message": cap_event_output(event.message),
+            }
+            return acted | ({"toolUseId": event.tool_use_id} if event.tool_use_id else {})
         case Steered(text=text):
             return {"type": "steered", "text": cap_event_output(text, PROMPT_EVENT_CAP)}
         case QueueDropped(prompts=prompts):

@@ -55,11 +55,14 @@ def steer_block(text: str) -> JSON:
     return text_block(STEER_HEADER + text)
 
 
-def tool_result_block(tool_use_id: str, output: str, *, is_error: bool) -> JSON:
+def tool_result_block(
+    tool_use_id: str, output: str, *, is_error: bool, blocks: Sequence[JSON] = ()
+) -> JSON:
+    """A tool's result: ``output`` as text, or ``blocks`` (images, tool references) as is."""
     block: JSON = {
         "type": "tool_result",
         "tool_use_id": tool_use_id,
-        "content": output or "(no output)",
+        "content": list(blocks) if blocks else output or "(no output)",
     }
     if is_error:
         block["is_error"] = True

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field, replace
 from tiller.core import history
 from tiller.core.events import Notice, PlanDecided, Steered
 from tiller.core.history import Message, text_block
+from tiller.core.hook_acts import hook_acts
 from tiller.core.hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
-from tiller.core.outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome
+from tiller.core.outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
 from tiller.core.plan_gate import (
     GAVE_UP_NOTICE,
     PLAN_APPROVED,
@@ -48,10 +49,12 @@ from tiller.core.step import (
 from tiller.core.step_stream import StepStream
 from tiller.core.step_tools import ToolRunner
 from tiller.core.turn_setup import TurnHost, TurnSetup
+from tiller.extend.hook_config import HookEvent
+from tiller.extend.hook_replies import Verdict
 from tiller.jsontypes import JSON
 from tiller.model.provider import ModelResponse
 from tiller.model.usage import Usage
-from tiller.protocol import TrailItem
+from tiller.protocol import HookOutcome, TrailItem
 
 __all__ = ["Turn", "TurnHost", "TurnSetup"]
 
@@ -106,6 +109,13 @@ def _prompt_of(messages: Sequence[Message]) -> JSON | None:
     return last if last.get("type") != "tool_result" else None
 
 
+def with_context(messages: tuple[Message, ...], blocks: Sequence[JSON]) -> tuple[Message, ...]:
+    """The history with ``blocks`` put before the prompt, the last block of the last (not yet
+    sent) user message, where the loop and the journal find it."""
+    last = messages[-1]
+    return (*messages[:-1], Message("user", (*last.content[:-1], *blocks, last.content[-1])))
+
+
 @dataclass
 class Turn:
     """The running state of one turn (fresh per turn; nothing to reset)."""
@@ -142,6 +152,9 @@ class Turn:
         self.prompt = _prompt_of(self.host.messages)
         step: Step | None = None
         try:
+            blocked = await self._prompt_hooks()
+            if blocked is not None:
+                return blocked
             while True:
                 step = Step(Draft(self.host))
                 outcome = await self._step(step)
@@ -336,10 +349,52 @@ class Turn:
                     pass  # the turn ends with the text as its final answer
         return await self._stop_hook(final or None)
 
+    async def _prompt_hooks(self) -> TurnOutcome | None:
+        """SessionStart (the live session's first turn) and UserPromptSubmit hooks: what they
+        add goes into the prompt's message, before the prompt (not yet sent: append-only); a
+        blocked prompt leaves no trace in the history and ends the turn."""
+        hooks, added = self.setup.hooks, []
+        if self.setup.session_start is not None:
+            start = await hooks.run(
+                "SessionStart", self.host.mode, {"source": self.setup.session_start}
+            )
+            added += self._told("SessionStart", start)
+        if self.prompt is not None and self.setup.user_prompt:
+            text = str(self.prompt.get("text", ""))
+            verdict = await hooks.run("UserPromptSubmit", self.host.mode, {"prompt": text})
+            added += self._told("UserPromptSubmit", verdict, blocked="blockedPrompt")
+            if verdict.blocked or verdict.halt is not None:
+                self._forget_turn()
+                reason = verdict.reason or verdict.halt or "no reason given"
+                return Stopped(f"prompt blocked by a UserPromptSubmit hook: {reason}")
+        if added and self.prompt is not None:
+            self.host.rewrite_history(with_context(self.host.messages, added))
+        return None
+
+    def _told(
+        self, event: HookEvent, verdict: Verdict, blocked: HookOutcome = "fedBack"
+    ) -> list[JSON]:
+        """Tell the user what hooks did; the context blocks they add for the model."""
+        for act in hook_acts(event, verdict, blocked=blocked):
+            self.host.emit(act)
+        return [text_block(f"{event} hook context:\n{text}") for text in verdict.context]
+
     async def _stop_hook(self, final: str | None) -> TurnOutcome | None:
-        """Let the stop hook send the model back to work, at most MAX_CONTINUATIONS times."""
+        """Let the Stop hooks (then the ``stopHook`` setting) send the model back to work,
+        at most MAX_CONTINUATIONS times in all."""
         s = self.setup
-        if s.stop_hook is None or self.hook_continuations >= MAX_CONTINUATIONS:
+        if self.hook_continuations >= MAX_CONTINUATIONS:
+            return Completed(final)
+        if s.hooks.configured("Stop"):
+            active = {"stop_hook_active": self.hook_continuations > 0}
+            verdict = await s.hooks.run("Stop", self.host.mode, active)
+            self._told("Stop", verdict, blocked="continued")
+            if verdict.blocked and verdict.halt is None:
+                self.hook_continuations += 1
+                reason = verdict.reason or "continue"
+                self.host.append("user", [text_block(f"Stop hook feedback: {reason}")])
+                return None
+        if s.stop_hook is None:
             return Completed(final)
         hook = await run_stop_hook(
             s.stop_hook,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tiller.core.call_rules import Ruled
+from tiller.core.call_rules import NOT_RULED, Ruled
 from tiller.core.permission_rules import Rule
 from tiller.protocol import Mode
 from tiller.workspace.tools.base import ToolKind
@@ -12,6 +14,12 @@ from tiller.workspace.tools.base import ToolKind
 PLAN_DENIAL = (
     "Denied: in plan mode, writes and commands that may change anything are denied until the "
     "plan is approved. Keep exploring with read-only tools, then present the plan with "
+    "exit_plan_mode."
+)
+
+MCP_PLAN_DENIAL = (
+    "Denied: in plan mode an MCP tool runs only if the user allowed it as read-only "
+    "(the mcpReadOnly setting). Plan with the tools you have, then present the plan with "
     "exit_plan_mode."
 )
 
@@ -42,6 +50,7 @@ class Grants:
 
     edits: bool = False
     rules: tuple[Rule, ...] = ()
+    mcp_tools: frozenset[str] = frozenset()  # MCP tools allowed for the session
 
     def allow_edits(self) -> Grants:
         return replace(self, edits=True)
@@ -50,9 +59,51 @@ class Grants:
         new = tuple(r for r in rules if r not in self.rules)
         return replace(self, rules=(*self.rules, *new))
 
+    def allow_mcp_tool(self, name: str) -> Grants:
+        return replace(self, mcp_tools=self.mcp_tools | {name})
+
 
 RULES_FILE = "protected: writes a permission rules file"
 _WRITES = frozenset({"edit", "bash"})
+
+
+@dataclass(frozen=True)
+class McpRules:
+    """What the user allowed of MCP tools, by name pattern (``mcp__time__*``): ``allow`` runs
+    without asking outside plan mode; ``read_only`` also in plan mode (and concurrently)."""
+
+    allow: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def judge_mcp(
+    name: str, mode: Mode, grants: Grants, rules: McpRules, ruled: Ruled = NOT_RULED
+) -> Decision:
+    """An MCP tool call. A server's own hints (``readOnlyHint``) are claims of an untrusted
+    party and count for nothing: only the user's rules and settings and session grants allow.
+    A deny rule wins; then ``mcpReadOnly`` (runs in every mode); plan mode denies the rest;
+    then an ask rule; then an allow rule, ``mcpAllow`` or the session's grant; else ask."""
+    match ruled.effect:
+        case "deny":
+            return Deny(f"Denied by the permission {ruled.by}.", str(ruled.by))
+        case _ if _matches(name, rules.read_only):
+            return Allow("mcpReadOnly")
+        case _ if mode == "plan":
+            return Deny(MCP_PLAN_DENIAL, "mode plan")
+        case "ask":
+            return Ask(str(ruled.by))
+        case "allow":
+            return Allow(str(ruled.by))
+        case _ if _matches(name, rules.allow):
+            return Allow("mcpAllow")
+        case _ if name in grants.mcp_tools:
+            return Allow("session grant")
+        case _:
+            return Ask(f"mode {mode}")
 
 
 def decide(

@@ -26,14 +26,20 @@ from tiller.core.events import (
     TurnStarted,
 )
 from tiller.core.history import Message
+from tiller.core.hook_acts import hook_acts
 from tiller.core.journal import Journal
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
-from tiller.core.permissions import Grants
+from tiller.core.permissions import Grants, McpRules
 from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
+from tiller.core.turn_setup import PLAIN_TURN, Pending, TurnOptions
 from tiller.errors import InvalidParams
 from tiller.extend.agents import AgentKind, Agents, load_agents
+from tiller.extend.hooks import Hooks, session_hooks
+from tiller.extend.instructions import cut_notices
+from tiller.extend.mcp.manager import McpManager, Toolset
+from tiller.extend.skills import skills_update
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -50,7 +56,6 @@ from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.store import SessionRow, SessionStore
 from tiller.workspace.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
-from tiller.workspace.tools.registry import tools_by_name
 from tiller.workspace.tools.sandbox import ShellPolicy
 
 log = logging.getLogger(__name__)
@@ -93,14 +98,6 @@ class Handled:
 PromptResult = Started | Queued | Handled
 
 
-@dataclass(frozen=True)
-class Prompt:
-    """A prompt as it waits in the queue: its words and what was attached to them."""
-
-    text: str
-    attachments: tuple[Attachment, ...] = ()
-
-
 class SessionSink(Protocol):
     """Where a session's notifications go (the rpc layer)."""
 
@@ -127,6 +124,7 @@ class Session:
     editor: EditorFiles | None = None  # the client's file buffers, when it offers them
     terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
     diagnostics: EditorDiagnostics | None = None  # the client's, asked after edits
+    mcp: McpManager | None = None  # the workspace's MCP servers (shared by its sessions)
     id: str = field(default_factory=lambda: new_id("ses"))
     mode: Mode = "default"
     model: str = ""
@@ -134,7 +132,7 @@ class Session:
     grants: Grants = Grants()
     messages: tuple[Message, ...] = ()
     system: str = ""  # fixed at the first turn, stored: append-only (see prompt_blocks)
-    queue: deque[Prompt] = field(default_factory=deque)
+    queue: deque[Pending] = field(default_factory=deque)
     steers: list[str] = field(default_factory=list)  # for the running turn's next step
     reads: ReadLedger = field(default_factory=ReadLedger)
     todos: tuple[Todo, ...] = ()
@@ -144,6 +142,7 @@ class Session:
     _last_state: State | None = None
     _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
     ledger: Ledger = Ledger()  # session usage and cost, context after the last step
+    _told_problems: set[str] = field(default_factory=set)  # settings problems already told
     # Subagents (see subagents.py): the kinds this session's task tool offers, fixed at its
     # first turn like the system prompt (None: not fixed yet); its children while they run;
     # for a child, its kind and the parent's turn that started it.
@@ -206,6 +205,10 @@ class Session:
 
     async def compact(self) -> bool:
         """Summarize older turns with the model; True when the history got shorter."""
+        fields = {"trigger": "manual", "custom_instructions": ""}
+        verdict = await self._hooks().run("PreCompact", self.mode, fields)
+        for act in hook_acts("PreCompact", verdict):
+            self.emit(act)
         try:
             done = await compaction.compact(
                 self.provider, self.model, self.messages, window=self._spec().context_window
@@ -291,7 +294,9 @@ class Session:
 
     # --- requests -----------------------------------------------------------------------------
 
-    async def prompt(self, text: str, attached: tuple[Attachment, ...] = ()) -> PromptResult:
+    async def prompt(
+        self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
+    ) -> PromptResult:
         """Start a turn, queue behind the running one, or (``stop``/``cancel`` while busy)
         interrupt it. Slash commands are not prompts: see session_commands.py. ``attached``:
         the mentions and images sent with it (see attachments.py)."""
@@ -301,11 +306,11 @@ class Session:
             self.interrupt(cause="keyword")
             return Handled("Interrupted the running turn.")
         if self.busy:
-            self.queue.append(Prompt(text, attached))
+            self.queue.append(Pending(text, options, attached))
             self.emit(Notice(f"Queued: {text[:80]}"))
             self.publish()
             return Queued(len(self.queue))
-        return Started(self._start(Prompt(text, attached)))
+        return Started(self._start(text, options, attached))
 
     def steer(self, text: str, turn_id: str | None = None) -> Steering | None:
         """Send ``text`` to the running turn (only if it is ``turn_id``, when given): the loop
@@ -327,7 +332,7 @@ class Session:
 
     @property
     def queued(self) -> tuple[str, ...]:
-        return tuple(prompt.text for prompt in self.queue)
+        return tuple(p.text for p in self.queue)
 
     def interrupt(self, turn_id: str | None = None, cause: InterruptCause = "user") -> str | None:
         """Cancel the running turn (only if it is ``turn_id``, when given): the turn task
@@ -413,27 +418,43 @@ class Session:
 
     # --- turns --------------------------------------------------------------------------------
 
-    def _start(self, prompt: Prompt) -> str:
-        text = prompt.text
+    def _start(
+        self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
+    ) -> str:
         turn_id = new_id("turn")
-        self.system = self.system or system_prompt(self.workspace)
+        if not self.system:
+            self.system = system_prompt(self.workspace)
+            for cut in cut_notices(self.system):
+                self.say(cut)
         self._fix_agents()
         update = instructions_update(self.system, self.messages, self.workspace)
+        skills = skills_update(self.system, self.messages, self.workspace)
         setup = TurnSetup(
             turn_id=turn_id,
-            model=self.model,
+            model=options.model or self.model,
             thinking=self.thinking,
             max_tokens=self.config.max_tokens,
             system=self.system,
-            tools=tools_by_name(self.tools),
+            tools=Toolset(self.tools, self.mcp, lambda: self.messages),
             context=self.tool_context(),
             provider=self.provider,
             approver=PostingApprover(self.approver, self, turn_id),
             tool_budget=self.config.tool_budget,
             retry_delays=self.config.step_retry_delays,
             session_id=self.id,
-            stop_hook=self.config.stop_hook,
+            stop_hook=self.config.stop_hook if self.agent is None else None,  # the user's turn
+            hooks=self._hooks(),
+            session_start=(
+                None
+                if self._last_turn is not None or self.agent is not None
+                else "resume"
+                if self.messages
+                else "startup"
+            ),
+            user_prompt=self.agent is None,  # a subagent's task is no prompt for the hooks
             server_tools=self.config.server_tools,
+            mcp_rules=McpRules(self.config.mcp.allow, self.config.mcp.read_only),
+            options=options,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
             diagnostics=self.diagnostics,
             edits=EditHistory(self.store.db),
@@ -456,13 +477,25 @@ class Session:
         # A cancel that lands before the task's first step never runs its body: the
         # done-callback still ends the turn, exactly once.
         task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
-        self.emit(TurnStarted(text, tuple(attachments.summary(a) for a in prompt.attachments)))
-        blocks, notice = prompt_blocks(text, update, prompt.attachments)
+        self.emit(TurnStarted(text, tuple(attachments.summary(a) for a in attached)))
+        blocks, notice = prompt_blocks(text, update, attached)
         if notice is not None:
             self.say(notice)
+        if skills is not None:
+            blocks.insert(0, history.text_block(skills))
+            self.say("The skills changed: the model is told so with this prompt.")
         self.append("user", blocks)
         self.publish()
         return turn_id
+
+    def _hooks(self) -> Hooks:
+        """The hooks this turn runs (settings files read now); a skipped entry is told once."""
+        found, problems = session_hooks(self.config.hooks, self.workspace, self.shell.env, self.id)
+        for problem in problems:
+            if problem not in self._told_problems:
+                self._told_problems.add(problem)
+                self.say(f"Hook skipped: {problem}")
+        return found
 
     def _fix_agents(self) -> None:
         """Fix the agent kinds the task tool offers at the first turn (a file broken then is
@@ -476,6 +509,8 @@ class Session:
         outcome: TurnOutcome
         try:
             failed = await finish_cut_restore(self.checkpoints, self.say)
+            if failed is None and isinstance(turn.setup.tools, Toolset):
+                await turn.setup.tools.prepare()  # MCP tools a resumed history loaded
             outcome = failed if failed is not None else await turn.run()
         except asyncio.CancelledError:  # interrupted before the turn got going
             task = asyncio.current_task()
@@ -510,7 +545,7 @@ class Session:
         self.store.count_turn(self.id)
         late = self.take_steers()
         if late:  # the turn ended before a step boundary: they run next, before the queue
-            self.queue.extendleft(Prompt(text) for text in reversed(late))
+            self.queue.extendleft(Pending(text) for text in reversed(late))
         self.publish()
         self.emit_in(turn_id, TurnEnded(outcome, trail, usage))
         if late:
@@ -519,7 +554,8 @@ class Session:
         if self.checkpoints is not None:
             self.checkpoints.after_turn(self.id, turn_id)
         if self.queue and not self.closed:
-            self._start(self.queue.popleft())
+            pending = self.queue.popleft()
+            self._start(pending.text, pending.options, pending.attached)
 
 
 def _steers(texts: tuple[str, ...]) -> str:

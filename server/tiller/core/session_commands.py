@@ -5,18 +5,23 @@ to a session (or hands the face another session to switch to, for ``/clear``, ``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from tiller.core import rewinding
 from tiller.core.attachments import Attachment
 from tiller.core.commands import (
+    BUILTIN_NAMES,
+    HELP,
     ChangeMode,
     ChangeModel,
     ChangeThinking,
     ClearQueue,
+    CommandInfo,
     CommandResult,
     Compact,
     ForkSession,
     ListCheckpoints,
+    ListMcpServers,
     ListSessions,
     NewSession,
     Permissions,
@@ -26,6 +31,7 @@ from tiller.core.commands import (
     SliceSession,
     SteerTurn,
     UndoRewind,
+    builtin_commands,
     format_checkpoints,
     format_sessions,
     interpret,
@@ -45,7 +51,10 @@ from tiller.core.permission_commands import (
 )
 from tiller.core.session import Handled, Queued, Session, Started
 from tiller.core.sessions import Sessions, seat_of
+from tiller.core.turn_setup import TurnOptions
 from tiller.errors import InvalidParams, TillerError
+from tiller.extend.commands_files import CustomCommand, read_commands
+from tiller.extend.mcp.manager import NO_SERVERS, status_text
 from tiller.model.models import thinking_note
 
 
@@ -65,10 +74,18 @@ async def prompt(
     sessions: Sessions, session: Session, text: str, attached: tuple[Attachment, ...] = ()
 ) -> PromptResult:
     """A prompt for ``session``: a slash command is applied (and kept in the transcript, so a
-    redrawn chat shows it too); anything else starts, queues or interrupts a turn, with the
-    mentions and images ``attached`` to it (a slash command takes none)."""
+    redrawn chat shows it too), a custom one runs its prompt; anything else starts, queues or
+    interrupts a turn, with the mentions and images ``attached`` to it (a slash command takes
+    none)."""
     if session.closed or not text.lstrip().startswith("/"):
-        return await session.prompt(text, attached)
+        return await session.prompt(text, attached=attached)
+    name, _, arguments = text.strip().partition(" ")
+    customs, _problems = read_commands(session.workspace)
+    custom = customs.get(name[1:])
+    if custom is not None and name[1:].lower() not in BUILTIN_NAMES:
+        return await run_custom(session, text, custom, arguments.strip())
+    if custom is not None:
+        session.say(f"The built-in {name} runs: the custom {name} ({custom.path}) is hidden.")
     command = interpret(text, session, max_tokens=session.config.max_tokens)
     result = await apply(sessions, session, command)
     match result:
@@ -79,8 +96,46 @@ async def prompt(
     return result
 
 
+async def run_custom(
+    session: Session, text: str, command: CustomCommand, arguments: str
+) -> PromptResult:
+    """A custom command: its expanded body is the prompt of a turn that uses its model and
+    may use its allowed tools without asking (that turn only)."""
+    model = f", model {command.model} for this turn" if command.model else ""
+    session.emit(CommandAnswered(text, f"/{command.name} ({command.source}{model})"))
+    options = TurnOptions(command.model, command.allowed_tools, f"/{command.name}")
+    return await session.prompt(command.expand(arguments), options)
+
+
+def list_commands(workspace: Path) -> list[CommandInfo]:
+    """Built-in commands, then the custom ones (a custom command named like a built-in one
+    is hidden by it)."""
+    customs, _problems = read_commands(workspace)
+    return [
+        *builtin_commands(),
+        *(
+            CommandInfo(c.name, c.description, c.argument_hint, c.source)
+            for c in customs.values()
+            if c.name.lower() not in BUILTIN_NAMES
+        ),
+    ]
+
+
+def help_text(workspace: Path) -> str:
+    """/help: the built-in commands, then the custom ones."""
+    customs = [c for c in list_commands(workspace) if c.source != "built-in"]
+    if not customs:
+        return HELP
+    lines = [f"  /{c.name}{' ' + c.argument_hint if c.argument_hint else ''}" for c in customs]
+    width = max(len(line) for line in lines) + 2
+    listed = [f"{line.ljust(width)}{c.description}" for line, c in zip(lines, customs, strict=True)]
+    return HELP + "\n\nCustom commands:\n" + "\n".join(listed)
+
+
 async def apply(sessions: Sessions, session: Session, result: CommandResult) -> PromptResult:
     match result:
+        case Reply(message=message) if message == HELP:
+            return Handled(help_text(session.workspace))
         case Reply(message=message):
             return Handled(message)
         case ChangeMode(mode=mode):
@@ -107,6 +162,10 @@ async def apply(sessions: Sessions, session: Session, result: CommandResult) -> 
             except InvalidParams as err:
                 return Handled(err.message)
             return Handled(format_checkpoints(rows))
+        case ListMcpServers():
+            if session.mcp is None:
+                return Handled(NO_SERVERS)
+            return Handled(status_text(await session.mcp.refresh()))
         case RewindTo(turn_id=turn_id, dry_run=dry_run):
             return Handled(await rewinding.rewind_command(session, turn_id, dry_run=dry_run))
         case UndoRewind(undo_id=undo_id):

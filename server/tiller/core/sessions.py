@@ -27,6 +27,7 @@ from tiller.core.subagents import TaskTool
 from tiller.core.system_prompt import system_prompt
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.agents import Agents
+from tiller.extend.skill_tool import SkillTool
 from tiller.model import models
 from tiller.model.provider import ProviderError
 from tiller.model.usage import Ledger
@@ -97,13 +98,14 @@ class Sessions:
             provider=runtime.provider,
             approver=seat.approver,
             sink=seat.sink,
-            tools=default_tools(),
+            tools=[*default_tools(), SkillTool()],
             store=runtime.store,
             checkpoints=runtime.checkpoints(workspace),
             shell=runtime.shell,
             editor=seat.editor,
             terminal=seat.terminal,
             diagnostics=seat.diagnostics,
+            mcp=runtime.mcp(workspace),
             id=session_id,
             mode=shape.mode,
             model=shape.model or runtime.config.model,

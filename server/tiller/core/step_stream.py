@@ -24,6 +24,7 @@ from typing import Final
 
 from tiller.core import compaction, history
 from tiller.core.events import Notice, StepRestarted
+from tiller.core.hook_acts import hook_acts
 from tiller.core.outcomes import Failed, TurnOutcome
 from tiller.core.step import NOT_RUN_CUT_OFF, Draft, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
@@ -218,6 +219,9 @@ class StepStream:
         """Summarize older turns (or older steps of this one); True when the history changed."""
         s = self.setup
         self.host.emit(Notice(f"Compacting the conversation ({why})…"))
+        fields = {"trigger": "auto", "custom_instructions": ""}
+        for act in hook_acts("PreCompact", await s.hooks.run("PreCompact", self.host.mode, fields)):
+            self.host.emit(act)
         try:
             done = await compaction.compact(
                 s.provider, s.model, self.host.messages, window=s.spec.context_window, in_turn=True

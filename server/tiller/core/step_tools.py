@@ -21,10 +21,12 @@ from tiller.core.call_rules import NOT_RULED, Ruled, judge, session_rules_for
 from tiller.core.edit_diagnostics import checked_edit
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
+from tiller.core.hook_acts import hook_acts
 from tiller.core.live_events import CoalescedOutput
+from tiller.core.nested_instructions import nested_context, told_folders
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
 from tiller.core.permission_rules import Rule, RuleBook
-from tiller.core.permissions import Allow, Ask, Decision, Deny, decide
+from tiller.core.permissions import Allow, Ask, Decision, Deny, decide, judge_mcp
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
     EXIT_DECLINED,
@@ -39,7 +41,12 @@ from tiller.core.plan_gate import (
 from tiller.core.rule_files import LOCAL_RULES, keep_rules, load_rule_book
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
+from tiller.core.tool_hooks import post_tool_use, pre_tool_use, with_hook
 from tiller.core.turn_setup import TurnHost, TurnSetup
+from tiller.extend.allowed_tools import allows
+from tiller.extend.hook_config import HookEvent
+from tiller.extend.hook_replies import NOTHING, Verdict
+from tiller.extend.instructions import cut_notices
 from tiller.jsontypes import JSON
 from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
@@ -76,6 +83,9 @@ class ToolRunner:
     ask_plan: AskPlan  # the turn's one plan gate (final-text plans go through it too)
     trail: list[TrailItem] = field(default_factory=list)
     tools_used: int = 0
+    halted: str | None = None  # a hook's ``continue: false``: the turn stops after the batch
+    notifying: set[asyncio.Task[Verdict]] = field(default_factory=set)  # Notification hooks
+    told: set[str] | None = None  # folders whose nested instructions the model has (lazy)
     usage: Usage = NO_USAGE  # what the subagents of this turn's task calls cost
     next_checkpoint: int = field(init=False)
     reported: set[str] = field(default_factory=set)  # rule problems told in this turn
@@ -103,7 +113,8 @@ class ToolRunner:
                 for call in calls[done:]:
                     self.skip(call, step, NOT_RUN_STOPPED, "skipped")
                 return Stopped("stopped at a checkpoint")
-            approved = [c for c in batch.calls if await self._permit(c, batch, step)]
+            permitted = [await self._permit(c, batch, step) for c in batch.calls]
+            approved = [c for c in permitted if c is not None]
             run = Batch(batch.index, tuple(approved), batch.concurrent and len(approved) > 1)
             results = await run_batch(run, lambda call: self._run_call(call, step))
             for call, result in zip(approved, results, strict=True):
@@ -114,6 +125,10 @@ class ToolRunner:
                 # (a .git/config written now could make a "read-only" git run a program), so
                 # they are judged again before they run.
                 self._judged(step, await asyncio.to_thread(self._judge, calls[done:]))
+            if self.halted is not None:  # a hook said ``continue: false``
+                for call in calls[done:]:
+                    self.skip(call, step, NOT_RUN_STOPPED, "skipped")
+                return Stopped(self.halted)
         return None
 
     def _judge(self, calls: Sequence[ToolCall]) -> Judged:
@@ -160,9 +175,10 @@ class ToolRunner:
         self.next_checkpoint = (self.tools_used // budget + 1) * budget
         return go_on
 
-    async def _permit(self, call: ToolCall, batch: Batch, step: Step) -> bool:
-        """Decide whether the call runs and start its log line with that decision (clients
-        render it; none judges again); a refusal is its result."""
+    async def _permit(self, call: ToolCall, batch: Batch, step: Step) -> ToolCall | None:
+        """Decide whether the call runs (the call to run: a PreToolUse hook may rewrite its
+        input) and start its log line with that decision (clients render it; none judges
+        again); a refusal is its result."""
         tool = self.setup.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.setup.tools)
@@ -172,55 +188,104 @@ class ToolRunner:
         if tool is None or problem is not None:
             self._start(call, step, batch.index, batch.concurrent)
             self._finish(call, step, ToolResult(problem or "", True), "error", 0)
-            return False
+            return None
+        verdict = NOTHING
+        if self.setup.hooks.configured("PreToolUse", call.name):
+            pre = await pre_tool_use(self.setup.hooks, self.host.mode, call, tool)
+            self._tell_hooks("PreToolUse", pre.verdict, call.id, rewrote=pre.rewritten)
+            if pre.problem is not None:
+                self._start(call, step, batch.index, batch.concurrent)
+                self._finish(call, step, ToolResult(pre.problem, True), "error", 0)
+                return None
+            call, verdict = pre.call, pre.verdict
+            if pre.rewritten:  # the new input is judged again: read-only, and by the rules
+                self._judged(step, await asyncio.to_thread(self._judge, [call]))
         ruled = step.ruled.get(call.id, NOT_RULED)
-        decision = decide(
-            self.host.mode,
-            tool.kind,
-            read_only=step.read_only.get(call.id, False),
-            ruled=ruled,
-            grants=self.host.grants,
+        mode, grants = self.host.mode, self.host.grants
+        firm_ask = ruled.effect == "ask" or ruled.protected  # no hook or command skips it
+        decision = with_hook(
+            judge_mcp(call.name, mode, grants, self.setup.mcp_rules, ruled)
+            if tool.kind == "mcp"
+            else decide(
+                mode,
+                tool.kind,
+                read_only=step.read_only.get(call.id, False),
+                ruled=ruled,
+                grants=grants,
+            ),
+            verdict,
+            firm_ask=firm_ask,
         )
+        options = self.setup.options  # a custom command's allowed-tools; a hook's ask wins
+        granted = allows(options.allowed_tools, call.name, call.input) and not firm_ask
+        if isinstance(decision, Ask) and verdict.permission is None and granted:
+            decision = Allow(f"{options.command or 'command'} allowed-tools")
+        if verdict.halt is not None:
+            self.halted = verdict.halt
+            decision = Deny(f"Not run: {verdict.halt}", decision.by)
         self._start(call, step, batch.index, batch.concurrent, decision)
         match decision:
             case Allow():
-                return True
+                return call
             case Deny(reason=reason):
                 self._finish(call, step, ToolResult(reason, True), "denied", 0)
-                return False
+                return None
             case Ask():
+                self.notify(f"Tiller needs your permission to use {call.name}")
                 preview = with_segments(await tool.preview(call.input, self.setup.context), ruled)
                 answer = await self.setup.approver.confirm_tool(self.setup.turn_id, call, preview)
                 match answer.decision:
                     case "allow":
-                        return True
+                        return call
                     case "allowSession":
-                        self._grant_session(tool.kind, ruled)
-                        return True
+                        self._grant_session(tool.kind, ruled, call.name)
+                        return call
                     case "allowAlways":
-                        self._grant_session(tool.kind, ruled)
+                        self._grant_session(tool.kind, ruled, call.name)
                         if tool.kind == "bash":
                             await self._keep_rules(session_rules_for(ruled))
-                        return True
+                        return call
                     case "deny":
                         why = "Denied by the user."
                         if answer.feedback:
                             why += f" Their feedback: {answer.feedback}"
                         self._finish(call, step, ToolResult(why, True), "denied", 0)
-                        return False
+                        return None
 
-    def _grant_session(self, kind: str, ruled: Ruled) -> None:
-        """ "Allow for session": every edit, or exactly the command's segments not yet allowed
-        (never a program's prefix; a write to a rules file is asked again next time)."""
+    def notify(self, message: str) -> None:
+        """Notification hooks: told, never awaited by the question they announce."""
+        hooks = self.setup.hooks
+        if hooks.configured("Notification"):
+            fields = {"message": message, "title": "Tiller"}
+            task = asyncio.create_task(hooks.run("Notification", self.host.mode, fields))
+            self.notifying.add(task)
+            task.add_done_callback(self.notifying.discard)
+
+    def _tell_hooks(
+        self, event: HookEvent, verdict: Verdict, tool_use_id: str, *, rewrote: bool = False
+    ) -> None:
+        """``hookActed`` when hooks acted on a call (its row shows a decision's hook too)."""
+        for act in hook_acts(event, verdict, tool_use_id, rewrote=rewrote):
+            self.host.emit(act)
+
+    def _grant_session(self, kind: str, ruled: Ruled, name: str) -> None:
+        """ "Allow for session": every edit, exactly the command's segments not yet allowed
+        (never a program's prefix; a write to a rules file is asked again next time), or
+        that one MCP tool."""
         grants = self.host.grants
         if kind == "edit" and not ruled.protected:
             self.host.set_grants(grants.allow_edits())
         elif kind == "bash":
             self.host.set_grants(grants.allow_rules(session_rules_for(ruled)))
+        elif kind == "mcp":
+            self.host.set_grants(grants.allow_mcp_tool(name))
 
     async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
         """ "Always allow": the segments' exact rules, kept in the local settings file."""
         kept, said = await asyncio.to_thread(keep_rules, self.setup.context.workspace, rules)
+        grants = self.host.grants  # a rule now in the file need not be a session rule too
+        self.host.set_grants(replace(grants, rules=tuple(
+            r for r in grants.rules if not (r.scope == "session" and r.text in kept))))  # fmt: skip
         if kept:
             self.host.emit(Notice(f"Always allowed ({LOCAL_RULES}): {', '.join(kept)}"))
         for why in said:
@@ -247,6 +312,12 @@ class ToolRunner:
             result = ToolResult(f"Tool {call.name} failed: {type(err).__name__}: {err}", True)
         finally:
             stream.flush()  # an interrupted call keeps ``running`` for its partial output
+        if not result.is_error and self.setup.hooks.configured("PostToolUse", call.name):
+            result, verdict = await post_tool_use(self.setup.hooks, self.host.mode, call, result)
+            self._tell_hooks("PostToolUse", verdict, call.id)
+            self.halted = self.halted or verdict.halt
+        if not result.is_error:
+            result = self._with_nested_instructions(call, result)
         step.running.pop(call.id, None)
         if result.usage is not None:  # a subagent's model calls: the turn's and the session's
             self.usage += result.usage
@@ -269,6 +340,19 @@ class ToolRunner:
             workspace,
             lambda: tool.run(call.input, context),
         )
+
+    def _with_nested_instructions(self, call: ToolCall, result: ToolResult) -> ToolResult:
+        """A nested AGENTS.md / CLAUDE.md the call reached, told once, after its result."""
+        if self.told is None:
+            self.told = told_folders(self.host.messages)
+        found = nested_context(self.setup.context.workspace, call.name, call.input, self.told)
+        for folder, text in found:
+            self.host.emit(Notice(f"Instructions for {folder}/ apply: the model is told so"))
+            for cut in cut_notices(text):
+                self.host.emit(Notice(cut))
+        if not found:
+            return result
+        return replace(result, output="\n\n".join([result.output, *(t for _, t in found)]))
 
     # --- the plan gate of an exit_plan_mode call --------------------------------------------
 
@@ -333,7 +417,9 @@ class ToolRunner:
         if status in ("ok", "error"):
             self.tools_used += 1
             self.host.count_tools(self.tools_used)
-        return tool_result_block(call.id, result.output, is_error=result.is_error)
+        return tool_result_block(
+            call.id, result.output, is_error=result.is_error, blocks=result.blocks
+        )
 
     def _finish(
         self, call: ToolCall, step: Step, result: ToolResult, status: ToolStatus, ms: int

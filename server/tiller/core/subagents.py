@@ -139,7 +139,9 @@ def spawn(parent: Session, kind: AgentKind, sink: SessionSink, description: str)
         model=model,
         thinking=thinking,
         grants=parent.grants,
-        system=f"{base}\n\n{kind.prompt}" if kind.prompt else base,
+        # The kind's prompt first: the instruction file stays the end of the prompt, where
+        # the check for an edited AGENTS.md / CLAUDE.md reads it (system_prompt.py).
+        system=f"{kind.prompt}\n\n{base}" if kind.prompt else base,
         agent=kind,
         parent_turn_id=parent.turn_id,
     )

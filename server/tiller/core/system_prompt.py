@@ -1,4 +1,5 @@
-"""The system prompt: stable text (cacheable) plus the workspace's AGENTS.md or CLAUDE.md.
+"""The system prompt: stable text (cacheable), the user's instruction files, the skills, and the
+workspace's AGENTS.md or CLAUDE.md (``extend/instructions.py``: imports, budget).
 
 Append-only (docs/protocol.md): the system prompt is built once per session, kept with it, and
 sent byte for byte at every request, since current models bind each thinking block to
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tiller.core.history import Message
+from tiller.extend import instructions as instruction_files
+from tiller.extend.skills import read_skills, skills_section
 
 BASE = """You are Tiller, a coding agent working inside the user's workspace at {root}.
 Use the tools to read, search, edit files and run commands. Paths are relative to the workspace.
@@ -24,16 +27,17 @@ In plan mode you may only explore with read-only tools; present your plan by cal
 exit_plan_mode (again with the revised plan after a rejection) and wait for approval before
 changing anything. To ask the user something instead, end your answer with the question."""
 
-MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
-MEMORY_CAP = 20_000
-SECTION = "\n\n# Project instructions ("  # then "{name})\n\n{text}"
+MEMORY_FILES = instruction_files.MEMORY_FILES
+SECTION = "\n\n# Project instructions ("  # then "{name})\n\n{text}"; always the last section
+USER_SECTION = "\n\n# User instructions ({name})\n\n"  # then the text
 CHANGED = "{name} changed. The project instructions now read:\n\n"  # then the new text
 REMOVED = "{name} was removed: its project instructions no longer apply."
 
 
 @dataclass(frozen=True)
 class Instructions:
-    """The instruction file the model is told about: its name and (capped) text."""
+    """The instruction file the model is told about: its name and text (imports expanded,
+    cut to the budget)."""
 
     name: str
     text: str
@@ -41,16 +45,19 @@ class Instructions:
 
 def read_instructions(workspace: Path) -> Instructions | None:
     """The workspace's AGENTS.md, else its CLAUDE.md, as it is now (None: neither)."""
-    for name in MEMORY_FILES:
-        path = workspace / name
-        if path.is_file():
-            return Instructions(name, path.read_text("utf-8", errors="replace")[:MEMORY_CAP])
-    return None
+    found = instruction_files.root_file(workspace)
+    return None if found is None else Instructions(found.name, found.text)
 
 
 def system_prompt(workspace: Path) -> str:
-    """Built once per session (then kept with it): never rebuilt for a running session."""
+    """Built once per session (then kept with it): never rebuilt for a running session.
+
+    The user's instruction files, the skills (names and descriptions), then the project's
+    instruction file, last (``instructions_in`` reads it back from there)."""
     text = BASE.format(root=workspace)
+    for loaded in instruction_files.user_files():
+        text += USER_SECTION.format(name=loaded.name) + loaded.text
+    text += skills_section(list(read_skills(workspace)[0].values()))
     found = read_instructions(workspace)
     if found is not None:
         text += f"{SECTION}{found.name})\n\n{found.text}"

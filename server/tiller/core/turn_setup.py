@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from tiller.core import compaction, history
 from tiller.core.approvals import Approver
+from tiller.core.attachments import Attachment
 from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import Event
 from tiller.core.history import Message
-from tiller.core.permissions import Grants
+from tiller.core.permissions import Grants, McpRules
+from tiller.extend.hooks import NO_SESSION_HOOKS, Hooks
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
@@ -23,6 +25,29 @@ from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
 from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.tools.base import Tool, ToolContext
+
+SessionStartSource = Literal["startup", "resume"]
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    """What a custom slash command sets for its own turn only."""
+
+    model: str | None = None  # the frontmatter's ``model``
+    allowed_tools: tuple[str, ...] = ()  # ``allowed-tools``: no question for these
+    command: str | None = None  # the command, e.g. ``/review``, for the tool rows
+
+
+PLAIN_TURN = TurnOptions()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A prompt waiting in the queue, with the options of the command that made it."""
+
+    text: str
+    options: TurnOptions = PLAIN_TURN
+    attached: tuple[Attachment, ...] = ()  # its mentions and images (attachments.py)
 
 
 class TurnHost(Protocol):
@@ -69,10 +94,15 @@ class TurnSetup:
     approver: Approver
     tool_budget: int
     session_id: str = ""
-    stop_hook: str | None = None
+    stop_hook: str | None = None  # the ``stopHook`` setting (its own stdin shape, kept)
+    hooks: Hooks = NO_SESSION_HOOKS  # Claude Code's hooks, from the settings
+    session_start: SessionStartSource | None = None  # this turn starts the live session
+    options: TurnOptions = PLAIN_TURN  # a custom command's model and allowed tools
+    user_prompt: bool = True  # the prompt is the user's (UserPromptSubmit hooks see it)
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
+    mcp_rules: McpRules = McpRules()  # the MCP tools the user allowed (mcpAllow, mcpReadOnly)
     context_before: int | None = None  # tokens in context as the turn started (None: unknown)
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the
     # first response streams, and no tool runs before it is done.

@@ -193,14 +193,21 @@ def api_params(
     Thinking in the form the model takes (models.thinking_params); ``max_tokens`` defaults to
     the model's max output; never a sampling parameter. Cache breakpoints: see
     ``cache_breakpoints``, all with the ``cacheTtl`` setting's TTL. Server tools come after
-    the client's, so the tools breakpoint (on the last one) covers both.
+    the client's, so the tools breakpoint (on the last one) covers both; deferred tools
+    after them all.
     """
     spec = spec or DEFAULT_CATALOG.resolve(request.model)
     marker = EPHEMERAL_1H if cache_ttl == "1h" else EPHEMERAL
     max_tokens = effective_max_tokens(spec, request.max_tokens)
-    tools = [dict(t) for t in (*request.tools, *request.server_tools)]
-    if tools:
-        tools[-1]["cache_control"] = marker
+    # Deferred tools (MCP, ``defer_loading``) last: they are not part of the cached prefix
+    # (tool search docs), so the tools breakpoint goes on the last tool that is.
+    loaded = [
+        dict(t) for t in (*request.tools, *request.server_tools) if not t.get("defer_loading")
+    ]
+    deferred = [dict(t) for t in request.tools if t.get("defer_loading")]
+    if loaded:
+        loaded[-1]["cache_control"] = marker
+    tools = [*loaded, *deferred]
     params: JSON = {
         "model": request.model,
         "max_tokens": max_tokens,

@@ -27,6 +27,7 @@ from tiller.protocol import Mode
 WEB_SEARCH_TYPE: Final = "web_search_20250305"
 WEB_FETCH_TYPE: Final = "web_fetch_20250910"
 WEB_FETCH_BETA: Final = "web-fetch-2025-09-10"
+TOOL_SEARCH_BETA: Final = "advanced-tool-use-2025-11-20"  # defer_loading, tool_reference
 SEARCH_USD_PER_REQUEST: Final = 10.0 / 1000  # web search pricing: $10 per 1,000 searches
 
 RESULT_TYPES: Final = frozenset({"web_search_tool_result", "web_fetch_tool_result"})
@@ -83,10 +84,15 @@ NO_SERVER_TOOLS: Final = ServerTools()
 
 
 def beta_headers(tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """The ``anthropic-beta`` header the declared tools need (web fetch is in beta)."""
-    if any(str(t.get("type", "")).startswith("web_fetch_") for t in tools):
-        return {"anthropic-beta": WEB_FETCH_BETA}
-    return {}
+    """The ``anthropic-beta`` header the declared tools need: web fetch is in beta, and so
+    are deferred tools and ``tool_reference`` blocks (the tool search docs)."""
+    betas: list[str] = []
+    for tool in tools:
+        if str(tool.get("type", "")).startswith("web_fetch_") and WEB_FETCH_BETA not in betas:
+            betas.append(WEB_FETCH_BETA)
+        if tool.get("defer_loading") and TOOL_SEARCH_BETA not in betas:
+            betas.append(TOOL_SEARCH_BETA)
+    return {"anthropic-beta": ",".join(betas)} if betas else {}
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 // Messages between the chat webview and the extension host. Shared by both bundles.
-import type { ToolDecision } from "../protocol";
+import type { CommandListItem, ToolDecision } from "../protocol";
 import type { ActiveEditor, Mention, PastedImage } from "./attachments";
 import type { ChatCommand } from "./model";
 import type { ChatPatch } from "./patch";
@@ -11,7 +11,8 @@ export type ToWebview =
   /** The @-picker's entries for the query `requestId` asked. */
   | { type: "mentions"; requestId: number; items: Mention[] }
   /** The active editor for the input's chip (null: none). */
-  | { type: "activeEditor"; editor: ActiveEditor | null };
+  | { type: "activeEditor"; editor: ActiveEditor | null }
+  | { type: "commands"; commands: CommandListItem[] };
 
 export type FromWebview =
   | { type: "ready" }
@@ -20,6 +21,7 @@ export type FromWebview =
   | { type: "prompt"; text: string; mentions?: Mention[]; images?: PastedImage[]; activeEditor?: boolean }
   | { type: "mentionQuery"; requestId: number; query: string }
   | { type: "openFile"; path: string; line?: number }
+  | { type: "listCommands" }
   | { type: "steer"; text: string }
   | { type: "interrupt"; turnId?: string }
   | { type: "openDiff"; toolUseId: string }
@@ -45,6 +47,7 @@ const FROM_WEBVIEW_TYPES: ReadonlySet<string> = new Set([
   "prompt",
   "mentionQuery",
   "openFile",
+  "listCommands",
   "interrupt",
   "openDiff",
   "copy",

@@ -10,6 +10,7 @@ import type {
   ConfirmToolResult,
   DiffStat,
   ErrorKind,
+  HookOutcome,
   InterruptCause,
   Mode,
   Outcome,
@@ -705,6 +706,8 @@ export function applyEvent(current: ChatModel, event: TillerEvent, now?: number)
       return updateTool(model, event.toolUseId, (item) => ({ ...item, agent: startedAgent(event, now) }));
     case "notice":
       return pushNotice(settleStreaming(model), event.turnId, plainWords(event.text));
+    case "hookActed":
+      return push(settleStreaming(model), (id) => ({ kind: "notice", id, level: "info", text: hookLine(event) }));
     case "queueDropped": {
       const prompts = event.prompts ?? [];
       if (prompts.length === 0) return model;
@@ -787,6 +790,27 @@ export function addNoticeOnce(model: ChatModel, text: string, level: "info" | "e
   const words = plainWords(text);
   const last = model.items.at(-1);
   return last !== undefined && last.kind === "notice" && last.text === words && last.level === level ? model : addNotice(model, text, level);
+}
+
+const HOOK_OUTCOME_WORDS: Record<HookOutcome, string> = {
+  allowed: "allowed the call",
+  denied: "denied the call",
+  asked: "asks you",
+  rewroteInput: "rewrote the input",
+  addedContext: "added context for the model",
+  fedBack: "fed back to the model",
+  blockedPrompt: "blocked the prompt",
+  continued: "sent the model back to work",
+  stopped: "stopped the turn",
+  message: "says",
+};
+
+/** `hookActed` as one line: `PreToolUse hook: ./guard.py denied the call: no rm`. */
+export function hookLine(event: { event: string; hooks: string; outcome: HookOutcome; message: string }): string {
+  const message = event.message.split("\n")[0] ?? "";
+  if (event.outcome === "message") return `${event.event}: ${message}`;
+  const head = `${event.event} ${event.hooks} ${HOOK_OUTCOME_WORDS[event.outcome]}`;
+  return message !== "" ? `${head}: ${message}` : head;
 }
 
 /** A prompt the server handled itself (slash command): show it with the server's answer. */

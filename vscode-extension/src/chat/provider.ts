@@ -242,6 +242,12 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
           await this.prompt(message.text, mentions, images, message.activeEditor === true);
           return;
         }
+        case "listCommands": {
+          // Built-in and custom slash commands, as the server reads them now.
+          const listed = await this.server.request("tiller/listCommands", {});
+          this.post({ type: "commands", commands: listed.commands });
+          return;
+        }
         case "steer":
           await this.server.request("tiller/steer", { text: message.text });
           return;
@@ -395,6 +401,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
 <section id="queue" hidden></section>
 <form id="composer">
   <div id="info"><span id="mode"></span><span id="usage" title="Context used / the model's window · session cost"></span></div>
+  <ul id="slash" hidden></ul>
   <textarea id="input" rows="3" placeholder="Ask Tiller… (Enter to send, Shift+Enter for a new line, Shift+Tab: mode, Esc: interrupt)"></textarea>
   <div id="bar"><span class="spacer"></span><button type="button" id="stop" hidden>Stop</button><button type="submit" id="send">Send</button></div>
 </form>

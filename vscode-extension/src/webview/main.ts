@@ -2,7 +2,7 @@
 // last one), and posts back what the user does. It keeps no agent state of its own: a copy of
 // the chat it was sent, and view state (what is expanded, timers).
 import type { FromWebview, ToWebview } from "../chat/messages";
-import type { ToolDecision } from "../protocol";
+import type { CommandListItem, ToolDecision } from "../protocol";
 import {
   formatDiffStat,
   formatDuration,
@@ -18,6 +18,7 @@ import {
 import { type AgentView, currentTool } from "../chat/agents";
 import { applyPatch, type ChatView } from "../chat/patch";
 import { attachmentsView, Composer } from "./attach";
+import { slashHint, slashMatches } from "../chat/slash";
 import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
@@ -32,6 +33,7 @@ const log = document.getElementById("log") as HTMLElement;
 const queue = document.getElementById("queue") as HTMLElement;
 const composer = document.getElementById("composer") as HTMLFormElement;
 const input = document.getElementById("input") as HTMLTextAreaElement;
+const slashList = document.getElementById("slash") as HTMLUListElement;
 const modeLabel = document.getElementById("mode") as HTMLElement;
 const usageLabel = document.getElementById("usage") as HTMLElement;
 const stop = document.getElementById("stop") as HTMLButtonElement;
@@ -690,6 +692,7 @@ function send(steer = false): void {
   // next step); Enter queues the prompt for when the turn ends.
   vscode.postMessage(steer && (current?.state?.busy ?? false) ? { type: "steer", text } : { type: "prompt", text, ...attachments.take() });
   input.value = "";
+  renderSlash();
   followAnswer = true;
 }
 
@@ -705,7 +708,35 @@ composer.addEventListener("submit", (event) => {
 
 stop.addEventListener("click", interrupt);
 
+// Slash commands: typing "/" asks for the list (built-in and custom); the matching ones are
+// shown above the input, and Tab completes the first match.
+let slashCommands: CommandListItem[] = [];
+
+function renderSlash(): void {
+  const matches = slashMatches(slashCommands, input.value);
+  slashList.replaceChildren(
+    ...matches.slice(0, 8).map((command) => {
+      const item = h("li");
+      item.textContent = slashHint(command);
+      return item;
+    }),
+  );
+  slashList.hidden = matches.length === 0;
+}
+
+input.addEventListener("input", () => {
+  if (input.value === "/") vscode.postMessage({ type: "listCommands" });
+  renderSlash();
+});
+
 input.addEventListener("keydown", (event) => {
+  const first = slashMatches(slashCommands, input.value)[0];
+  if (event.key === "Tab" && !event.shiftKey && first !== undefined) {
+    event.preventDefault();
+    input.value = `/${first.name} `;
+    renderSlash();
+    return;
+  }
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     send(event.ctrlKey || event.metaKey);
@@ -743,6 +774,10 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       break;
     case "activeEditor":
       attachments.setActiveEditor(message.editor);
+      break;
+    case "commands":
+      slashCommands = message.commands;
+      renderSlash();
       break;
   }
 });

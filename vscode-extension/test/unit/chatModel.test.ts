@@ -161,3 +161,15 @@ test("trails and tool summaries read like the design says", () => {
   assert.equal(summarizeInput("todo_write", { todos: [{}] }), "1 item");
   assert.equal(summarizeInput("enter_plan_mode", {}), "");
 });
+
+test("hookActed shows which hook did what in the log", () => {
+  const model = play([
+    ev({ type: "turnStarted", prompt: "x" }),
+    ev({ type: "hookActed", event: "PreToolUse", hooks: "hook: ./guard.py", outcome: "denied", message: "no rm here", toolUseId: "b1" }),
+    ev({ type: "hookActed", event: "Stop", hooks: "hook: ./stop.py", outcome: "message", message: "hook: ./stop.py timed out after 60 s" }),
+  ]);
+  assert.deepEqual(
+    only(model, "notice").map((n) => n.text),
+    ["PreToolUse hook: ./guard.py denied the call: no rm here", "Stop: hook: ./stop.py timed out after 60 s"],
+  );
+});

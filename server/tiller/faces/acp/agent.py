@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Final
@@ -59,12 +59,13 @@ from acp.schema import (
 from tiller import __version__
 from tiller.config import parse_config
 from tiller.core import session_commands
-from tiller.core.commands import HELP
+from tiller.core.commands import CommandInfo, builtin_commands
 from tiller.core.events import Posted
 from tiller.core.session import Handled, Queued, Started, new_id
 from tiller.core.session_commands import SwitchTo
 from tiller.core.sessions import Seat, Sessions
 from tiller.errors import ConfigError, InvalidParams
+from tiller.extend.mcp.config import acp_servers, session_config
 from tiller.faces.acp.files import ClientFiles
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.permissions import AcpApprover
@@ -92,17 +93,19 @@ NOT_ADVERTISED: Final = SESSION_SWITCHES | {"queue"}  # prompts queue in the edi
 PAGE: Final = 100  # sessions per session/list page
 
 
-def advertised_commands(help_text: str = HELP) -> list[AvailableCommand]:
-    """The core's slash commands (parsed from its /help text) that make sense over ACP."""
+def advertised_commands(commands: Sequence[CommandInfo] | None = None) -> list[AvailableCommand]:
+    """The slash commands (built-in and the workspace's custom ones) that make sense over
+    ACP."""
     found: dict[str, AvailableCommand] = {}
-    for match in re.finditer(r"^\s+/(\S+)(?: (\S+))?\s{2,}(\S.*)$", help_text, re.MULTILINE):
-        name, argument, description = match.groups()
-        if name in NOT_ADVERTISED or name in found:
+    for command in builtin_commands() if commands is None else commands:
+        if command.name in NOT_ADVERTISED or command.name in found:
             continue
         hint = None
-        if argument:
-            hint = AvailableCommandInput(root=UnstructuredCommandInput(hint=argument))
-        found[name] = AvailableCommand(name=name, description=description, input=hint)
+        if command.argument_hint:
+            hint = AvailableCommandInput(root=UnstructuredCommandInput(hint=command.argument_hint))
+        found[command.name] = AvailableCommand(
+            name=command.name, description=command.description, input=hint
+        )
     return list(found.values())
 
 
@@ -166,6 +169,7 @@ class AcpSession:
             sessions.greet(self.session)
         self._shown_mode = self.session.mode
         self._shown_model = self.session.model
+        self._shown_commands: list[AvailableCommand] = []
 
     # --- SessionSink ------------------------------------------------------------------------
 
@@ -239,15 +243,28 @@ class AcpSession:
             )
         )
 
+    def tell(self, *notices: str) -> None:
+        """Notices for the user (what is wrong with the MCP servers the client passed)."""
+        for text in notices:
+            self.session.say(text)
+
     def announce(self) -> None:
         """After session/new or session/load answered: the commands, the plan, the models."""
-        self.outbox.send(update_available_commands(advertised_commands()))
+        self._announce_commands()
         if self.session.todos:
             self.outbox.send(plan_update(self.session.todos, running=self.session.busy))
         if not self.runtime.models:
             task = asyncio.get_running_loop().create_task(self._list_models())
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+    def _announce_commands(self) -> None:
+        """The slash commands, when they are not what the editor was last sent (a custom
+        command file added or removed shows at the next prompt)."""
+        listed = advertised_commands(session_commands.list_commands(self.session.workspace))
+        if listed != self._shown_commands:
+            self._shown_commands = listed
+            self.outbox.send(update_available_commands(listed))
 
     async def _list_models(self) -> None:
         if await self.runtime.list_models():
@@ -267,6 +284,7 @@ class AcpSession:
         async with self.lock:
             if self.cancels != asked_at:
                 return PromptResponse(stop_reason="cancelled")
+            self._announce_commands()
             words = text.strip().split(maxsplit=1)
             command = words[0][1:] if words and words[0].startswith("/") else ""
             if command in SESSION_SWITCHES:
@@ -358,7 +376,7 @@ class TillerAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=True, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             auth_methods=[],
@@ -380,8 +398,7 @@ class TillerAgent:
     ) -> NewSessionResponse:
         client, sessions = self._live()
         workspace = workspace_of(cwd)
-        if mcp_servers:
-            log.warning("MCP servers are not supported yet; ignoring %d", len(mcp_servers))
+        problems = await self._add_mcp_servers(sessions, workspace, mcp_servers)
         seat = AcpSession(
             client, sessions, new_id("ses"), workspace, False, self.client_capabilities
         )
@@ -390,7 +407,26 @@ class TillerAgent:
             session_id=seat.id, modes=seat.modes(), config_options=seat.config_options()
         )
         seat.announce()  # queued last: the answer goes out before the writer runs
+        seat.tell(*problems)
         return answer
+
+    @staticmethod
+    async def _add_mcp_servers(
+        sessions: Sessions,
+        workspace: Path,
+        servers: Sequence[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] | None,
+    ) -> tuple[str, ...]:
+        """The MCP servers the client passed join the workspace's (they start when first
+        needed); what is wrong with one is a notice naming it."""
+        if not servers:
+            return ()
+        raw = [s.model_dump(mode="json", by_alias=True) for s in servers]
+        passed = acp_servers(r for r in raw if r.get("type") != "acp")
+        skipped = [f"MCP server {r.get('name')!r}: the 'acp' transport is not supported"
+                   for r in raw if r.get("type") == "acp"]  # fmt: skip
+        manager = sessions.runtime.mcp(workspace)
+        problems = await manager.add_session_servers(session_config(passed))
+        return tuple(f"MCP configuration: {p}" for p in (*skipped, *problems))
 
     async def load_session(
         self,
@@ -405,6 +441,7 @@ class TillerAgent:
         workspace = workspace_of(cwd)
         if sessions.store.row(session_id) is None:
             raise invalid_params(f"unknown sessionId {session_id!r}: nothing stored under it")
+        problems = await self._add_mcp_servers(sessions, workspace, mcp_servers)
         old = self.seats.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -419,6 +456,7 @@ class TillerAgent:
         await seat.outbox.flush()  # the history is in the editor before the answer
         answer = LoadSessionResponse(modes=seat.modes(), config_options=seat.config_options())
         seat.announce()
+        seat.tell(*problems)
         return answer
 
     @staticmethod
@@ -529,8 +567,11 @@ class TillerAgent:
         log.info("ignoring extension notification _%s", method)
 
     async def shutdown(self) -> None:
-        """End of input or SIGTERM: interrupt every running turn; their history is saved."""
+        """End of input or SIGTERM: interrupt every running turn; their history is saved;
+        the MCP servers stop."""
         await asyncio.gather(*(seat.close() for seat in self.seats.values()))
+        if self.sessions is not None:
+            await self.sessions.runtime.close()
 
 
 def _mode(mode_id: str) -> Mode:

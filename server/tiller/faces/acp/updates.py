@@ -8,6 +8,7 @@ later updates (output, end) keep the diff and the locations. ``stop_reason`` tur
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from collections.abc import Iterable, Sequence
@@ -51,6 +52,7 @@ from acp.schema import (
 
 from tiller.core.transcript import as_events
 from tiller.faces.client.children import Children, is_child_event
+from tiller.faces.client.render import hook_line
 from tiller.jsontypes import JSON
 from tiller.protocol import Todo
 
@@ -154,6 +156,13 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
         case "task":
             agent = _str(tool_input.get("subagent_type")) or "general-purpose"
             return ToolView(f"{agent} agent: {_str(tool_input.get('description'))}", kind)
+        case "tool_search":
+            return ToolView(f"Search MCP tools: {_str(tool_input.get('query'))}", "search")
+        case _ if name.startswith("mcp__"):
+            server, _, tool = name.removeprefix("mcp__").partition("__")
+            args = json.dumps(tool_input, ensure_ascii=False, indent=2)
+            body = (tool_content(text_block(_fence(args, "json"))),)
+            return ToolView(f"{tool} (MCP server {server})", kind, (), body)
         case _:
             return ToolView(name, kind)
 
@@ -339,6 +348,8 @@ class SessionUpdates:
                 return self.calls.output(fields)
             case "toolFinished":
                 return self.calls.finished(fields)
+            case "hookActed":  # the editor has no notices: a line in the answer
+                return [update_agent_message_text(f"\n\n*{hook_line(fields)}*\n\n")]
             case "stepRestarted":
                 return [update_agent_message_text("\n\n*(retrying this step)*\n\n")]
             case "steered":

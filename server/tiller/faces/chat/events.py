@@ -30,6 +30,7 @@ from tiller.faces.client.render import (
     RED,
     RetryNotices,
     finished_line,
+    hook_line,
     permission_note,
     steered_line,
     terminal_safe,
@@ -138,6 +139,9 @@ class EventLog:
                 if self.retries.first(said):
                     self.end_partial()
                     self.printer.print(f"· {said}", DIM)
+            case "hookActed":
+                self.end_partial()
+                self.printer.print(f"· {hook_line(params)}", DIM)
             case "planDecided":
                 self.end_partial()
                 self.printer.print(plan_decided_line(params))

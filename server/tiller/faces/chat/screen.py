@@ -56,6 +56,7 @@ class Shell(Protocol):
     @property
     def approvals(self) -> Approvals: ...
     def live_lines(self) -> list[Fragment]: ...
+    def slash_hints(self) -> list[Fragment]: ...
     def submit(self) -> None: ...
     def cycle_mode(self) -> None: ...
     def interrupt(self) -> None: ...
@@ -100,6 +101,13 @@ def build_app(shell: Shell) -> Application[int]:
                 approvals.window, filter=Condition(lambda: bool(approvals.asking))
             ),
             ConditionalContainer(prompt_row, filter=~typing_feedback),
+            ConditionalContainer(
+                Window(
+                    FormattedTextControl(lambda: _joined(shell.slash_hints())),
+                    dont_extend_height=True,
+                ),
+                filter=composing & Condition(lambda: bool(shell.slash_hints())),
+            ),
             ConditionalContainer(feedback_row, filter=typing_feedback),
             Window(
                 FormattedTextControl(
@@ -146,11 +154,13 @@ def _key_bindings(
 ) -> KeyBindings:
     buffer, approvals = shell.input, shell.approvals
     empty = Condition(lambda: not buffer.text)
+    slash = Condition(lambda: buffer.text.startswith("/") and " " not in buffer.text)
     table: list[tuple[tuple[str, ...], Filter, Callable[[KeyPressEvent], None]]] = [
         (("enter",), composing, lambda e: shell.submit()),
         (("escape", "enter"), composing, lambda e: buffer.newline(copy_margin=False)),
         (("c-j",), composing, lambda e: buffer.newline(copy_margin=False)),
         (("s-tab",), composing, lambda e: shell.cycle_mode()),
+        (("tab",), composing & slash, lambda e: buffer.complete_next()),
         (("escape",), ~typing_feedback, lambda e: shell.interrupt()),
         (("c-c",), Always(), lambda e: shell.ctrl_c()),
         (("c-d",), composing & empty, lambda e: shell.quit_now()),

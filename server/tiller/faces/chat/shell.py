@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import merge_completers
 
 from tiller import protocol as p
 from tiller.core.transcript import as_events
@@ -29,6 +30,7 @@ from tiller.faces.chat.events import EventLog, Fragment
 from tiller.faces.chat.notify import NOTIFY_STYLES, Notifier, NotifyStyle
 from tiller.faces.chat.printer import Printer, PrinterLog
 from tiller.faces.chat.screen import build_app
+from tiller.faces.chat.slash import SlashCommands
 from tiller.faces.client.jsonrpc import Handlers, RpcError
 from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
@@ -54,11 +56,12 @@ class ChatShell:
         self.quit = asyncio.Event()
         self.server_ready = asyncio.Event()
         self.background: set[asyncio.Task[Any]] = set()
+        self.slash = SlashCommands()
         self.input = Buffer(
             multiline=True,
-            on_text_changed=self._disarm,
-            completer=PathCompleter(options.workspace),  # @path
-            complete_while_typing=True,
+            on_text_changed=self._typed,
+            completer=merge_completers([self.slash, PathCompleter(options.workspace)]),  # /, @path
+            complete_while_typing=False,
         )
         self.printer = Printer(lambda: self.app.is_running)
         self.events = EventLog(self.printer, lambda: self.app.invalidate(), self._columns)
@@ -106,6 +109,7 @@ class ChatShell:
                 return started
             server = self.server = started
             self.server_ready.set()
+            self._list_commands()
             quit_wait = asyncio.create_task(self.quit.wait())
             gone_wait = asyncio.create_task(server.gone.wait())
             await asyncio.wait({quit_wait, gone_wait}, return_when=asyncio.FIRST_COMPLETED)
@@ -313,6 +317,29 @@ class ChatShell:
 
     def quit_now(self) -> None:
         self.quit.set()
+
+    def _typed(self, buffer: Buffer) -> None:
+        self._disarm(buffer)
+        if buffer.text == "/":  # a command is being typed: list them as they are now
+            self._list_commands()
+
+    def _list_commands(self) -> None:
+        server = self.server
+        if server is None:
+            return
+
+        async def listing() -> None:
+            with contextlib.suppress(RpcError, ConnectionError):
+                answer = await server.request(p.LIST_COMMANDS, {})
+                self.slash.commands = list(answer.get("commands", []))
+                self.app.invalidate()
+
+        task = asyncio.ensure_future(listing())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    def slash_hints(self) -> list[tuple[str, str]]:
+        return self.slash.hints(self.input.text)
 
     def _disarm(self, _: Buffer) -> None:
         self.ctrl_c_armed = False

@@ -28,7 +28,8 @@ class Children:
         """The parent's ``agentStarted``: the line that opens the child's block."""
         name = str(params.get("agent", "agent"))
         self.names[str(params.get("agentSessionId"))] = name
-        return f"  ⤷ {name} agent: {params.get('description', '')}"
+        session = params.get("agentSessionId")  # its transcript: /resume or session/transcript
+        return f"  ⤷ {name} agent: {params.get('description', '')}  ({session})"
 
     def name(self, params: JSON) -> str:
         return self.names.get(str(params.get("sessionId")), "agent")

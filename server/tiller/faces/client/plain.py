@@ -28,6 +28,7 @@ from tiller.faces.client.questions import (
 from tiller.faces.client.render import (
     RetryNotices,
     finished_line,
+    hook_line,
     permission_note,
     preview_text,
     steered_line,
@@ -118,6 +119,8 @@ class Run:
                 said = str(params.get("text", ""))
                 if self._retries.first(said):
                     out.info(f"· {said}")
+            case "hookActed":
+                out.info(f"· {hook_line(params)}")
             case "steered":
                 out.info(f"· {steered_line(params)}")
             case "planRequested":

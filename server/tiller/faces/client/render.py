@@ -92,6 +92,31 @@ def tool_summary(name: str, tool_input: Any) -> str:
     return ""
 
 
+HOOK_OUTCOME_WORDS = {
+    "allowed": "allowed the call",
+    "denied": "denied the call",
+    "asked": "asks the user",
+    "rewroteInput": "rewrote the input",
+    "addedContext": "added context for the model",
+    "fedBack": "fed back to the model",
+    "blockedPrompt": "blocked the prompt",
+    "continued": "sent the model back to work",
+    "stopped": "stopped the turn",
+    "message": "says",
+}
+
+
+def hook_line(params: JSON) -> str:
+    """``hookActed`` as one line: ``PreToolUse hook: ./guard.py denied the call: no rm``."""
+    outcome = str(params.get("outcome", ""))
+    words = HOOK_OUTCOME_WORDS.get(outcome, outcome)
+    message = first_line(str(params.get("message", "")))
+    head = f"{params.get('event', 'hook')} {params.get('hooks', '')}".strip()
+    if outcome == "message":  # the message names its hook already
+        return f"{params.get('event', 'hook')}: {message}"
+    return f"{head} {words}" + (f": {message}" if message else "")
+
+
 def first_line(text: str) -> str:
     for line in text.splitlines():
         if line.strip():

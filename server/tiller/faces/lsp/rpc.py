@@ -269,6 +269,17 @@ async def set_model(ls: TillerServer, params: p.SetModelParams) -> p.ModelResult
     return {"model": await ls.live_session().choose_model(params.model.strip())}
 
 
+async def mcp_list(ls: TillerServer, params: p.McpListParams) -> JSON:
+    """The MCP servers of the current session's workspace (started first with ``start``)."""
+    manager = ls.live_sessions().runtime.mcp(ls.live_session().workspace)
+    if params.start:
+        await manager.refresh()
+    return {
+        "servers": [status.to_wire() for status in manager.status()],
+        "problems": list(manager.problems),
+    }
+
+
 async def list_models(ls: TillerServer, params: p.NoParams) -> JSON:
     session, provider = ls.live_session(), ls.live_session().provider
     try:
@@ -279,6 +290,12 @@ async def list_models(ls: TillerServer, params: p.NoParams) -> JSON:
     if session.model not in ids:
         ids.insert(0, session.model)
     return {"models": [provider.spec(i).to_wire() for i in ids], "current": session.model}
+
+
+async def list_commands(ls: TillerServer, params: p.NoParams) -> JSON:
+    """Built-in and custom slash commands (read now: a new file shows at once)."""
+    workspace = ls.live_session().workspace
+    return {"commands": [c.to_wire() for c in session_commands.list_commands(workspace)]}
 
 
 async def set_thinking(ls: TillerServer, params: p.SetThinkingParams) -> p.ThinkingWire:
@@ -391,6 +408,7 @@ HANDLERS: Final[dict[str, Route]] = {
     p.SET_MODE: route(p.SetModeParams, set_mode),
     p.SET_MODEL: route(p.SetModelParams, set_model),
     p.LIST_MODELS: route(p.NoParams, list_models),
+    p.LIST_COMMANDS: route(p.NoParams, list_commands),
     p.SET_THINKING: route(p.SetThinkingParams, set_thinking),
     p.GET_STATE: route(p.NoParams, get_state),
     p.GET_TODOS: route(p.NoParams, get_todos),
@@ -408,6 +426,7 @@ HANDLERS: Final[dict[str, Route]] = {
     p.PERMISSIONS: route(p.NoParams, permissions),
     p.PERMISSIONS_ADD: route(p.AddRuleParams, permissions_add),
     p.PERMISSIONS_REMOVE: route(p.RemoveRuleParams, permissions_remove),
+    p.MCP_LIST: route(p.McpListParams, mcp_list),
 }
 """Every client request (`protocol.CLIENT_REQUESTS`): its params and its handler."""
 
@@ -458,6 +477,8 @@ def initialized(ls: TillerServer, params: Any) -> None:
 async def shutdown(ls: TillerServer, params: Any) -> None:
     if ls.sessions is not None and ls.session is not None:  # at once: the queue is dropped
         await ls.sessions.close(ls.session)
+    if ls.sessions is not None:  # MCP servers stop with us (the supervisor covers kill -9)
+        await ls.sessions.runtime.close()
 
 
 def build_server() -> TillerServer:

@@ -18,7 +18,7 @@ from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.sandbox import ShellPolicy
 
 # How the permission table treats a tool (see permissions.py).
-ToolKind = Literal["read", "edit", "bash", "state", "plan_exit", "agent"]
+ToolKind = Literal["read", "edit", "bash", "state", "plan_exit", "agent", "mcp"]
 
 
 OUTPUT_CAP = 30_000  # characters of tool output handed back to the model
@@ -61,7 +61,8 @@ class ToolResult:
 
     ``diff`` and ``edit`` are set by write_file and edit_file when they changed a text file;
     ``usage`` by the task tool: what its subagent's model calls cost (added to the turn's and
-    session's).
+    session's). ``blocks``, when set, is the tool_result's content as the model gets it
+    (images, ``tool_reference`` blocks of MCP tools); ``output`` is then what clients show.
     """
 
     output: str
@@ -69,6 +70,7 @@ class ToolResult:
     diff: DiffStat | None = None
     edit: EditTexts | None = None
     usage: Usage | None = None
+    blocks: tuple[JSON, ...] = ()
 
 
 @dataclass(frozen=True)

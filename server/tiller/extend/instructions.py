@@ -1,0 +1,167 @@
+"""Instruction files (AGENTS.md, CLAUDE.md) as the model reads them: ``@path`` imports expanded,
+within a budget, with a mark where a file was cut.
+
+- Levels: the user's (``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` ``/CLAUDE.md``, Tiller's user dir
+  ``/AGENTS.md``), the workspace root's (AGENTS.md, else CLAUDE.md), and nested ones: a folder
+  under the root with its own AGENTS.md (else CLAUDE.md) applies once the agent works under it.
+- Imports: ``@path`` at the start of a line or after a space, outside code spans and fenced
+  blocks, naming an existing file: relative to the importing file, or ``~/`` for the home
+  folder. Imported files are appended after the importing file's text, each under a
+  ``## @path`` heading, up to 5 levels deep (as Claude Code documents); a file is imported
+  once. Never outside: a workspace file imports only files inside the workspace, a user-level
+  file only files inside the home folder (so a repository cannot send ``~/.ssh`` to the model).
+- Budget: each file with its imports at most ``FILE_BUDGET`` characters; where one is cut, a
+  line says so and names it (``cut_notices`` finds those lines for the user's notice).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
+
+FILE_BUDGET = 20_000  # characters of one instruction file, its imports included
+MAX_IMPORT_DEPTH = 5
+MEMORY_FILES = ("AGENTS.md", "CLAUDE.md")
+CUT_MARK = "\n[Tiller cut {name} here: it is longer than {budget} characters]"
+_CUT = re.compile(r"\[Tiller cut (.+?) here: it is longer than (\d+) characters\]")
+_IMPORT = re.compile(r"(?:^|(?<=\s))@((?:~/|\.{1,2}/|/)?[\w.\-/]+)")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SPAN = re.compile(r"`[^`\n]*`")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    name: str  # how the file is named to the model and the user
+    text: str  # with its imports, cut to the budget (the cut marked)
+
+
+def imports_in(text: str) -> list[str]:
+    """The ``@path`` imports of ``text``, in order, outside code blocks and spans."""
+    found: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        found += [m.group(1).rstrip(".") for m in _IMPORT.finditer(_SPAN.sub("", line))]
+    return found
+
+
+def _resolve(raw: str, importer: Path, home: Path) -> Path:
+    if raw.startswith("~/"):
+        return home / raw[2:]
+    return importer.parent / raw
+
+
+def _inside(path: Path, limit: Path) -> bool:
+    try:
+        path.resolve().relative_to(limit.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _read(path: Path, budget: int) -> str | None:
+    try:
+        with path.open("rb") as f:
+            return f.read(budget * 4 + 4).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def load(
+    path: Path,
+    name: str,
+    limit: Path,
+    home: Path,
+    budget: int = FILE_BUDGET,
+) -> Loaded | None:
+    """``path`` with its imports (only files under ``limit``), cut to ``budget``; None when
+    it cannot be read."""
+    text = _read(path, budget)
+    if text is None:
+        return None
+    seen = {path.resolve()}
+    parts = [text]
+    queue = [(path, text, 1)]
+    while queue:
+        importer, body, depth = queue.pop(0)
+        if depth > MAX_IMPORT_DEPTH:
+            continue
+        for raw in imports_in(body):
+            target = _resolve(raw, importer, home)
+            if not target.is_file() or not _inside(target, limit) or target.resolve() in seen:
+                continue
+            seen.add(target.resolve())
+            imported = _read(target, budget)
+            if imported is None:
+                continue
+            parts.append(f"\n\n## @{raw}\n\n{imported}")
+            queue.append((target, imported, depth + 1))
+    whole = "".join(parts)
+    if len(whole) > budget:
+        whole = whole[:budget] + CUT_MARK.format(name=name, budget=budget)
+    return Loaded(name, whole)
+
+
+def root_file(workspace: Path, env: Mapping[str, str] | None = None) -> Loaded | None:
+    """The workspace's AGENTS.md, else its CLAUDE.md, with its imports."""
+    home = _home(env)
+    for name in MEMORY_FILES:
+        path = workspace / name
+        if path.is_file():
+            return load(path, name, workspace, home)
+    return None
+
+
+def user_files(env: Mapping[str, str] | None = None) -> list[Loaded]:
+    """The user's own instruction files (Claude Code's, then Tiller's)."""
+    home = _home(env)
+    found = []
+    for path in (claude_user_dir(env) / "CLAUDE.md", tiller_user_dir(env) / "AGENTS.md"):
+        if path.is_file():
+            name = f"~/{path.relative_to(home)}" if _inside(path, home) else str(path)
+            loaded = load(path, name, home, home)
+            if loaded is not None:
+                found.append(loaded)
+    return found
+
+
+def nested_files(workspace: Path, target: Path) -> list[tuple[Path, Path]]:
+    """(folder, file) of the nested instruction files that apply to ``target`` (a path in the
+    workspace), outermost first; the root's own file is not nested."""
+    try:
+        relative = target.resolve().relative_to(workspace.resolve())
+    except (ValueError, OSError):
+        return []
+    folders = [relative, *relative.parents] if target.is_dir() else list(relative.parents)
+    found = []
+    for folder in reversed(folders):
+        if folder == Path("."):
+            continue
+        for name in MEMORY_FILES:
+            path = workspace / folder / name
+            if path.is_file():
+                found.append((folder, path))
+                break
+    return found
+
+
+def cut_notices(text: str) -> list[str]:
+    """A notice per file the text says was cut."""
+    return [
+        f"{m.group(1)} is longer than {m.group(2)} characters: the model sees it cut"
+        for m in _CUT.finditer(text)
+    ]
+
+
+def _home(env: Mapping[str, str] | None) -> Path:
+    env = os.environ if env is None else env
+    return Path(env.get("HOME") or Path.home())
