@@ -47,8 +47,12 @@ class WarmPlace:
         """The live templates of this place (their command line names its folder). A server
         forked from a template keeps its command line: a process whose parent is one of them
         is such a server, not a template."""
-        found = processes_with(f"tiller.warm.template\0{self.place.directory}\0")
+        found = self.processes()
         return [pid for pid in found if parent_of(pid) not in found]
+
+    def processes(self) -> list[int]:
+        """Its templates and the servers forked from them (alive or left by a dead template)."""
+        return processes_with(f"tiller.warm.template\0{self.place.directory}\0")
 
     def connectable(self) -> bool:
         with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as probe:
@@ -84,8 +88,11 @@ class WarmPlace:
         return pids
 
     async def close(self) -> None:
-        self.stop()
-        await until(lambda: not self.templates())
+        """Every process of the place ends: templates and the servers forked from them."""
+        for pid in self.processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        await until(lambda: not self.processes())
         shutil.rmtree(self.root, ignore_errors=True)
 
 

@@ -4,6 +4,7 @@ deny > ask > allow, from every scope's settings file; the mode has the last word
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,15 @@ def test_a_command_that_may_write_a_rules_file_is_asked_whatever_the_rules(tmp_p
     reading = judge("bash", "bash", {"command": "cat .claude/settings.json"}, allow_all,
                     tmp_path, lambda _: True)  # fmt: skip
     assert not reading.protected
+
+
+def test_a_path_that_changes_while_it_is_resolved_is_asked_as_a_rules_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder swapped for a symlink mid-resolve made realpath raise and crashed the turn."""
+
+    def racing(path: str) -> str:
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(os.path, "realpath", racing)
+    assert is_rules_file("sub/f1.txt", tmp_path, {"HOME": str(tmp_path)})

@@ -67,9 +67,12 @@ def load_rule_book(workspace: Path, env: Mapping[str, str] | None = None) -> Rul
 def is_rules_file(path: str, workspace: Path, env: Mapping[str, str] | None = None) -> bool:
     """Whether writing ``path`` (as a tool call names it) would change permission rules."""
     target = os.path.normpath(os.path.join(workspace, os.path.expanduser(path)))
-    candidates = {target, os.path.realpath(target)}
     places = {os.path.normpath(p) for _, p in settings_paths(workspace, env)}
-    places |= {os.path.realpath(p) for p in places}
+    try:  # a link may change while it is resolved (a folder swapped for a symlink)
+        candidates = {target, os.path.realpath(target)}
+        places |= {os.path.realpath(p) for p in places}
+    except OSError:
+        return True  # cannot tell where the write lands: ask, as for a rules file
     if candidates & places:
         return True
     # any settings file under a .claude or .tiller folder (a nested one, a new name)
