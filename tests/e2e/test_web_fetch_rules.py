@@ -10,12 +10,14 @@ from typing import Any
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
+from test_prefix_stays_append_only import assert_no_400, thinking_sent_back, tool_turn, turns
 from test_turn_basics import text
 from test_web_tools import without_cache_control
 from tiller.jsontypes import JSON
 from tiller.model.server_tools import WEB_FETCH_TYPE
 
 MODEL = "claude-sonnet-4-5"
+PREFIX_MODEL = "claude-sonnet-5-5"  # the fake binds its thinking blocks to their prefix
 FETCH_ID = "srvtoolu_01F"
 # As the web fetch tool docs show a call and its result
 # (https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-fetch-tool, "Response").
@@ -116,3 +118,54 @@ async def test_an_allowed_list_loses_the_denied_domains_and_never_gains_allowed_
     assert web_fetch_tools(sent.body) == [
         {"type": WEB_FETCH_TYPE, "name": "web_fetch", "allowed_domains": ["pypi.org"]}
     ]
+
+
+async def test_rules_changed_mid_session_and_across_a_restart_keep_the_thinking_valid(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """The folded web_fetch is fixed at the first turn and stored with the session: a later
+    rule, even across a restart with resume, never changes the prefix the fake binds each
+    thinking block to (its 400 "bound to a different conversation")."""
+    (workspace / "notes.txt").write_text("notes\n")
+    rules = workspace / ".tiller" / "settings.json"
+    write_rules(rules, deny=["WebFetch(domain:evil.example)"])
+    options: dict[str, Any] = {
+        "model": PREFIX_MODEL,
+        "thinking": {"enabled": True},
+        "webFetch": {"enabled": True},
+    }
+    first: Tiller = await start(**options)
+    api.enqueue(*tool_turn(0), *tool_turn(1), *tool_turn(2))
+    await turns(first, api, 0, 1)
+    write_rules(rules, deny=["WebFetch(domain:evil.example)", "WebFetch(domain:new.example)"])
+    await turns(first, api, 1, 2)
+    session_id = (await first.request("tiller/getState"))["sessionId"]
+    second: Tiller = await start(**options)
+    await second.request("tiller/session/resume", {"sessionId": session_id})
+    await turns(second, api, 2, 3)
+    assert_no_400(api)
+    bodies = [r.body for r in api.message_requests()]
+    assert all(
+        without_cache_control(b["tools"]) == without_cache_control(bodies[0]["tools"])
+        for b in bodies
+    )
+    assert web_fetch_tools(bodies[-1])[0]["blocked_domains"] == ["evil.example"]
+    assert thinking_sent_back(api) == 5  # every earlier thinking block still valid
+    told = [e["text"] for e in second.events_of("notice")]
+    assert any("WebFetch permission rules changed" in n for n in told), told
+
+
+async def test_a_new_session_takes_the_changed_rules(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    rules = workspace / ".tiller" / "settings.json"
+    write_rules(rules, deny=["WebFetch(domain:evil.example)"])
+    tiller: Tiller = await start(model=MODEL, webFetch={"enabled": True})
+    api.enqueue({"content": [text("first")]}, {"content": [text("second")]})
+    await tiller.run("one")
+    write_rules(rules, deny=["WebFetch(domain:new.example)"])
+    await tiller.request("tiller/session/new", {})
+    await tiller.run("two")
+    first, second = api.message_requests()
+    assert web_fetch_tools(first.body)[0]["blocked_domains"] == ["evil.example"]
+    assert web_fetch_tools(second.body)[0]["blocked_domains"] == ["new.example"]

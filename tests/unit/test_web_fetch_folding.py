@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tiller.core.permission_rules import Effect, RuleBook, parse_rule
-from tiller.core.web_fetch_rules import fold
+from tiller.core.web_fetch_rules import FoldedWebFetch, fold
 from tiller.model.server_tools import WEB_FETCH_TYPE, WebToolSettings
 
 ON = WebToolSettings(enabled=True)
@@ -106,3 +106,14 @@ def test_an_allowed_list_emptied_by_the_rules_leaves_the_tool_out_rather_than_op
 def test_a_disabled_setting_is_left_alone() -> None:
     off = WebToolSettings()
     assert fold(off, book(("deny", "WebFetch(domain:a.com)"))).setting == off
+
+
+def test_the_stored_form_brings_back_the_domains_and_the_rules_over_the_setting_now() -> None:
+    setting = WebToolSettings(enabled=True, allowed_domains=("example.com", "pypi.org"))
+    folded = fold(setting, book(("deny", "WebFetch(domain:docs.example.com)")))
+    now = WebToolSettings(enabled=True, allowed_domains=("other.org",), max_uses=3)
+    back = FoldedWebFetch.from_json(folded.to_json(), now)
+    assert back.setting == WebToolSettings(enabled=True, allowed_domains=("pypi.org",), max_uses=3)
+    assert back.describe() == folded.describe()
+    turned_off = FoldedWebFetch.from_json(folded.to_json(), WebToolSettings())
+    assert not turned_off.setting.enabled

@@ -468,6 +468,8 @@ class Session:
         self.store.set_system(self.id, self.system)
         if self.agents is not None:
             self.store.set_agents(self.id, self.agents.to_json())
+        if self.web_fetch is not None:
+            self.store.set_web_fetch(self.id, self.web_fetch.to_json())
         task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
         self.active = ActiveTurn(turn_id, task)
         # A cancel that lands before the task's first step never runs its body: the

@@ -20,17 +20,19 @@ ask rule names (``docs.example.com`` denied removes an allowed ``example.com`` w
 cannot say "example.com but not docs"); when nothing is left, the tool is left out (an empty
 list would allow every domain).
 
-When: a session folds the rules at its first turn and keeps the result (``Session.web_fetch``),
-as it keeps its system prompt: the tools list is part of the prefix every thinking block is
-bound to, and a changed one is refused with a 400 (see docs/protocol.md, "Append-only"). A
-later change to the WebFetch rules is told once and shapes web_fetch from the next session.
+When: a session folds the rules at its first turn and keeps the result (``Session.web_fetch``,
+stored with the session for a resume or a fork), as it keeps its system prompt: the tools list
+is part of the prefix every thinking block is bound to, and a changed one is refused with a
+400 (see docs/protocol.md, "Append-only"). A later change to the WebFetch rules is told once
+and shapes web_fetch from the next session.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 
-from tiller.core.permission_rules import Rule, RuleBook, covers_tool
+from tiller.core.permission_rules import Rule, RuleBook, RuleError, covers_tool, parse_rule
 from tiller.model.server_tools import ServerTools, WebToolSettings
 
 DOMAIN = "domain:"
@@ -54,6 +56,34 @@ class FoldedWebFetch:
 
     def applied_to(self, tools: ServerTools) -> ServerTools:
         return replace(tools, web_fetch=self.setting)
+
+    def to_json(self) -> str:
+        """As the store keeps it with the session (the domains and the rules that shaped them;
+        the rest of the setting is read from the settings)."""
+        s = self.setting
+        return json.dumps({
+            "enabled": s.enabled, "allowedDomains": list(s.allowed_domains),
+            "blockedDomains": list(s.blocked_domains), "by": [r.to_wire() for r in self.by],
+        })  # fmt: skip
+
+    @staticmethod
+    def from_json(text: str, base: WebToolSettings) -> FoldedWebFetch:
+        """What ``to_json`` kept, over ``base`` (the ``webFetch`` setting now: turned off
+        there, the tool stays off)."""
+        raw = json.loads(text)
+        setting = replace(
+            base,
+            enabled=base.enabled and bool(raw.get("enabled")),
+            allowed_domains=tuple(str(d) for d in raw.get("allowedDomains", ())),
+            blocked_domains=tuple(str(d) for d in raw.get("blockedDomains", ())),
+        )
+        by: list[Rule] = []
+        for wire in raw.get("by", ()):
+            try:
+                by.append(parse_rule(wire["rule"], wire["effect"], wire["scope"], wire["source"]))
+            except (RuleError, KeyError, TypeError):
+                continue  # only the row's naming is lost
+        return FoldedWebFetch(setting, tuple(by))
 
 
 def fold(setting: WebToolSettings, book: RuleBook) -> FoldedWebFetch:
