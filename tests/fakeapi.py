@@ -1044,6 +1044,9 @@ def check_server_tools(body: JsonDict, beta: str = "") -> str | None:
             )
         if tool.get("name") != SERVER_TOOL_TYPES[kind]:
             return f"tools.{index}.name: Input should be '{SERVER_TOOL_TYPES[kind]}'"
+        # "You can use either allowed_domains or blocked_domains, but not both in the same
+        # request" (web search tool docs, "Domain filtering"; the web fetch tool docs take the
+        # same lists: https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/web-fetch-tool)
         if tool.get("allowed_domains") and tool.get("blocked_domains"):
             return f"tools.{index}: use either allowed_domains or blocked_domains, not both"
         needed = BETA_OF_TOOL.get(kind)

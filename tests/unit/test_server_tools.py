@@ -307,3 +307,13 @@ async def test_the_fake_refuses_a_server_tool_it_does_not_know(api: FakeMessages
     client = AnthropicClient(api.base_url, "k")
     with pytest.raises(Exception, match="web_browse_20990101"):
         await client.stream(request(unknown), RecordingListener(), resolve(MODEL))
+
+
+async def test_the_fake_refuses_allowed_and_blocked_domains_in_one_tool(
+    api: FakeMessagesAPI,
+) -> None:
+    both = WebToolSettings(True, allowed_domains=("a.example",), blocked_domains=("b.example",))
+    tools = ServerTools(web_fetch=both).definitions("default")
+    client = AnthropicClient(api.base_url, "k")
+    with pytest.raises(Exception, match="either allowed_domains or blocked_domains"):
+        await client.stream(request(tools), RecordingListener(), resolve(MODEL))

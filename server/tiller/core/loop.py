@@ -156,7 +156,7 @@ class Turn:
             if blocked is not None:
                 return blocked
             while True:
-                step = Step(Draft(self.host))
+                step = Step(Draft(self.host, web_fetch_by=self.setup.web_fetch_by))
                 outcome = await self._step(step)
                 if outcome is not None:
                     return self._settle(outcome)

@@ -31,9 +31,11 @@ from tiller.core.journal import Journal
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
 from tiller.core.permissions import Grants, McpRules
+from tiller.core.rule_files import load_rule_book
 from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
 from tiller.core.turn_setup import PLAIN_TURN, Pending, TurnOptions
+from tiller.core.web_fetch_rules import RULES_CHANGED, FoldedWebFetch, fold
 from tiller.errors import InvalidParams
 from tiller.extend.agents import AgentKind, Agents, load_agents
 from tiller.extend.hooks import Hooks, session_hooks
@@ -147,6 +149,9 @@ class Session:
     # first turn like the system prompt (None: not fixed yet); its children while they run;
     # for a child, its kind and the parent's turn that started it.
     agents: Agents | None = None
+    # web_fetch as the WebFetch rules shape it, fixed at the first turn like the system
+    # prompt (the tools list is part of the prefix thinking is bound to); None: not fixed yet
+    web_fetch: FoldedWebFetch | None = None
     children: dict[str, Session] = field(default_factory=dict)
     agent: AgentKind | None = None
     parent_turn_id: str | None = None
@@ -427,6 +432,7 @@ class Session:
             for cut in cut_notices(self.system):
                 self.say(cut)
         self._fix_agents()
+        web_fetch = self._fix_web_fetch()
         update = instructions_update(self.system, self.messages, self.workspace)
         skills = skills_update(self.system, self.messages, self.workspace)
         setup = TurnSetup(
@@ -452,7 +458,8 @@ class Session:
                 else "startup"
             ),
             user_prompt=self.agent is None,  # a subagent's task is no prompt for the hooks
-            server_tools=self.config.server_tools,
+            server_tools=web_fetch.applied_to(self.config.server_tools),
+            web_fetch_by=web_fetch.describe(),
             mcp_rules=McpRules(self.config.mcp.allow, self.config.mcp.read_only),
             options=options,
             context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
@@ -472,6 +479,8 @@ class Session:
         self.store.set_system(self.id, self.system)
         if self.agents is not None:
             self.store.set_agents(self.id, self.agents.to_json())
+        if self.web_fetch is not None:
+            self.store.set_web_fetch(self.id, self.web_fetch.to_json())
         task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
         self.active = ActiveTurn(turn_id, task)
         # A cancel that lands before the task's first step never runs its body: the
@@ -504,6 +513,23 @@ class Session:
             self.agents = load_agents(self.workspace)
             for problem in self.agents.problems:
                 self.say(f"Agent file skipped: {problem}")
+
+    def _fix_web_fetch(self) -> FoldedWebFetch:
+        """The ``webFetch`` setting narrowed by the WebFetch rules, fixed at the first turn:
+        a later rules change is told once and counts from the next session (the API runs
+        fetches itself, so only the tools list can carry the rules, and it stays put)."""
+        setting = self.config.server_tools.web_fetch
+        if not setting.enabled:
+            return FoldedWebFetch(setting)
+        now = fold(setting, load_rule_book(self.workspace))
+        if self.web_fetch is None:
+            self.web_fetch = now
+        elif now.setting != self.web_fetch.setting:
+            told = f"{RULES_CHANGED} ({now.setting})"  # once per change
+            if told not in self._told_problems:
+                self._told_problems.add(told)
+                self.say(RULES_CHANGED)
+        return self.web_fetch
 
     async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome

@@ -25,6 +25,7 @@ from tiller.core.outcomes import Interrupted
 from tiller.core.session import Session, SessionSink, new_id
 from tiller.core.subagents import TaskTool
 from tiller.core.system_prompt import system_prompt
+from tiller.core.web_fetch_rules import FoldedWebFetch
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.agents import Agents
 from tiller.extend.skill_tool import SkillTool
@@ -62,6 +63,7 @@ class Shape:
     messages: tuple[Message, ...] = ()
     system: str = ""  # the fixed system prompt ("": fixed at the first turn)
     agents: Agents | None = None  # the task tool's agent kinds (None: fixed at the first turn)
+    web_fetch: FoldedWebFetch | None = None  # web_fetch as the rules shaped it (None: likewise)
 
 
 def carried_turn_ids(
@@ -114,6 +116,7 @@ class Sessions:
             messages=shape.messages,
             system=shape.system,
             agents=shape.agents,
+            web_fetch=shape.web_fetch,
         )
         session.tools = [*session.tools, TaskTool(session, runtime.config.max_parallel_tasks)]
         self.live[session_id] = session
@@ -134,7 +137,7 @@ class Sessions:
         the first prompt either way."""
         config = self.runtime.config
         shape = shape or Shape(config.permission_mode, config.model, config.thinking)
-        shape = replace(shape, todos=(), messages=(), agents=None)
+        shape = replace(shape, todos=(), messages=(), agents=None, web_fetch=None)
         session = self._open(session_id or new_id("ses"), workspace, seat, shape)
         if stored:
             now = time.time()
@@ -164,7 +167,10 @@ class Sessions:
         if repaired != loaded.messages:
             ids = carried_turn_ids(loaded.messages, loaded.turn_ids, repaired)
             self.store.replace_messages(row.id, repaired, ids)
-        shape = Shape(row.mode, row.model, row.thinking, row.todos, repaired, system, _agents(row))
+        shape = Shape(
+            row.mode, row.model, row.thinking, row.todos, repaired, system, _agents(row),
+            self._web_fetch(row, repaired),
+        )  # fmt: skip
         session = self._open(row.id, workspace, seat, shape)
         session.ledger = Ledger(row.usage, row.context)
         return session
@@ -203,6 +209,14 @@ class Sessions:
         budget_form = self.runtime.provider.spec(row.model).thinking == "budget"
         return system, history.without_thinking(messages, keep_open_loop=budget_form)
 
+    def _web_fetch(self, row: SessionRow, messages: Sequence[Message]) -> FoldedWebFetch | None:
+        """The web_fetch tool the session was fixed with. A session stored before it was kept
+        (with a history) was sent the plain setting: it keeps that (a rules change is told)."""
+        setting = self.runtime.config.server_tools.web_fetch
+        if row.web_fetch is not None:
+            return FoldedWebFetch.from_json(row.web_fetch, setting)
+        return FoldedWebFetch(setting) if messages and setting.enabled else None
+
     def _close_cut_turns(self, session_id: str, running: str | None) -> None:
         """A turn the store shows started but never ended was cut by a dead server: end it in
         the transcript (before the resumed session answers anything) as interrupted. The
@@ -232,7 +246,10 @@ class Sessions:
         system, kept = self._fixed_prefix(row, loaded.messages[:cut], current.workspace)
         row = replace(row, system=system)  # a fork is a true prefix: same system prompt
         messages = history.repair(kept)
-        shape = Shape(row.mode, row.model, row.thinking, row.todos, messages, system, _agents(row))
+        shape = Shape(
+            row.mode, row.model, row.thinking, row.todos, messages, system, _agents(row),
+            self._web_fetch(row, messages),
+        )  # fmt: skip
         child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
         inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
         now = time.time()

@@ -49,6 +49,7 @@ class Draft:
     blocks: list[JSON] = field(default_factory=list)
     partial_text: list[str] = field(default_factory=list)
     server_calls: dict[str, tuple[str, float]] = field(default_factory=dict)  # id: name, since
+    web_fetch_by: str | None = None  # the WebFetch rules that shaped web_fetch (web_fetch_rules)
 
     def text(self, delta: str) -> None:
         self.partial_text.append(delta)
@@ -63,12 +64,18 @@ class Draft:
         call, result = server_call(block), server_result(block)
         if call is not None:
             self.server_calls[call.id] = (call.name, time.monotonic())
-            self.host.emit(ToolStarted(call.id, call.name, call.input, 0, False, SERVER_TOOL))
+            by = self._by(call.name)
+            self.host.emit(ToolStarted(call.id, call.name, call.input, 0, False, by))
         elif result is not None:  # its call may be in the response a pause_turn continues
             name, since = self.server_calls.pop(result.tool_use_id, (result.name, time.monotonic()))
             status: ToolStatus = "ok" if result.ok else "error"
             ms = int((time.monotonic() - since) * 1000)
             self.host.emit(ToolFinished(result.tool_use_id, name, status, result.output, ms))
+
+    def _by(self, name: str) -> Allow:
+        if name == "web_fetch" and self.web_fetch_by is not None:
+            return Allow(f"{SERVER_TOOL.by}; {self.web_fetch_by}")
+        return SERVER_TOOL
 
     def notice(self, text: str) -> None:
         self.host.emit(Notice(text))
@@ -99,7 +106,7 @@ class Step:
 
     def restart(self) -> None:
         """Forget what this step's response showed: it is requested again."""
-        self.draft = Draft(self.draft.host)
+        self.draft = Draft(self.draft.host, web_fetch_by=self.draft.web_fetch_by)
 
     def commit_assistant(self, content: Sequence[JSON]) -> None:
         self.assistant = list(content)

@@ -102,6 +102,7 @@ class TurnSetup:
     retry_delays: tuple[float, ...] = (1.0, 2.0)  # backoff of step retries after a fault
     compact_ratio: float = compaction.COMPACT_RATIO
     server_tools: ServerTools = NO_SERVER_TOOLS  # declared per request, by the live mode
+    web_fetch_by: str | None = None  # the WebFetch rules that shaped web_fetch (permission.by)
     mcp_rules: McpRules = McpRules()  # the MCP tools the user allowed (mcpAllow, mcpReadOnly)
     context_before: int | None = None  # tokens in context as the turn started (None: unknown)
     # Done once the workspace snapshot taken as the turn started is safe: it runs while the

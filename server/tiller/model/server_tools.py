@@ -63,7 +63,8 @@ class ServerTools:
     The API runs a server tool call itself, so the server cannot refuse one after the fact:
     in plan mode a tool is declared only when its ``allowInPlanMode`` is set. Switching into
     or out of plan mode therefore changes the ``tools`` list (a new prompt-cache prefix);
-    otherwise the list is the same on every request of a session."""
+    otherwise the list is the same on every request of a session. The session narrows
+    ``web_fetch`` by the WebFetch permission rules at its first turn (core/web_fetch_rules.py)."""
 
     web_search: WebToolSettings = WebToolSettings()
     web_fetch: WebToolSettings = WebToolSettings()

@@ -93,6 +93,14 @@ def _add_children(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE sessions ADD COLUMN {column} TEXT")
 
 
+def _add_web_fetch(db: sqlite3.Connection) -> None:
+    """A session keeps its web_fetch tool as the WebFetch rules shaped it at its first turn
+    (core/web_fetch_rules.py): the tools list is part of the prefix, like the system prompt."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    if "web_fetch" not in columns:
+        db.execute("ALTER TABLE sessions ADD COLUMN web_fetch TEXT")
+
+
 # The migration ladder: step N brings a store from ``user_version`` N to N + 1. Stores written
 # before the ladder existed are at 0 with some steps already done, so every step is
 # idempotent. Append steps; never edit one that has shipped.
@@ -102,6 +110,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], object], ...] = (
     _add_system,
     _add_children,
     add_edits,  # edit history (edit_history.py)
+    _add_web_fetch,
 )
 STORE_VERSION = len(MIGRATIONS)
 
@@ -146,6 +155,7 @@ class SessionRow:
     parent_turn_id: str | None = None  # a subagent: the parent's turn that started it
     agent: str | None = None  # a subagent: its agent kind
     agents: str | None = None  # the agent kinds the task tool offers (JSON); None: not fixed yet
+    web_fetch: str | None = None  # web_fetch as the rules shaped it (JSON); None: not fixed yet
 
     def to_wire(self) -> JSON:
         wire: JSON = {
@@ -205,14 +215,14 @@ class SessionStore:
         """Store a new session; one already stored is kept, only a missing title (stored
         before its first prompt) is filled in."""
         self.db.execute(
-            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET title=excluded.title WHERE sessions.title=''",
             (
                 row.id, row.workspace, row.title, row.parent_id, row.created_at, row.updated_at,
                 row.model, row.mode, json.dumps(row.thinking.to_wire()),
                 json.dumps([t.to_wire() for t in row.todos]), row.turns,
                 json.dumps(row.usage.to_wire()), row.system, row.parent_turn_id, row.agent,
-                row.agents,
+                row.agents, row.web_fetch,
             ),
         )  # fmt: skip
 
@@ -226,6 +236,13 @@ class SessionStore:
         """Fix the agent kinds the session's task tool offers; kinds fixed are never replaced."""
         self.db.execute(
             "UPDATE sessions SET agents=? WHERE id=? AND agents IS NULL", (agents, session_id)
+        )
+
+    def set_web_fetch(self, session_id: str, web_fetch: str) -> None:
+        """Fix the session's web_fetch tool (as the rules shaped it); never replaced."""
+        self.db.execute(
+            "UPDATE sessions SET web_fetch=? WHERE id=? AND web_fetch IS NULL",
+            (web_fetch, session_id),
         )
 
     def children(self, session_id: str) -> list[SessionRow]:
@@ -377,7 +394,7 @@ def _row(r: Any) -> SessionRow:
         thinking=Thinking.from_wire(thinking),
         todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(usage),
         context=_context(usage.get("context")), system=r[12], parent_turn_id=r[13],
-        agent=r[14], agents=r[15],
+        agent=r[14], agents=r[15], web_fetch=r[16],
     )  # fmt: skip
 
 
