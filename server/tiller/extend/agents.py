@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tiller.extend import frontmatter
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
 from tiller.jsontypes import JSON
 
@@ -193,30 +192,15 @@ def read_agent_file(path: Path) -> AgentKind | AgentProblem:
     return parse_agent(text, str(path), path)
 
 
-def _split_frontmatter(text: str) -> tuple[str, str] | None:
-    """(frontmatter, body), or None when the text does not start with a ``---`` block."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return None
-    for i, line in enumerate(lines[1:], start=1):
-        if line.strip() == "---":
-            return "".join(lines[1:i]), "".join(lines[i + 1 :])
-    return None
-
-
 def parse_agent(text: str, source: str, path: Path | None = None) -> AgentKind | AgentProblem:
     """One agent file's text as a kind, or what is wrong with it."""
     where = path or Path(source)
-    split = _split_frontmatter(text)
-    if split is None:
+    if not text.removeprefix("\ufeff").startswith("---"):
         return AgentProblem(where, "no YAML frontmatter (a first line '---', then a closing '---')")
-    front, body = split
-    try:
-        data = yaml.safe_load(front)
-    except yaml.YAMLError as err:
-        return AgentProblem(where, f"frontmatter is not YAML ({err})")
-    if not isinstance(data, dict):
-        return AgentProblem(where, "frontmatter is not a mapping of fields")
+    document = frontmatter.parse(text)
+    if document.problem is not None:
+        return AgentProblem(where, document.problem)
+    data, body = document.meta, document.body
     name, description = data.get("name"), data.get("description")
     if not isinstance(name, str) or not NAME.match(name):
         return AgentProblem(where, "'name' must be a word of letters, digits, '-', '_' or '.'")
