@@ -249,11 +249,12 @@ def cache_breakpoints(messages: list[JSON], marker: JSON = EPHEMERAL) -> list[JS
     if not messages or not messages[-1]["content"]:
         return messages
     _mark_last(messages[-1]["content"], marker)
-    earlier = [i for i, m in enumerate(messages[:-1]) if m["role"] == "user" and m["content"]]
-    if earlier:
-        since = sum(len(m["content"]) for m in messages[earlier[-1] + 1 :])
+    users = (i for i in range(len(messages) - 2, -1, -1) if messages[i]["role"] == "user")
+    earlier = next((i for i in users if messages[i]["content"]), None)  # from the end: cheap
+    if earlier is not None:
+        since = sum(len(m["content"]) for m in messages[earlier + 1 :])
         if since >= CACHE_LOOKBACK_BLOCKS:
-            _mark_last(messages[earlier[-1]]["content"], marker)
+            _mark_last(messages[earlier]["content"], marker)
     return messages
 
 
