@@ -23,6 +23,7 @@ BENCHES = (
     "batch_parallel",
     "parallel_tasks",
     "step_overhead",
+    "history_growth",
     "cold_start",
     "idle_rss",
     "getstate_latency",

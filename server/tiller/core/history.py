@@ -11,8 +11,9 @@ the assistant's text. We never invent assistant messages to separate them.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from tiller.jsontypes import JSON
@@ -122,23 +123,39 @@ def repair(messages: Sequence[Message]) -> tuple[Message, ...]:
     when it has none), stray and duplicate tool_results are dropped, empty messages are
     dropped, same-role neighbours are merged, and the list starts with a user message.
     """
-    out: list[Message] = []
-    pending: list[str] = []  # tool_use ids of the last assistant message
-    seen_uses: set[str] = set()
+    state = _Repair()
     for message in messages:
+        state.feed(message)
+    return state.result()
+
+
+@dataclass
+class _Repair:
+    """``repair`` part way: the messages fed so far, repaired. Only ``out[-1]`` may still
+    change as more are fed (merged into); the messages before it are final."""
+
+    out: list[Message] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)  # tool_use ids of the last assistant message
+    seen_uses: set[str] = field(default_factory=set)
+
+    def copy(self) -> _Repair:
+        return _Repair(list(self.out), list(self.pending), set(self.seen_uses))
+
+    def feed(self, message: Message) -> None:
+        out, pending = self.out, self.pending
         if message.role == "assistant":
             if pending:
                 _push(out, "user", _missing_results(pending, ()))
             if not out:
-                continue  # a history cannot start with the assistant
+                return  # a history cannot start with the assistant
             content = [
                 b
                 for b in message.content
-                if b.get("type") != "tool_use" or b["id"] not in seen_uses
+                if b.get("type") != "tool_use" or b["id"] not in self.seen_uses
             ]
             _push(out, "assistant", content)
-            pending = out[-1].tool_use_ids() if out[-1].role == "assistant" else []
-            seen_uses.update(pending)
+            self.pending = out[-1].tool_use_ids() if out[-1].role == "assistant" else []
+            self.seen_uses.update(self.pending)
         else:
             results: dict[str, JSON] = {}
             for b in message.content:
@@ -150,10 +167,15 @@ def repair(messages: Sequence[Message]) -> tuple[Message, ...]:
             ]  # one result per tool_use, in the order of the calls; strays dropped
             rest = [b for b in message.content if b.get("type") != "tool_result"]
             _push(out, "user", [*ordered, *rest])
-            pending = []
-    if pending:
-        _push(out, "user", _missing_results(pending, ()))
-    return tuple(out)
+            self.pending = []
+
+    def result(self) -> tuple[Message, ...]:
+        """The repaired history (this state is left as it was)."""
+        if not self.pending:
+            return tuple(self.out)
+        out = list(self.out)
+        _push(out, "user", _missing_results(self.pending, ()))
+        return tuple(out)
 
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
@@ -200,6 +222,35 @@ def for_request(messages: Sequence[Message]) -> tuple[Message, ...]:
     """What is sent to the model: the repaired history with no text right after tool results
     (a prompt stored after tool results is joined into the last result, see the module doc)."""
     return tuple(_join_prompt(m) for m in repair(messages))
+
+
+class RequestView:
+    """``for_request`` of a history that grows by appending, in time linear in what was
+    appended since the last call rather than in the whole history (one per turn).
+
+    It keeps the repair of the messages it saw last and what was sent of its final part; a
+    history that does not start with exactly those messages (the same objects) is done
+    whole again. The result equals ``for_request(messages)``.
+    """
+
+    def __init__(self) -> None:
+        self._seen: tuple[Message, ...] = ()
+        self._state = _Repair()
+        self._sent: list[Message] = []  # _join_prompt of self._state.out[:-1]
+
+    def of(self, messages: Sequence[Message]) -> tuple[Message, ...]:
+        seen = self._seen
+        grown = len(messages) >= len(seen) and all(map(operator.is_, seen, messages))
+        if not grown:
+            self._seen, self._state, self._sent = (), _Repair(), []
+        state = self._state.copy()
+        for message in messages[len(self._seen) :]:
+            state.feed(message)
+        final = max(len(state.out) - 1, 0)
+        sent = self._sent[:final]
+        sent.extend(_join_prompt(m) for m in state.out[len(sent) : final])
+        self._seen, self._state, self._sent = tuple(messages), state, sent
+        return (*sent, *(_join_prompt(m) for m in state.result()[final:]))
 
 
 def _join_prompt(message: Message) -> Message:

@@ -19,7 +19,7 @@ import asyncio
 import enum
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from tiller.core import compaction, history
@@ -72,6 +72,7 @@ class StepStream:
     context_used: int = 0  # tokens in context after the last step (0: unknown / compacted)
     compact_after: int = 0  # no threshold compaction before the history is this long again
     measured: bool = False  # context_used was measured in this turn (a step, a compaction)
+    sent: history.RequestView = field(default_factory=history.RequestView)  # for_request, kept
 
     # --- one response: stream, and retry what can be retried ------------------------------
 
@@ -122,7 +123,7 @@ class StepStream:
             model=s.model,
             system=s.system,
             tools=tuple(t.spec() for t in s.tools.values()),
-            messages=history.for_request(self.host.messages),
+            messages=self.sent.of(self.host.messages),
             max_tokens=max_tokens,
             thinking=s.thinking,
             server_tools=s.server_tools.definitions(self.host.mode),
@@ -165,8 +166,10 @@ class StepStream:
         known = self.context_used if self.measured else self.setup.context_before
         request = self._request(self.setup.max_tokens)
         new_chars = _chars(list(messages[-1].content))
-        all_chars = _chars([m.to_api() for m in messages]) + len(request.system)
-        all_chars += _chars([*request.tools, *request.server_tools])
+        all_chars = 0  # only an unknown size is estimated whole (it grows with the history)
+        if known is None:
+            all_chars = _chars([m.to_api() for m in messages]) + len(request.system)
+            all_chars += _chars([*request.tools, *request.server_tools])
         if not may_not_fit(known, new_chars, all_chars, threshold):
             return
         counted = await self._count(request)

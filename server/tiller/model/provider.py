@@ -195,6 +195,10 @@ def api_params(
     ``cache_breakpoints``, all with the ``cacheTtl`` setting's TTL. Server tools come after
     the client's, so the tools breakpoint (on the last one) covers both; deferred tools
     after them all.
+
+    The message blocks are the history's own, not copies (copying them all made each step's
+    cost grow with the history): read them, never change them. A block given a breakpoint is
+    a new dict. The SDK copies the parameters before it sends them.
     """
     spec = spec or DEFAULT_CATALOG.resolve(request.model)
     marker = EPHEMERAL_1H if cache_ttl == "1h" else EPHEMERAL
@@ -212,7 +216,9 @@ def api_params(
         "model": request.model,
         "max_tokens": max_tokens,
         "system": [{"type": "text", "text": request.system, "cache_control": marker}],
-        "messages": cache_breakpoints([m.to_api() for m in request.messages], marker),
+        "messages": cache_breakpoints(
+            [{"role": m.role, "content": list(m.content)} for m in request.messages], marker
+        ),
         "tools": tools,
     }
     params.update(thinking_params(spec, request.thinking, max_tokens))
@@ -242,18 +248,21 @@ def cache_breakpoints(messages: list[JSON], marker: JSON = EPHEMERAL) -> list[JS
     """
     if not messages or not messages[-1]["content"]:
         return messages
-    _mark(messages[-1]["content"][-1], marker)
-    earlier = [i for i, m in enumerate(messages[:-1]) if m["role"] == "user" and m["content"]]
-    if earlier:
-        since = sum(len(m["content"]) for m in messages[earlier[-1] + 1 :])
+    _mark_last(messages[-1]["content"], marker)
+    users = (i for i in range(len(messages) - 2, -1, -1) if messages[i]["role"] == "user")
+    earlier = next((i for i in users if messages[i]["content"]), None)  # from the end: cheap
+    if earlier is not None:
+        since = sum(len(m["content"]) for m in messages[earlier + 1 :])
         if since >= CACHE_LOOKBACK_BLOCKS:
-            _mark(messages[earlier[-1]]["content"][-1], marker)
+            _mark_last(messages[earlier]["content"], marker)
     return messages
 
 
-def _mark(block: JSON, marker: JSON) -> None:
+def _mark_last(content: list[JSON], marker: JSON) -> None:
+    """Put the breakpoint on the last block, as a new dict (the block may be shared)."""
+    block = content[-1]
     if block.get("type") in CACHEABLE:
-        block["cache_control"] = marker
+        content[-1] = {**block, "cache_control": marker}
 
 
 # --- the real thing -------------------------------------------------------------------------
