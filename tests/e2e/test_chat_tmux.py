@@ -234,11 +234,19 @@ async def test_shift_tab_cycles_the_mode_in_the_toolbar(start_chat: Any) -> None
     term.keys("BTab")
     await term.wait(lambda s: "plan · claude-test-1" in bottom(s, 1)[0])
     term.keys("BTab")
-    screen = await term.wait(lambda s: TOOLBAR in bottom(s, 1)[0])
+
+    def notices(screen: str) -> list[str]:
+        return [line for line in screen.splitlines() if line.startswith("· ")]
+
+    # The state (toolbar) and the notice are two messages: wait for both, in either order.
+    screen = await term.wait(
+        lambda s: (
+            TOOLBAR in bottom(s, 1)[0]
+            and any(line.endswith(" ask before edits") for line in notices(s))
+        )
+    )
     # The notices and the toolbar use the same words; the ids stay on the wire only.
-    notices = [line for line in screen.splitlines() if line.startswith("· ")]
-    assert any(line.endswith(" accept edits") for line in notices), screen
-    assert any(line.endswith(" ask before edits") for line in notices), screen
+    assert any(line.endswith(" accept edits") for line in notices(screen)), screen
     assert "acceptEdits" not in screen and "default ·" not in screen
 
 
