@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from _common import API_KEY, FakeMessagesAPI, fake_options, scratch, stderr_tail
+
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[Any]]
 T = TypeVar("T")
@@ -361,3 +363,24 @@ def cpu_seconds(pid: int) -> float:
     raw = Path(f"/proc/{pid}/stat").read_text()
     fields = raw[raw.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+R = TypeVar("R")
+
+
+async def repeated_on_one_server(
+    one: Callable[[TillerClient, FakeMessagesAPI, int], Awaitable[R]], repeat: int
+) -> list[R]:
+    """``one(client, api, n)`` for n in 0..repeat-1 on one fresh server (after a warm-up turn)
+    against an in-process fake; the server's stderr tail is printed if a run fails."""
+    async with scratch() as s, FakeMessagesAPI(api_key=API_KEY) as api:
+        options = fake_options(api, s.data_dir)
+        client = await TillerClient.start(s.workspace, s.data_dir, options, s.stderr)
+        try:
+            await client.run("warm up")
+            return [await one(client, api, rep) for rep in range(repeat)]
+        except Exception:
+            print(stderr_tail(s.stderr))
+            raise
+        finally:
+            await client.close()

@@ -9,17 +9,13 @@ Perfect parallelism gives wall ~= slowest call and wall/sum ~= 1/8. Target: wall
 from __future__ import annotations
 
 from _common import (
-    API_KEY,
     FakeMessagesAPI,
     Figure,
-    fake_options,
     main,
     median,
-    scratch,
-    stderr_tail,
     tool_use,
 )
-from _lsp import TillerClient
+from _lsp import TillerClient, repeated_on_one_server
 
 CALLS = 8
 SLEEP = 0.2
@@ -56,17 +52,7 @@ async def one_batch(client: TillerClient, api: FakeMessagesAPI, rep: int) -> dic
 
 
 async def measure() -> list[Figure]:
-    async with scratch() as s, FakeMessagesAPI(api_key=API_KEY) as api:
-        options = fake_options(api, s.data_dir)
-        client = await TillerClient.start(s.workspace, s.data_dir, options, s.stderr)
-        try:
-            await client.run("warm up")
-            runs = [await one_batch(client, api, rep) for rep in range(REPEAT)]
-        except Exception:
-            print(stderr_tail(s.stderr))
-            raise
-        finally:
-            await client.close()
+    runs = await repeated_on_one_server(one_batch, REPEAT)
     for n, r in enumerate(runs):
         print(
             f"  run {n}: wall {r['wall']:.1f} ms, slowest {r['slowest']:.0f} ms, "

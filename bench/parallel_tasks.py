@@ -11,18 +11,14 @@ wall/sum ~= 1/3; one after another would be ~3 s. Target: wall <= 1.5 s.
 from __future__ import annotations
 
 from _common import (
-    API_KEY,
     FakeMessagesAPI,
     Figure,
-    fake_options,
     main,
     median,
-    scratch,
-    stderr_tail,
     text,
     tool_use,
 )
-from _lsp import TillerClient
+from _lsp import TillerClient, repeated_on_one_server
 
 CHILDREN = 3
 SLEEP = 1.0
@@ -60,17 +56,7 @@ async def one_turn(client: TillerClient, api: FakeMessagesAPI, rep: int) -> dict
 
 
 async def measure() -> list[Figure]:
-    async with scratch() as s, FakeMessagesAPI(api_key=API_KEY) as api:
-        options = fake_options(api, s.data_dir)
-        client = await TillerClient.start(s.workspace, s.data_dir, options, s.stderr)
-        try:
-            await client.run("warm up")
-            runs = [await one_turn(client, api, rep) for rep in range(REPEAT)]
-        except Exception:
-            print(stderr_tail(s.stderr))
-            raise
-        finally:
-            await client.close()
+    runs = await repeated_on_one_server(one_turn, REPEAT)
     for n, r in enumerate(runs):
         print(
             f"  run {n}: wall {r['wall']:.0f} ms, slowest task {r['slowest']:.0f} ms, "
