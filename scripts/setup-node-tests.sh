@@ -5,14 +5,16 @@
 # - tests/e2e/acpx: acpx, a third-party headless ACP client that tests/e2e/test_acpx.py drives
 #   against `tiller acp` (it declares node >=22.13 but runs on Node 20: npm only warns);
 # - tests/e2e/mcp-npm: @modelcontextprotocol/server-everything and server-filesystem, real MCP
-#   servers that tests/e2e/test_mcp_servers.py runs Tiller's MCP client against.
+#   servers that tests/e2e/test_mcp_servers.py runs Tiller's MCP client against;
+# - tests/e2e/lsp-npm: pyright, a real language server that
+#   tests/e2e/test_language_server_diagnostics.py checks Tiller's edits with.
 # Needs Node.js and npm (the extension's tests need them too). Nothing is downloaded at test time.
 set -euo pipefail
 if ! command -v npm >/dev/null 2>&1; then
-  echo "npm is required for the ACP client and MCP server tests (tests/e2e/acp-ts, acpx, mcp-npm); install Node.js 20" >&2
+  echo "npm is required for the ACP client, MCP server and language server tests (tests/e2e/acp-ts, acpx, mcp-npm, lsp-npm); install Node.js 20" >&2
   exit 1
 fi
-for dir in acp-ts acpx mcp-npm; do
+for dir in acp-ts acpx mcp-npm lsp-npm; do
   cd "$(dirname "$0")/../tests/e2e/$dir"
   # Only when the lock changed since the last install (npm ci always starts from scratch).
   if ! cmp -s package-lock.json node_modules/.installed-lock.json 2>/dev/null; then

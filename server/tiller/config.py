@@ -82,6 +82,7 @@ class Config:
     max_parallel_tasks: int = 3  # subagents of one session running at the same time
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
     mcp: McpOptions = McpOptions()
+    language_servers: Mapping[str, Any] = field(default_factory=dict)  # languageServers (raw)
 
     @property
     def resolved_data_dir(self) -> Path:
@@ -99,7 +100,7 @@ KNOWN_KEYS = frozenset(
         "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch", "maxParallelTasks",
         "mcpServers", "mcpAllow", "mcpReadOnly", "mcpCallSeconds", "mcpStartSeconds",
         "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-        "hooks",
+        "hooks", "languageServers",
     }
 )  # fmt: skip
 
@@ -267,6 +268,18 @@ def _mcp(options: dict[str, Any]) -> McpOptions:
     )
 
 
+def _language_servers(value: Any) -> Mapping[str, Any]:
+    """``languageServers``; each entry is checked when the servers are read (extend/
+    language_servers/config.py), so one bad entry is a notice naming it."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(
+            "languageServers", "expected an object of servers ({name: {command, extensions}})"
+        )
+    return value
+
+
 def _provider(value: Any) -> ProviderSettings:
     if value is None:
         return AnthropicSettings()
@@ -351,4 +364,5 @@ def parse_config(options: Any) -> Config:
         ),
         mcp=_mcp(options),
         hooks=_hooks(options.get("hooks")),
+        language_servers=_language_servers(options.get("languageServers")),
     )

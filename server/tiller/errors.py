@@ -35,3 +35,12 @@ class ToolInputError(TillerError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, code="tool_input")
+
+
+class LanguageServerFailed(TillerError):
+    """A language server could not start, or exited; ``message`` says which and why;
+    ``lasting``: starting it again cannot help (its program is missing)."""
+
+    def __init__(self, message: str, *, lasting: bool = False) -> None:
+        super().__init__(message, code="language_server")
+        self.lasting = lasting

@@ -17,6 +17,8 @@ from typing import Any, Final
 
 from tiller.config import Config
 from tiller.errors import TillerError
+from tiller.extend.language_servers.config import read_language_servers
+from tiller.extend.language_servers.diagnostics import LanguageServers
 from tiller.extend.mcp.manager import McpManager
 from tiller.extend.mcp.server import McpSettings
 from tiller.model.provider import AnthropicProvider
@@ -44,6 +46,7 @@ class Runtime:
         self.shell = open_shell(config)  # probes bwrap once
         self._keepers: dict[Path, CheckpointKeeper | None] = {}
         self._mcp: dict[Path, McpManager] = {}
+        self._language_servers: dict[Path, LanguageServers] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self._warming: asyncio.Future[None] | None = None
         self.models: list[tuple[str, str]] = []  # (id, display name), once listed
@@ -74,16 +77,34 @@ class Runtime:
             )
         return self._mcp[workspace]
 
+    def language_servers(self, workspace: Path) -> LanguageServers | None:
+        """The language servers of ``workspace``, shared by its sessions, for clients that do
+        not offer their editor's diagnostics: configured when first asked for (the settings
+        files are read then), each started at the first edit of a file it checks. None when
+        none is configured."""
+        if workspace not in self._language_servers:
+            config = read_language_servers(workspace, self.config.language_servers)
+            rules = EnvRules.from_setting(self.config.scrub_env)
+            self._language_servers[workspace] = LanguageServers(config, workspace, rules)
+        found = self._language_servers[workspace]
+        return found if found.config.servers else None
+
     async def close(self) -> None:
-        """Stop what runs beside the sessions: every MCP server."""
-        await asyncio.gather(*(manager.close() for manager in self._mcp.values()))
+        """Stop what runs beside the sessions: every MCP server and language server."""
+        await asyncio.gather(
+            *(manager.close() for manager in self._mcp.values()),
+            *(servers.close() for servers in self._language_servers.values()),
+        )
 
     def notices(self, workspace: Path) -> tuple[str, ...]:
         """What a face tells the user when a session of ``workspace`` opens: checkpoints off,
-        what is wrong in the MCP servers' configuration, and what is assumed of a configured
-        model the catalog does not know (never a silent 200K window)."""
+        what is wrong in the MCP servers' and language servers' configuration, and what is
+        assumed of a configured model the catalog does not know (never a silent 200K window)."""
         found = () if self.checkpoints(workspace) is not None else (CHECKPOINTS_OFF,)
         found = (*found, *(f"MCP configuration: {p}" for p in self.mcp(workspace).problems))
+        self.language_servers(workspace)
+        problems = self._language_servers[workspace].config.problems
+        found = (*found, *(f"Language servers: {p}" for p in problems))
         model = self.model_notice()
         return (*found, model) if model else found
 

@@ -1,12 +1,14 @@
 """Diagnostics after edits: the errors an edit introduced, told to the model in its result.
 
-Around a ``write_file``/``edit_file`` call that may run, the editor is asked for the file's
-diagnostics twice: as they are before the call, and after it once its language servers have
-settled (``settle``; the client bounds that wait). The errors present after and not before
-(compared without their position, which an edit shifts) are appended to the call's result,
-at most `MAX_REPORTED`, so the model fixes its own breakage in the next step. Anything going
-wrong (no answer, an error, a malformed answer) is "no diagnostics": the result stays as it
-was. A client that did not offer diagnostics is never asked (no `EditorDiagnostics`).
+Around a ``write_file``/``edit_file`` call that may run, a source of diagnostics is asked for
+the file's diagnostics twice: as they are before the call, and after it once its language
+server has settled (``settle``; the source bounds that wait). The source is the editor's, when
+the client offers it (``faces/lsp/diagnostics.py``), else the configured language servers
+(``extend/language_servers``). The errors present after and not before (compared without their
+position, which an edit shifts) are appended to the call's result, at most `MAX_REPORTED`, so
+the model fixes its own breakage in the next step. Anything going wrong (no answer, an error,
+a malformed answer, a crashed or hung language server) is `NoDiagnostics`: the result stays as
+it was, and its notice, if any, is shown to the user. No source: nothing is asked.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from tiller.protocol import DiagnosticSeverity
 from tiller.workspace.tools.base import ToolResult
 
 MAX_REPORTED: Final = 20
-HEADER: Final = "The edit introduced these errors (reported by the editor's language server):"
+HEADER: Final = "The edit introduced these errors (reported by the language server):"
 
 
 @dataclass(frozen=True)
@@ -46,13 +48,23 @@ class Diagnostic:
         return f"{path}:{self.line}:{self.character}: {self.message}{source}"
 
 
+@dataclass(frozen=True)
+class NoDiagnostics:
+    """Why there are none this time (then nothing is reported); ``notice``: what the user is
+    told (None: nothing worth telling, such as a file no language server checks)."""
+
+    notice: str | None = None
+
+
+NONE: Final = NoDiagnostics()
+
+
 class EditorDiagnostics(Protocol):
-    """The editor's diagnostics of ``paths`` (absolute), when it offers them; None when they
-    could not be had (then nothing is reported)."""
+    """The diagnostics of ``paths`` (absolute) as a language server sees them now."""
 
     async def diagnostics(
         self, turn_id: str, paths: Sequence[Path], settle: bool
-    ) -> tuple[Diagnostic, ...] | None: ...
+    ) -> tuple[Diagnostic, ...] | NoDiagnostics: ...
 
 
 def introduced(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> list[Diagnostic]:
@@ -86,14 +98,22 @@ async def checked_edit(
     path: Path,
     workspace: Path,
     run: Callable[[], Awaitable[ToolResult]],
+    tell: Callable[[str], None],
 ) -> ToolResult:
-    """``run`` the edit of ``path`` with the errors it introduced appended to its result."""
+    """``run`` the edit of ``path`` with the errors it introduced appended to its result;
+    ``tell`` shows the user why there were no diagnostics, when that is worth a notice."""
     before = await source.diagnostics(turn_id, (path,), settle=False)
     result = await run()
-    if result.is_error or before is None:
+    if isinstance(before, NoDiagnostics):
+        if before.notice:
+            tell(before.notice)
+        return result
+    if result.is_error:
         return result
     after = await source.diagnostics(turn_id, (path,), settle=True)
-    if after is None:
+    if isinstance(after, NoDiagnostics):
+        if after.notice:
+            tell(after.notice)
         return result
     text = report(introduced(before, after), workspace)
     return replace(result, output=result.output + text) if text else result

@@ -49,7 +49,8 @@ class Seat:
     approver: Approver
     editor: EditorFiles | None = None  # the client's file buffers, when it offers them
     terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
-    diagnostics: EditorDiagnostics | None = None  # its diagnostics, asked after edits
+    diagnostics: EditorDiagnostics | None = None  # its diagnostics, asked after edits (None:
+    # the workspace's configured language servers, if any)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,11 @@ class Sessions:
             shell=runtime.shell,
             editor=seat.editor,
             terminal=seat.terminal,
-            diagnostics=seat.diagnostics,
+            diagnostics=(
+                seat.diagnostics
+                if seat.diagnostics is not None
+                else runtime.language_servers(workspace)
+            ),
             mcp=runtime.mcp(workspace),
             id=session_id,
             mode=shape.mode,

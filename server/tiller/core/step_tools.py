@@ -326,8 +326,8 @@ class ToolRunner:
         return self._record(call, result, "error" if result.is_error else "ok", ms)
 
     async def _run_tool(self, tool: Tool, call: ToolCall, context: ToolContext) -> ToolResult:
-        """Run the tool; an edit, where the editor offers diagnostics, with the errors it
-        introduced appended to its result (edit_diagnostics.py)."""
+        """Run the tool; an edit, where the editor or a language server gives diagnostics, with
+        the errors it introduced appended to its result (edit_diagnostics.py)."""
         path = call.input.get("path")
         source = self.setup.diagnostics
         if tool.kind != "edit" or source is None or not isinstance(path, str):
@@ -339,6 +339,7 @@ class ToolRunner:
             workspace / path,  # an absolute path stays itself
             workspace,
             lambda: tool.run(call.input, context),
+            lambda text: self.host.emit(Notice(text)),
         )
 
     def _with_nested_instructions(self, call: ToolCall, result: ToolResult) -> ToolResult:

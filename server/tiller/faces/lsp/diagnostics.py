@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.protocol import JsonRPCProtocol
 
 from tiller import protocol as p
-from tiller.core.edit_diagnostics import Diagnostic
+from tiller.core.edit_diagnostics import NONE, Diagnostic, NoDiagnostics
 from tiller.faces.lsp.pygls_adapter import cancel_request, forget_request
 from tiller.protocol import DiagnosticSeverity
 
@@ -42,7 +42,7 @@ class RpcDiagnostics:
 
     async def diagnostics(
         self, turn_id: str, paths: Sequence[Path], settle: bool
-    ) -> tuple[Diagnostic, ...] | None:
+    ) -> tuple[Diagnostic, ...] | NoDiagnostics:
         params: p.DiagnosticsParams = {
             "turnId": turn_id,
             "paths": [str(path) for path in paths],
@@ -58,13 +58,14 @@ class RpcDiagnostics:
         except TimeoutError:
             cancel_request(self.protocol, msg_id)
             log.warning("tiller/diagnostics unanswered after %ss: no diagnostics", ANSWER_SECONDS)
-            return None
+            return NONE
         except Exception as err:
             log.warning("tiller/diagnostics failed, no diagnostics: %s", err)
-            return None
+            return NONE
         finally:
             forget_request(self.protocol, msg_id)
-        return parsed(answer)
+        found = parsed(answer)
+        return NONE if found is None else found
 
 
 def parsed(answer: Any) -> tuple[Diagnostic, ...] | None:

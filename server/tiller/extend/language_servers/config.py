@@ -1,0 +1,145 @@
+"""``languageServers``: which language server checks the files the agent edits.
+
+Sources, lowest precedence first (on a name clash the later entry wins whole): the settings
+files (``settings_files.py``: user, workspace, local scopes), then
+``initializationOptions.languageServers``. An entry::
+
+    "pyright": {"command": ["pyright-langserver", "--stdio"], "extensions": [".py", ".pyi"],
+                "languageId": "python", "timeoutSeconds": 20, "initializationOptions": {}}
+
+``command`` and ``extensions`` are required; ``languageId`` defaults from the extension. Like a
+hook, an entry of a checked-in settings file names a command Tiller runs: the first edit of a
+matching file starts it. A bad entry is a problem naming its file and entry; the others are
+still read. Nothing configured: no language server, no diagnostics, no cost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from tiller.extend.settings_files import read_settings_files
+from tiller.jsontypes import JSON
+
+KEY: Final = "languageServers"
+ENTRY_KEYS: Final = frozenset(
+    {"command", "extensions", "languageId", "timeoutSeconds", "initializationOptions"}
+)
+DEFAULT_TIMEOUT_SECONDS: Final = 20
+MAX_TIMEOUT_SECONDS: Final = 600
+_EXTENSION = re.compile(r"\.[A-Za-z0-9_+-]+")
+LANGUAGE_IDS: Final = {
+    ".py": "python", ".pyi": "python", ".ts": "typescript", ".mts": "typescript",
+    ".cts": "typescript", ".tsx": "typescriptreact", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascriptreact", ".rs": "rust", ".go": "go", ".c": "c",
+    ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".java": "java", ".rb": "ruby",
+    ".cs": "csharp", ".lua": "lua", ".sh": "shellscript", ".json": "json", ".css": "css",
+    ".html": "html", ".vue": "vue", ".svelte": "svelte", ".zig": "zig", ".swift": "swift",
+    ".kt": "kotlin", ".php": "php",
+}  # fmt: skip
+"""LSP's language identifiers (the specification's table) for the common extensions."""
+
+
+@dataclass(frozen=True)
+class LanguageServerConfig:
+    name: str
+    command: tuple[str, ...]
+    extensions: tuple[str, ...]  # lower case, with the dot
+    source: str  # the file (or "initializationOptions") it came from
+    language_id: str | None = None  # None: from the file's extension
+    timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS  # for each diagnostics wait, start included
+    initialization_options: JSON = field(default_factory=dict)
+
+    def matches(self, path: Path) -> bool:
+        return path.suffix.lower() in self.extensions
+
+    def language_of(self, path: Path) -> str:
+        suffix = path.suffix.lower()
+        return self.language_id or LANGUAGE_IDS.get(suffix, suffix.removeprefix("."))
+
+
+@dataclass(frozen=True)
+class LanguageServersConfig:
+    servers: tuple[LanguageServerConfig, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def server_for(self, path: Path) -> LanguageServerConfig | None:
+        """The first server (in configuration order) that checks ``path``."""
+        return next((s for s in self.servers if s.matches(path)), None)
+
+
+def parse_entry(name: str, raw: Any, source: str) -> LanguageServerConfig:
+    """One entry; ValueError says what is wrong with it."""
+    if not isinstance(raw, dict):
+        raise ValueError("expected an object with 'command' and 'extensions'")
+    unknown = sorted(raw.keys() - ENTRY_KEYS)
+    if unknown:
+        raise ValueError(f"unknown keys {unknown}")
+    command = raw.get("command")
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(part, str) and part for part in command)
+    ):
+        raise ValueError("'command' must be a non-empty list of strings (program and arguments)")
+    extensions = raw.get("extensions")
+    if (
+        not isinstance(extensions, list)
+        or not extensions
+        or not all(isinstance(e, str) and _EXTENSION.fullmatch(e) for e in extensions)
+    ):
+        raise ValueError('\'extensions\' must be a non-empty list like [".ts", ".tsx"]')
+    language_id = raw.get("languageId")
+    if language_id is not None and (not isinstance(language_id, str) or not language_id):
+        raise ValueError("'languageId' must be a non-empty string")
+    timeout = raw.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS)
+    if isinstance(timeout, bool) or not isinstance(timeout, int):
+        raise ValueError(f"'timeoutSeconds' must be an integer, got {timeout!r}")
+    if not 1 <= timeout <= MAX_TIMEOUT_SECONDS:
+        raise ValueError(f"'timeoutSeconds' must be 1 … {MAX_TIMEOUT_SECONDS}, got {timeout}")
+    options = raw.get("initializationOptions", {})
+    if not isinstance(options, dict):
+        raise ValueError("'initializationOptions' must be an object")
+    return LanguageServerConfig(
+        name,
+        tuple(command),
+        tuple(e.lower() for e in extensions),
+        source,
+        language_id,
+        timeout,
+        options,
+    )
+
+
+@dataclass
+class _Reader:
+    servers: dict[str, LanguageServerConfig] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, block: Any, source: str) -> None:
+        if block is None:
+            return
+        if not isinstance(block, dict):
+            self.problems.append(f"{source}: {KEY} must be an object of servers")
+            return
+        for name, raw in block.items():
+            try:
+                self.servers[name] = parse_entry(name, raw, source)
+            except ValueError as err:
+                self.problems.append(f"{source}: {KEY}.{name}: {err}")
+                self.servers.pop(name, None)  # a broken override does not fall back silently
+
+
+def read_language_servers(
+    workspace: Path, client: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
+) -> LanguageServersConfig:
+    """Every configured language server of ``workspace`` as its sources say now; ``client``:
+    ``initializationOptions.languageServers``."""
+    reader = _Reader()
+    for found in read_settings_files(workspace, env):
+        reader.add(found.data.get(KEY), str(found.path))
+    reader.add(client, f"initializationOptions.{KEY}")
+    return LanguageServersConfig(tuple(reader.servers.values()), tuple(reader.problems))

@@ -1,0 +1,91 @@
+"""``languageServers``: read from the settings files and initializationOptions, a bad entry a
+problem naming its file, a later source winning whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tiller.config import parse_config
+from tiller.errors import ConfigError
+from tiller.extend.language_servers.config import read_language_servers
+
+PYRIGHT = {"command": ["pyright-langserver", "--stdio"], "extensions": [".py", ".PYI"]}
+
+
+def env_for(tmp_path: Path) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "TILLER_CONFIG_DIR": str(tmp_path / "user")}
+
+
+def write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_nothing_configured_is_no_servers_and_no_problems(tmp_path: Path) -> None:
+    found = read_language_servers(tmp_path, None, env_for(tmp_path))
+    assert found.servers == () and found.problems == ()
+    assert found.server_for(tmp_path / "a.py") is None
+
+
+def test_a_server_checks_the_files_of_its_extensions(tmp_path: Path) -> None:
+    write(tmp_path / ".tiller" / "settings.json", {"languageServers": {"pyright": PYRIGHT}})
+    found = read_language_servers(tmp_path, None, env_for(tmp_path))
+    server = found.server_for(tmp_path / "pkg" / "m.PY")
+    assert server is not None and server.name == "pyright"
+    assert server.command == ("pyright-langserver", "--stdio")
+    assert server.extensions == (".py", ".pyi")
+    assert server.source == str(tmp_path / ".tiller" / "settings.json")
+    assert server.language_of(tmp_path / "m.pyi") == "python"
+    assert found.server_for(tmp_path / "m.ts") is None
+
+
+def test_initialization_options_win_over_the_files_whole(tmp_path: Path) -> None:
+    env = env_for(tmp_path)
+    write(tmp_path / "user" / "settings.json", {"languageServers": {"pyright": PYRIGHT}})
+    client = {"pyright": {"command": ["basedpyright-langserver"], "extensions": [".py"]}}
+    server = read_language_servers(tmp_path, client, env).server_for(tmp_path / "m.pyi")
+    assert server is None  # the client's entry replaced the file's, extensions included
+
+
+def test_a_bad_entry_is_a_problem_naming_its_file_and_the_others_still_work(
+    tmp_path: Path,
+) -> None:
+    settings = tmp_path / ".tiller" / "settings.local.json"
+    write(
+        settings,
+        {
+            "languageServers": {
+                "pyright": PYRIGHT,
+                "ts": {"command": "typescript-language-server --stdio", "extensions": [".ts"]},
+                "rust": {"command": ["rust-analyzer"], "extensions": ["rs"]},
+                "go": {"command": ["gopls"], "extensions": [".go"], "timeoutSeconds": 0},
+                "odd": {"command": ["x"], "extensions": [".x"], "colour": "red"},
+            }
+        },
+    )
+    found = read_language_servers(tmp_path, None, env_for(tmp_path))
+    assert [s.name for s in found.servers] == ["pyright"]
+    assert len(found.problems) == 4
+    assert all(p.startswith(f"{settings}: languageServers.") for p in found.problems)
+    assert "languageServers.ts: 'command' must be a non-empty list" in found.problems[0]
+    assert "languageServers.rust: 'extensions' must be" in found.problems[1]
+    assert "'timeoutSeconds' must be 1" in found.problems[2]
+    assert "unknown keys ['colour']" in found.problems[3]
+
+
+def test_a_broken_override_does_not_fall_back_to_the_entry_it_replaced(tmp_path: Path) -> None:
+    env = env_for(tmp_path)
+    write(tmp_path / "user" / "settings.json", {"languageServers": {"pyright": PYRIGHT}})
+    write(tmp_path / ".tiller" / "settings.json", {"languageServers": {"pyright": {}}})
+    found = read_language_servers(tmp_path, None, env)
+    assert found.servers == ()
+    assert found.problems and str(tmp_path / ".tiller" / "settings.json") in found.problems[0]
+
+
+def test_initialization_options_must_hold_an_object_of_servers() -> None:
+    assert parse_config({"languageServers": {"p": PYRIGHT}}).language_servers == {"p": PYRIGHT}
+    with pytest.raises(ConfigError, match="languageServers"):
+        parse_config({"languageServers": ["pyright"]})
