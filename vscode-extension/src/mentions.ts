@@ -21,10 +21,21 @@ const FILES_FRESH_MS = 10_000;
 const SHOWN = 12;
 const TEXT_CAP = 100_000;
 const TERMINAL_KEPT = 64 * 1024;
+/** How long a pick of @terminal waits for the last command's output to finish arriving (it
+ *  reaches the extension host a little after the terminal shows the command ended). */
+const TERMINAL_SETTLE_MS = 1500;
+
+/** The last command run in a terminal with shell integration, and its output so far. */
+interface TerminalCapture {
+  command: string;
+  output: string;
+  /** Resolves once the command ended and all its output was read. */
+  done: Promise<void>;
+}
 
 export class Mentions implements vscode.Disposable {
   private files: { at: number; paths: string[] } | undefined;
-  private terminal: { command: string; output: string } | undefined;
+  private terminal: TerminalCapture | undefined;
   private readonly activeEmitter = new vscode.EventEmitter<ActiveEditor | null>();
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -116,8 +127,14 @@ export class Mentions implements vscode.Disposable {
         return { kind: "problems", name: "problems", text: problemsText() };
       case "terminal": {
         const last = this.terminal;
-        const text = last === undefined ? "(no terminal output captured yet: it needs a terminal with shell integration)" : `$ ${last.command}\n${last.output}`;
-        return { kind: "terminal", name: "terminal", text: cap(text) };
+        if (last === undefined) return { kind: "terminal", name: "terminal", text: "(no terminal output captured yet: it needs a terminal with shell integration)" };
+        let timer: NodeJS.Timeout | undefined;
+        const ended = await Promise.race([last.done.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), TERMINAL_SETTLE_MS)))]);
+        clearTimeout(timer);
+        // VS Code's stream misses the output of a command that ends at once (`ls`, `echo`):
+        // then the terminal's own copy of it is asked for.
+        const output = last.output.trim() === "" && ended ? ((await lastCommandOutput(this.log)) ?? "") : last.output;
+        return { kind: "terminal", name: "terminal", text: cap(`$ ${last.command}\n${stripAnsi(output)}`) };
       }
       case "diff":
         return { kind: "diff", name: "diff", text: await gitDiff() };
@@ -158,12 +175,15 @@ export class Mentions implements vscode.Disposable {
   }
 
   private async capture(execution: vscode.TerminalShellExecution): Promise<void> {
-    let output = "";
-    const command = execution.commandLine.value;
-    this.terminal = { command, output };
-    for await (const data of execution.read()) {
-      output = (output + data).slice(-TERMINAL_KEPT);
-      this.terminal = { command, output: stripAnsi(output) };
+    let finished = (): void => undefined;
+    const capture: TerminalCapture = { command: execution.commandLine.value, output: "", done: new Promise<void>((resolve) => (finished = resolve)) };
+    this.terminal = capture;
+    try {
+      for await (const data of execution.read()) {
+        capture.output = (capture.output + data).slice(-TERMINAL_KEPT);
+      }
+    } finally {
+      finished();
     }
   }
 }
@@ -258,6 +278,26 @@ async function gitDiff(): Promise<string> {
     return stdout.trim() === "" ? "(no uncommitted changes)" : cap(stdout);
   } catch (error) {
     return `(git diff failed: ${String(error).split("\n")[0] ?? ""})`;
+  }
+}
+
+/** The active terminal's last command output, through VS Code's "Copy Last Command Output"
+ *  (the clipboard, put back as it was after); undefined when there is none or it failed. */
+async function lastCommandOutput(log: vscode.LogOutputChannel): Promise<string | undefined> {
+  const clipboard = vscode.env.clipboard;
+  let saved: string | undefined;
+  try {
+    saved = await clipboard.readText();
+    await clipboard.writeText("");
+    await vscode.commands.executeCommand("workbench.action.terminal.copyLastCommandOutput");
+    const copied = await clipboard.readText();
+    log.info(`@terminal: the shell integration stream had no output; the terminal's copy has ${copied.length} characters`);
+    return copied.trim() === "" ? undefined : copied;
+  } catch (error) {
+    log.warn(`last terminal command output: ${String(error)}`);
+    return undefined;
+  } finally {
+    if (saved !== undefined) await clipboard.writeText(saved).then(undefined, () => undefined);
   }
 }
 

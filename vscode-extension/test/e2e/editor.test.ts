@@ -55,6 +55,7 @@ before(
     mkdirSync(path.join(ws, "src"), { recursive: true });
     // A type error to start with: the Problems list has something, and TypeScript reports.
     writeFileSync(path.join(ws, "src", "app.ts"), 'export function greet(name: string): string {\n  return "hi " + name;\n}\n\nexport const broken: number = "not a number";\n');
+    writeFileSync(path.join(ws, "src", "shapes.ts"), "export function areaOfCircle(radius: number): number {\n  return Math.PI * radius * radius;\n}\n\nexport const unit = 1;\n");
     writeFileSync(path.join(ws, "changelog.md"), "# Changes\n");
     writeFileSync(path.join(ws, "debug.log"), "secret noise\n");
     writeFileSync(path.join(ws, ".gitignore"), "*.log\n");
@@ -290,5 +291,72 @@ test("an old write_file's diff opens with its real before; a tool row links to t
     assert.equal(await link.innerText(), "src/count.ts:1");
     await link.click();
     await page.locator(".tab.active", { hasText: "count.ts" }).waitFor();
+  });
+});
+
+test("@terminal sends the last command of a terminal and what it printed", { timeout: 180_000 }, async () => {
+  await session.fake.load([{ content: [{ type: "text", text: "It printed the marker." }] }]);
+  await step("terminal-mention", async (page, chat) => {
+    // The output of a command that ends at once comes from the terminal's copy of it, through
+    // the clipboard (which the browser guards).
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+    await runCommand(page, "Terminal: Create New Terminal");
+    const terminal = page.locator(".terminal-wrapper.active .xterm");
+    await terminal.waitFor({ timeout: 60_000 });
+    // Shell integration (which the capture reads through) is on once the prompt's decoration
+    // shows; then the command runs in it, its output unlike its command line. The renderer
+    // draws on a canvas: the command's end shows as its decoration turning to success.
+    const decoration = ".terminal-wrapper.active .terminal-command-decoration";
+    await page.locator(decoration).first().waitFor({ timeout: 60_000 });
+    await terminal.click();
+    await page.keyboard.type("echo TILLER_MARK_$((6 * 7))");
+    await page.keyboard.press("Enter");
+    await page.locator(`${decoration}.codicon-terminal-decoration-success`).first().waitFor({ timeout: 30_000 });
+    await screenshot(page, "terminal-ran");
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("");
+    await input.pressSequentially("What did it print? @term");
+    await option(chat, "terminal").waitFor();
+    await input.press("Enter");
+    await chat.locator("#attachments .chip.mention.terminal").waitFor();
+    await screenshot(page, "terminal-chip");
+    await input.press("Enter");
+    await waitAnswer(page, "It printed the marker.");
+    const terminalBlock = lastUserBlocks().find((block) => (block.text ?? "").startsWith('<context kind="terminal"'));
+    assert.ok(terminalBlock !== undefined, `a terminal block went with the prompt: ${JSON.stringify(lastUserBlocks())}`);
+    assert.match(terminalBlock.text ?? "", /\$ echo TILLER_MARK_\$\(\(6 \* 7\)\)\n[\s\S]*TILLER_MARK_42/);
+  });
+});
+
+test("a symbol picked from the @-picker sends its source", { timeout: 180_000 }, async () => {
+  await session.fake.load([{ content: [{ type: "text", text: "It computes an area." }] }]);
+  await step("symbol-mention", async (page, chat) => {
+    await openFile(page, "shapes.ts");
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("");
+    // TypeScript's workspace symbols come once its server has loaded the project: type again
+    // until the symbol is offered.
+    const symbol = chat.locator("#mention-picker .mention-option.symbol", { hasText: /areaOfCircle(\(\))? — src\/shapes\.ts:1/ });
+    await waitFor(
+      "the symbol in the picker",
+      async () => {
+        await input.fill("");
+        await input.pressSequentially("Explain @areaOfCir");
+        return (await symbol.waitFor({ timeout: 5_000 }).then(() => true, () => false)) ? true : undefined;
+      },
+      90_000,
+    );
+    await screenshot(page, "symbol-picker");
+    await symbol.first().dispatchEvent("mousedown");
+    await chat.locator("#attachments .chip.mention.symbol", { hasText: "areaOfCircle" }).waitFor();
+    await input.press("Enter");
+    await waitAnswer(page, "It computes an area.");
+    const block = lastUserBlocks().find((candidate) => (candidate.text ?? "").startsWith('<context kind="symbol"'));
+    assert.ok(block !== undefined, `a symbol block went with the prompt: ${JSON.stringify(lastUserBlocks())}`);
+    assert.match(block.text ?? "", /name="areaOfCircle(\(\))?"/);
+    assert.match(block.text ?? "", /return Math\.PI \* radius \* radius;/);
+    assert.doesNotMatch(block.text ?? "", /export const unit/, "only the symbol's lines");
   });
 });
