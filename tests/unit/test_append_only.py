@@ -145,6 +145,9 @@ class MemoryRuntime:
     def mcp(self, workspace: Path) -> None:  # no MCP servers
         return None
 
+    def language_servers(self, workspace: Path) -> None:  # no language servers
+        return None
+
     def notices(self, workspace: Path) -> tuple[str, ...]:
         return ()
 
