@@ -1,6 +1,6 @@
 """Diagnostics after edits through a language server Tiller runs itself (``languageServers``),
-for the clients that do not offer their editor's: `tiller run`, `tiller chat`, the protocol
-without ``experimental.tiller.diagnostics``.
+for the clients that do not offer their editor's: `tiller run`, `tiller chat`, ACP clients,
+the protocol without ``experimental.tiller.diagnostics``.
 
 The type checker is the real pyright (``pyright-langserver``, installed pinned into
 tests/e2e/lsp-npm by scripts/setup-node-tests.sh); the failures a real server cannot be made
@@ -16,8 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp.schema import Implementation
+
 from fakeapi import FakeMessagesAPI
 from harness import JSON, Tiller
+from test_acp import SERVER, Editor, agent_env, allow_once, as_client
 from test_cli import CLI, cli_env
 from test_diagnostics_after_edits import tool_results, tool_use
 
@@ -226,3 +230,33 @@ async def test_a_bad_entry_is_a_notice_naming_its_file(
     await tiller.wait_for(lambda: any("Language servers:" in text for text in notices(tiller)))
     told = next(text for text in notices(tiller) if "Language servers:" in text)
     assert told.startswith(f"Language servers: {settings}: languageServers.ts: 'extensions'")
+
+
+async def test_an_acp_client_gets_the_language_servers_diagnostics(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    (workspace / "m.py").write_text('old: int = "x"\n')
+    api.enqueue(*write_then_fix("m.py"))
+    editor = Editor(choose=allow_once)
+    options = {
+        "permissionMode": "acceptEdits",
+        "languageServers": {"fake": fake_entry("pull", marks)},
+    }
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    async with spawn_agent_process(
+        as_client(editor), *SERVER, env=agent_env(api, data_dir), cwd=workspace
+    ) as (conn, _process):
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=editor.capabilities,
+            client_info=Implementation(name="tiller-tests", version="0"),
+            tiller=options,
+        )
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        answer = await conn.prompt(
+            session_id=session.session_id, prompt=[text_block("set count to three")]
+        )
+    assert answer.stop_reason == "end_turn"
+    assert_error_told_then_fixed(api, 'Type "str" is not assignable to declared type "int" [fake]')
