@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.schema import Implementation
 
@@ -31,6 +32,9 @@ FAKE = HERE / "fake_language_server.py"
 # A loaded machine (two cores, several test runs) gives pyright's first analysis time.
 PYRIGHT_ENTRY = {"command": [str(PYRIGHT), "--stdio"], "extensions": [".py"], "timeoutSeconds": 120}
 PYRIGHT_ERROR = 'Type "Literal[\'three\']" is not assignable to declared type "int"'
+needs_pyright = pytest.mark.skipif(
+    not PYRIGHT.exists(), reason="run scripts/setup-node-tests.sh first (tests/e2e/lsp-npm)"
+)
 
 
 def fake_entry(mode: str, marks: Path, **more: Any) -> dict[str, Any]:
@@ -79,6 +83,7 @@ def assert_error_told_then_fixed(api: FakeMessagesAPI, error: str) -> None:
     assert "introduced" not in tool_results(requests[3].body)["toolu_e"]
 
 
+@needs_pyright
 async def test_tiller_run_tells_the_model_its_type_error_and_the_next_step_fixes_it(
     api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
@@ -103,6 +108,7 @@ async def test_tiller_run_tells_the_model_its_type_error_and_the_next_step_fixes
     assert (workspace / "m.py").read_text() == 'old: int = "x"\ncount: int = 3\n'
 
 
+@needs_pyright
 async def test_a_protocol_client_without_editor_diagnostics_gets_the_language_servers(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
