@@ -244,7 +244,11 @@ class LanguageServer:
         try:
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            if not task.done():
+            if task.done():
+                pass
+            elif isinstance(work, asyncio.Future):  # a request: left to a late answer, which
+                task.add_done_callback(_dropped)  # a cancelled one would fail in pygls
+            else:
                 task.cancel()
         if task.done() and not task.cancelled():
             return task.result()
@@ -296,6 +300,12 @@ CAPABILITIES: Final = types.ClientCapabilities(
     ),
     workspace=types.WorkspaceClientCapabilities(workspace_folders=True, configuration=True),
 )
+
+
+def _dropped(answer: asyncio.Future[Any]) -> None:
+    """A request's answer nobody waits for any more (its error is not worth a warning)."""
+    if not answer.cancelled():
+        answer.exception()
 
 
 def _nothing(params: Any) -> None:
