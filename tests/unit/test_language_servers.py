@@ -64,3 +64,29 @@ async def test_a_file_no_server_checks_and_a_missing_file_cost_nothing(tmp_path:
     assert await source.diagnostics("t", (tmp_path / "new.py",), settle=False) == ()
     assert not (marks / "started").exists()
     await source.close()
+
+
+async def test_a_started_server_slow_to_report_is_kept_and_asked_again(tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    command = [sys.executable, str(FAKE), "hang", str(marks)]
+    entry = parse_entry(
+        "fake", {"command": command, "extensions": [".py"], "timeoutSeconds": 1}, "test"
+    )
+    source = LanguageServers(LanguageServersConfig((entry,)), tmp_path, EnvRules())
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    first = await source.diagnostics("t", (path,), settle=True)
+    assert isinstance(first, NoDiagnostics) and first.notice is not None
+    assert first.notice.endswith(
+        "did not answer within 1s: no diagnostics for this edit; the next edit asks it again"
+    )
+    pid = (marks / "started").read_text()
+    path.write_text("x = 2\n")
+    second = await source.diagnostics("t", (path,), settle=True)
+    assert isinstance(second, NoDiagnostics)
+    assert (marks / "started").read_text() == pid  # the same process, asked again
+    third = await source.diagnostics("t", (path,), settle=True)
+    assert isinstance(third, NoDiagnostics) and third.notice is not None
+    assert "off until Tiller restarts" in third.notice  # three in a row
+    await source.close()

@@ -71,6 +71,7 @@ class LanguageServer:
         self.rules = rules
         self.client = LanguageClient("tiller", __version__)
         self.pull = False  # the server answers textDocument/diagnostic
+        self.ready = False  # initialized: it answered ``initialize``
         self._documents: dict[str, _Document] = {}
         self._published: dict[str, _Published] = {}
         self._news = asyncio.Event()  # set (and replaced) at each publishDiagnostics
@@ -135,6 +136,7 @@ class LanguageServer:
         result = await self._or_exit(self.client.initialize_async(params))
         self.pull = result.capabilities.diagnostic_provider is not None
         self.client.initialized(types.InitializedParams())
+        self.ready = True
         log.info("language server %s started (pid %s)", self.name, process.pid)
 
     async def stop(self, *, at_once: bool = False) -> None:

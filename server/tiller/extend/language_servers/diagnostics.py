@@ -5,9 +5,11 @@ One `LanguageServers` per workspace, shared by its sessions. A file no server ch
 nothing (the client, and pygls with it, is imported at the first start). The first edit of a
 file a server checks starts that server (``client.py``); every wait, the start included, is
 bounded by the entry's ``timeoutSeconds``. A server that cannot start, exits, or does not
-answer in time gives `NoDiagnostics` with a notice, never a failed or stalled edit: a hung one
-is ended, and a server that failed `MAX_FAILURES` times (or whose program is missing) stays
-off until Tiller restarts. An interrupt cancels the wait at once.
+answer in time gives `NoDiagnostics` with a notice, never a failed or stalled edit: one that
+did not finish starting is ended, one that started but is slow to report (a first analysis of
+a large project) is asked again at the next edit, and a server that failed `MAX_FAILURES`
+times in a row (or whose program is missing) is ended and stays off until Tiller restarts. An
+interrupt cancels the wait at once.
 """
 
 from __future__ import annotations
@@ -68,13 +70,18 @@ class LanguageServers:
         try:
             async with asyncio.timeout(config.timeout_seconds), lock:
                 server = await self._server(config)
-                return await server.diagnostics(path, text)
+                found = await server.diagnostics(path, text)
         except TimeoutError:
-            return await self._failed(config, f"did not answer within {config.timeout_seconds}s")
+            started = self._running.get(config.name)
+            slow = started is not None and started.ready  # up, but still working on it
+            why = f"did not answer within {config.timeout_seconds}s"
+            return await self._failed(config, why, end=not slow)
         except LanguageServerFailed as err:
             return await self._failed(config, err.message, lasting=err.lasting)
         except (OSError, ConnectionError) as err:  # its pipes broke
             return await self._failed(config, f"failed: {err}")
+        self._failures[config.name] = 0  # failures count in a row
+        return found
 
     async def _server(self, config: LanguageServerConfig) -> LanguageServer:
         from tiller.extend.language_servers.client import LanguageServer  # pygls: when needed
@@ -88,21 +95,25 @@ class LanguageServers:
         return server
 
     async def _failed(
-        self, config: LanguageServerConfig, why: str, *, lasting: bool = False
+        self, config: LanguageServerConfig, why: str, *, lasting: bool = False, end: bool = True
     ) -> NoDiagnostics:
-        """End what is left of the server (not asked: it may hang); the notice says what
-        happened and what follows."""
-        server = self._running.pop(config.name, None)
-        if server is not None:
-            await asyncio.shield(server.stop(at_once=True))
+        """The notice of a failure: what happened and what follows. A server that started but
+        is slow to report (``end`` false) keeps running, to be asked again at the next edit;
+        any other, or one that failed `MAX_FAILURES` times in a row, is ended (not asked: it
+        may hang)."""
         self._failures[config.name] += MAX_FAILURES if lasting else 1
         off = self._failures[config.name] >= MAX_FAILURES
-        then = (
-            f"it is off until Tiller restarts (edits of {', '.join(config.extensions)} files "
-            "get no diagnostics)"
-            if off
-            else "it starts again at the next edit"
-        )
+        if end or off:
+            server = self._running.pop(config.name, None)
+            if server is not None:
+                await asyncio.shield(server.stop(at_once=True))
+        if off:
+            then = (
+                f"it is off until Tiller restarts (edits of {', '.join(config.extensions)} "
+                "files get no diagnostics)"
+            )
+        else:
+            then = "it starts again at the next edit" if end else "the next edit asks it again"
         log.warning("language server %s %s: no diagnostics for this edit", config.name, why)
         return NoDiagnostics(
             f"Language server {config.name} {why}: no diagnostics for this edit; {then}"
