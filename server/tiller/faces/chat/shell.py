@@ -146,7 +146,9 @@ class ChatShell:
             self.print(f"error: cannot start the server: {err}", RED)
             return EXIT_FAILED
         try:
-            await server.initialize(self.options.workspace, options, "tiller-chat")
+            await server.initialize(
+                (self.options.workspace, *self.options.add_dirs), options, "tiller-chat"
+            )
         except RpcError as err:
             self.print(f"error: the server refused the options: {err.message}", RED)
             await server.shutdown()
