@@ -174,3 +174,27 @@ def test_a_shown_path_resolves_to_the_same_file(
             assert "does not exist" in err.message, err.message
             return
         assert again == target, (text, again, target)
+
+
+# --- Claude Code's permissions.additionalDirectories ----------------------------------------
+
+
+def test_settings_additional_directories_become_roots_and_a_missing_one_is_told(
+    tmp_path: Path,
+) -> None:
+    from tiller.extend.additional_dirs import additional_directories
+
+    ws, docs, home = tmp_path / "ws", tmp_path / "docs", tmp_path / "home"
+    for folder in (ws / ".claude", docs, home / "notes"):
+        folder.mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(
+        '{"permissions": {"additionalDirectories": ["../docs", "~/notes", "../missing"]}}'
+    )
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    found = additional_directories(ws, env)
+    assert found.found == (docs, home / "notes")
+    assert len(found.problems) == 1 and "../missing is not a directory" in found.problems[0]
+    (ws / ".claude" / "settings.local.json").write_text(
+        '{"permissions": {"additionalDirectories": "../docs"}}'
+    )
+    assert any("must be a list" in p for p in additional_directories(ws, env).problems)

@@ -183,5 +183,15 @@ class WorkspaceRoots:
                 return self.label(folder).of(real.relative_to(folder.real).parts)
         return str(path)
 
+    def absolute(self, raw: str) -> Path:
+        """Where ``raw`` points by the rule, for display (nothing is opened or confined; a
+        path the rule refuses is taken as the primary root's)."""
+        try:
+            root = self.root_for(raw)
+            parts = root.parts_of(raw)
+        except ToolInputError:
+            return Path(os.path.normpath(self.primary / raw))
+        return Path(os.path.normpath(root.given.joinpath(*parts)))
+
     def describe(self) -> str:
         return ", ".join(f"{f.name} at {f.path}" for f in self.folders)

@@ -151,7 +151,7 @@ class AcpSession:
         self.runtime = runtime = sessions.runtime
         self.workspace = workspace = roots.primary
         self.outbox = Outbox(client, session_id)
-        self.calls = ToolCalls(workspace)
+        self.calls = ToolCalls(workspace, roots=roots if roots.several else None)
         self.view = SessionUpdates(self.calls)
         config = runtime.config
         self.approver = AcpApprover(
