@@ -283,7 +283,8 @@ async def test_tiller_run_add_dir_makes_a_second_root(
     )
     process = await asyncio.create_subprocess_exec(
         *CLI, "--workspace", str(workspace), "--add-dir", str(api_root), "--mode", "acceptEdits",
-        "--base-url", api.base_url, "--model", "claude-test-1", "write into api",
+        "--base-url", api.base_url, "--model", "claude-test-1",
+        "write into api, like @api/src/server.py",
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env=cli_env(tmp_path / "data", "test-key"), cwd=workspace,
     )  # fmt: skip
@@ -292,3 +293,6 @@ async def test_tiller_run_add_dir_makes_a_second_root(
     assert (api_root / "from_cli.txt").read_text() == "cli\n"
     assert "api/from_cli.txt" in out.decode()
     assert f"- api: {api_root}" in system_text(api, 0)
+    first = api.message_requests()[0].body["messages"][0]["content"]
+    assert first[0]["text"].startswith('<context kind="file" name="api/src/server.py">')
+    assert "PORT = 8000" in first[0]["text"]

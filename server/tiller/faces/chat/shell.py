@@ -37,6 +37,7 @@ from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS,
 from tiller.faces.client.render import DIM, RED
 from tiller.faces.client.server import ServerProcess
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 
 TICK_SECONDS = 0.2
 RESTARTS_ALLOWED = 3
@@ -243,7 +244,9 @@ class ChatShell:
         before = self._session_id()
         try:
             params = (  # @path attaches to a prompt; a steer is words alone
-                prompt_params(text, self.options.workspace)
+                prompt_params(
+                    text, WorkspaceRoots.of(self.options.workspace, *self.options.add_dirs)
+                )
                 if method == p.PROMPT
                 else {"text": text}
             )

@@ -36,6 +36,7 @@ from tiller.faces.client.report import JsonLines
 from tiller.faces.client.server import SHUTDOWN_SECONDS, ServerProcess
 from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 
 Prompts = Callable[[], Awaitable[str | None]]
 
@@ -240,7 +241,7 @@ async def _session(
     code = EXIT_COMPLETED
     while (text := await prompts()) is not None:
         try:  # @path mentions, and the --image files with the first prompt
-            params = prompt_params(text, workspace, images)
+            params = prompt_params(text, WorkspaceRoots.of(workspace, *add_dirs), images)
         except AttachError as err:
             run.output.info(f"error: {err.message}")
             run.report.failed("usage", err.message)
