@@ -61,7 +61,9 @@ class ChatShell:
         self.input = Buffer(
             multiline=True,
             on_text_changed=self._typed,
-            completer=merge_completers([self.slash, PathCompleter(options.workspace)]),  # /, @path
+            completer=merge_completers(  # /, @path
+                [self.slash, PathCompleter(options.workspace, options.add_dirs)]
+            ),
             complete_while_typing=False,
         )
         self.printer = Printer(lambda: self.app.is_running)
