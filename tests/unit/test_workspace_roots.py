@@ -198,3 +198,33 @@ def test_settings_additional_directories_become_roots_and_a_missing_one_is_told(
         '{"permissions": {"additionalDirectories": "../docs"}}'
     )
     assert any("must be a list" in p for p in additional_directories(ws, env).problems)
+
+
+# --- checkpoints: one shadow repository per root, one snapshot id -----------------------------
+
+
+def test_one_snapshot_id_covers_every_root_and_restores_them_together(tmp_path: Path) -> None:
+    from tiller.workspace.shadow_roots import RootsShadow, commits_of_root, decode
+
+    web, api = tmp_path / "web", tmp_path / "api"
+    for root, name in ((web, "a.txt"), (api, "b.txt")):
+        root.mkdir()
+        (root / name).write_text("one\n")
+    shadow = RootsShadow.open(tmp_path / "data", WorkspaceRoots.of(web, api))
+    shadow.ensure()
+    before = shadow.snapshot("before")
+    (web / "a.txt").write_text("two\n")
+    (api / "b.txt").write_text("two\n")
+    (api / "new.txt").write_text("new\n")
+    after = shadow.snapshot("after")
+    assert set(decode(before.commit)) == {str(web), str(api)}
+    changes = shadow.changes(after.commit, before.commit)
+    assert sorted(changes.changed) == ["a.txt", "api/b.txt"] and changes.added == ("api/new.txt",)
+    done = shadow.restore(before.commit)
+    assert done.count == 3 and not shadow.restore_pending()
+    assert (web / "a.txt").read_text() == (api / "b.txt").read_text() == "one\n"
+    assert not (api / "new.txt").exists()
+    # a one-root keeper of the primary root keeps the commits multi-root ids name in it
+    plain = "f" * 40
+    assert commits_of_root([before.commit, plain], web) == {decode(before.commit)[str(web)], plain}
+    shadow.keep_alive([before.commit, after.commit])  # commits of both roots: no error
