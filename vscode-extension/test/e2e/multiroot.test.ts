@@ -4,7 +4,7 @@
 // chat shows the diff; one rewind puts both folders back on disk.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
@@ -116,5 +116,33 @@ test("an edit in the second folder shows its diff, and one rewind restores both 
     await waitFor("both folders rewound", () => (readFileSync(path.join(api, "server.py"), "utf8") === "PORT = 8000\n" ? true : undefined), 10_000);
     assert.equal(readFileSync(path.join(session.workspace, "app.txt"), "utf8"), "version 1\n");
     await setMode(page, "ask before edits");
+  });
+});
+
+test("a folder added to the workspace reaches the server and the model with the next prompt", { timeout: 180_000 }, async () => {
+  const docs = path.join(path.dirname(session.workspace), "docs");
+  mkdirSync(docs, { recursive: true });
+  writeFileSync(path.join(docs, "guide.md"), "# The guide\n");
+  await session.fake.load([
+    { content: [tool("toolu_g", "read_file", { path: "docs/guide.md" })] },
+    { content: [{ type: "text", text: "Read the guide." }] },
+  ]);
+  await step("multiroot-folder-added", async (page, chat) => {
+    // VS Code follows its .code-workspace file: the new folder joins, and vscode-languageclient
+    // sends workspace/didChangeWorkspaceFolders.
+    const file = path.join(path.dirname(session.workspace), "e2e.code-workspace");
+    writeFileSync(file, JSON.stringify({ folders: [{ path: "workspace" }, { path: "api" }, { path: "docs" }] }, null, 2));
+    await chat.locator(".notice", { hasText: "Workspace folders" }).last().waitFor({ timeout: 30_000 });
+    const input = chat.locator("#input");
+    await input.click();
+    await input.fill("Read the guide");
+    await input.press("Enter");
+    await chat.locator(".msg.assistant", { hasText: "Read the guide." }).waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+    const requests = session.fake.messageRequests();
+    const asked = requests[requests.length - 2]?.messages as Array<{ content: Array<{ type: string; text?: string }> }>;
+    const told = asked[asked.length - 1]?.content.map((block) => block.text ?? "") ?? [];
+    assert.ok(told[0]?.startsWith("The workspace folders changed.") && told[0].includes(`- docs: ${docs}`), told.join("\n"));
+    assert.match(await chat.locator('.tool.ok[data-tool-use-id="toolu_g"]').innerText(), /docs\/guide\.md/);
   });
 });
