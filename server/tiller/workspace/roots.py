@@ -59,9 +59,6 @@ class WorkspaceFolder:
         """The path with every symlink resolved."""
         return Path(os.path.realpath(self.path))
 
-    def to_wire(self) -> dict[str, str]:
-        return {"path": str(self.path), "name": self.name}
-
 
 @dataclass(frozen=True)
 class WorkspaceRoots:
