@@ -7,11 +7,13 @@ show on demand (tests/e2e/test_language_server_diagnostics.py); built on pygls's
 - ``pull``: offers pull diagnostics and answers ``textDocument/diagnostic`` with an error for
   each ``name: int = "..."`` line (a stand-in for a type checker);
 - ``crash``: exits with code 3 at the first ``didOpen``;
-- ``hang``: never publishes nor answers anything about a document.
+- ``hang``: never publishes nor answers anything about a document;
+- ``stall``: as ``pull`` for the first request, then never answers one again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import sys
@@ -54,13 +56,18 @@ def main(mode: str, marks: Path) -> None:
         if mode == "crash":
             os._exit(3)
 
-    if mode == "pull":
+    answered: list[str] = []
+
+    if mode in ("pull", "stall"):
 
         @server.feature(
             types.TEXT_DOCUMENT_DIAGNOSTIC,
             types.DiagnosticOptions(inter_file_dependencies=False, workspace_diagnostics=False),
         )
-        def pulled(params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+        async def pulled(params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+            if mode == "stall" and answered:
+                await asyncio.Event().wait()
+            answered.append(params.text_document.uri)
             text = server.workspace.get_text_document(params.text_document.uri).source
             return types.RelatedFullDocumentDiagnosticReport(items=errors_of(text))
 

@@ -5,6 +5,7 @@ server)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from tiller.core.edit_diagnostics import NONE, NoDiagnostics
@@ -69,20 +70,22 @@ async def test_a_file_no_server_checks_and_a_missing_file_cost_nothing(tmp_path:
 async def test_a_started_server_slow_to_report_is_kept_and_asked_again(tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
-    command = [sys.executable, str(FAKE), "hang", str(marks)]
-    entry = parse_entry(
-        "fake", {"command": command, "extensions": [".py"], "timeoutSeconds": 1}, "test"
-    )
+    command = [sys.executable, str(FAKE), "stall", str(marks)]
+    entry = parse_entry("fake", {"command": command, "extensions": [".py"]}, "test")
     source = LanguageServers(LanguageServersConfig((entry,)), tmp_path, EnvRules())
     path = tmp_path / "m.py"
     path.write_text("x = 1\n")
+    assert await source.diagnostics("t", (path,), settle=False) == ()  # started, answered
+    pid = (marks / "started").read_text()
+    # From now on it never answers: each check waits its (now short) timeout.
+    source.config = LanguageServersConfig((replace(entry, timeout_seconds=1),))
+    path.write_text("x = 2\n")
     first = await source.diagnostics("t", (path,), settle=True)
     assert isinstance(first, NoDiagnostics) and first.notice is not None
     assert first.notice.endswith(
-        "did not answer within 1s: no diagnostics for this edit; the next edit asks it again"
+        "within 1s: no diagnostics for this edit; the next edit asks it again"
     )
-    pid = (marks / "started").read_text()
-    path.write_text("x = 2\n")
+    path.write_text("x = 3\n")
     second = await source.diagnostics("t", (path,), settle=True)
     assert isinstance(second, NoDiagnostics)
     assert (marks / "started").read_text() == pid  # the same process, asked again
