@@ -332,12 +332,11 @@ class ToolRunner:
         source = self.setup.diagnostics
         if tool.kind != "edit" or source is None or not isinstance(path, str):
             return await tool.run(call.input, context)
-        workspace = context.workspace
         return await checked_edit(
             source,
             self.setup.turn_id,
-            workspace / path,  # an absolute path stays itself
-            workspace,
+            context.roots.absolute(path),  # a folder-qualified path in its own folder
+            context.workspace,
             lambda: tool.run(call.input, context),
             lambda text: self.host.emit(Notice(text)),
         )
