@@ -266,3 +266,26 @@ async def test_an_acp_client_gets_the_language_servers_diagnostics(
         )
     assert answer.stop_reason == "end_turn"
     assert_error_told_then_fixed(api, 'Type "str" is not assignable to declared type "int" [fake]')
+
+
+async def test_an_edit_in_a_second_workspace_folder_gets_its_diagnostics(
+    start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    api_root = tmp_path / "api"
+    api_root.mkdir()
+    marks = tmp_path / "marks"
+    tiller = await start(
+        permissionMode="acceptEdits",
+        languageServers={"fake": fake_entry("pull", marks)},
+        more_folders=[api_root],
+    )
+    api.enqueue(
+        {"content": [tool_use("write_file", "toolu_w", path="api/m.py", content='n: int = "a"\n')]},
+        {"content": [{"type": "text", "text": "Done."}]},
+    )
+    ended = await tiller.run("write api/m.py", timeout=60)
+    assert ended["outcome"] == "completed"
+    assert (api_root / "m.py").exists() and not (workspace / "api").exists()
+    result = tool_results(api.message_requests()[1].body)["toolu_w"]
+    told = result.split("introduced these errors")[1]
+    assert f'{api_root / "m.py"}:1:10: Type "str" is not assignable' in told
