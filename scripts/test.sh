@@ -1,24 +1,76 @@
 #!/usr/bin/env bash
-# Set up everything and run every test: lint, types, Python unit + end-to-end tests.
-# Each phase prints its duration, and a summary of them all comes last.
+# Set up everything and run every test: lint, types, Python unit + end-to-end tests, and the
+# VS Code extension's tests. Each phase prints its duration, and a summary of them all comes last.
+#
+# The extension's phase (build, then code-server and Chromium) runs beside ruff, mypy and pytest:
+# it waits on the browser and the servers more than it computes, and the two together take the
+# run from about eleven minutes to about six on 2 cores. Its output goes to a file, printed whole
+# when it ends, so nothing interleaves. A failing phase does not stop the others: the run fails
+# at the end, naming every phase that failed. Setup failing stops the run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TIMES=()
-phase() {  # phase NAME COMMAND...: run it, print and remember how long it took
+FAILED=()
+remember() {  # remember NAME SECONDS STATUS [NOTE]
+  local mark=""
+  [ "$3" -eq 0 ] || { mark="  FAILED (exit $3)"; FAILED+=("$1"); }
+  TIMES+=("$(printf '%-52s %5d s%s%s' "$1" "$2" "${4:-}" "$mark")")
+}
+setup() {  # setup NAME COMMAND...: a phase the rest needs (stops the run when it fails)
   local name=$1 started=$SECONDS
   shift
   echo "== $name"
   "$@"
-  local took=$((SECONDS - started))
-  echo "== $name: ${took} s"
-  TIMES+=("$(printf '%-44s %5d s' "$name" "$took")")
+  echo "== $name: $((SECONDS - started)) s"
+  remember "$name" $((SECONDS - started)) 0
 }
-summary() {
-  echo "== phase times (total ${SECONDS} s)"
+phase() {  # phase NAME COMMAND...: run it, print and remember how long it took and how it ended
+  local name=$1 started=$SECONDS status=0
+  shift
+  echo "== $name"
+  "$@" || status=$?
+  echo "== $name: $((SECONDS - started)) s$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+  remember "$name" $((SECONDS - started)) "$status"
+}
+
+# The phase that runs beside the others: in a session of its own (so that an interrupted run
+# can stop all of it), its output in a file, its duration and exit status in two more.
+BESIDE_NAME="" BESIDE_PID="" BESIDE_DIR=""
+beside() {  # beside NAME COMMAND...: start it in the background
+  BESIDE_NAME=$1
+  shift
+  BESIDE_DIR=$(mktemp -d)
+  echo "== $BESIDE_NAME: started beside the next phases (its output follows when it ends)"
+  setsid bash -c 'started=$SECONDS; status=0; "$@" || status=$?; echo $((SECONDS - started)) >"$0/seconds"; echo "$status" >"$0/status"' \
+    "$BESIDE_DIR" "$@" >"$BESIDE_DIR/output" 2>&1 </dev/null &
+  BESIDE_PID=$!
+}
+join_beside() {  # wait for it, print its output whole, remember its time
+  local status=0 seconds waited=$SECONDS
+  wait "$BESIDE_PID" || true
+  BESIDE_PID=""
+  seconds=$(cat "$BESIDE_DIR/seconds" 2>/dev/null || echo 0)
+  status=$(cat "$BESIDE_DIR/status" 2>/dev/null || echo 1)
+  echo "== $BESIDE_NAME (ran beside the phases above; the run waited $((SECONDS - waited)) s more for it)"
+  cat "$BESIDE_DIR/output"
+  echo "== $BESIDE_NAME: ${seconds} s$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+  remember "$BESIDE_NAME" "$seconds" "$status" "  (beside ruff, mypy and pytest)"
+  rm -rf "$BESIDE_DIR"
+}
+finish() {
+  if [ -n "$BESIDE_PID" ]; then  # interrupted, or setup failed meanwhile: stop it, show what it said
+    kill -TERM -- "-$BESIDE_PID" 2>/dev/null || true
+    wait "$BESIDE_PID" 2>/dev/null || true
+    echo "== $BESIDE_NAME: stopped; its output so far:"
+    cat "$BESIDE_DIR/output" 2>/dev/null || true
+  fi
+  [ -z "$BESIDE_DIR" ] || rm -rf "$BESIDE_DIR"
+  echo "== phase times (total ${SECONDS} s; the extension's phase overlapped ruff, mypy and pytest)"
   printf '  %s\n' "${TIMES[@]}"
+  echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; $(nproc) cores)"
 }
-trap summary EXIT
+trap finish EXIT
 
 lint() {
   uv run --frozen ruff check
@@ -29,11 +81,17 @@ types() {
   uv run --frozen python -m tiller.protocol_ts --check vscode-extension/src/protocol.ts  # generated from protocol.py: no drift
 }
 
-phase "setup: system packages" scripts/setup-system.sh
-phase "setup: python" scripts/setup-python.sh
-phase "setup: node test tools" scripts/setup-node-tests.sh
-phase "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
+setup "setup: system packages" scripts/setup-system.sh
+setup "setup: python" scripts/setup-python.sh
+setup "setup: node test tools" scripts/setup-node-tests.sh
+setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
+beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
 phase "ruff" lint
 phase "mypy (strict) + protocol.ts" types
 phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last
-phase "VS Code extension: unit + end-to-end in code-server" vscode-extension/scripts/test.sh
+join_beside
+
+if [ "${#FAILED[@]}" -gt 0 ]; then
+  echo "== FAILED: ${FAILED[*]}"
+  exit 1
+fi
