@@ -12,26 +12,47 @@ cd "$(dirname "$0")/.."
 
 TIMES=()
 FAILED=()
-remember() {  # remember NAME SECONDS STATUS [NOTE]
+SCRATCH=$(mktemp -d)
+# CPU seconds (user + sys) of the processes this shell has waited for so far (the `times`
+# builtin; redirected, not piped: a pipeline's subshell has children of its own). With the wall
+# time it tells work from waiting, and what a phase costs the machine beside the others.
+# Sets CPU_NOW (in this shell: `times` in a $(...) subshell would see that subshell's children).
+CPU_NOW=0
+cpu_now() {
+  times >"$SCRATCH/times"
+  CPU_NOW=$(cpu_of "$SCRATCH/times")
+}
+cpu_of() {  # the children's user + sys in a file `times` wrote, in whole seconds
+  awk 'function s(t, p) { split(t, p, /[ms]/); return p[1] * 60 + p[2] } NR == 2 { printf "%.0f", s($1) + s($2) }' "$1"
+}
+remember() {  # remember NAME SECONDS CPU STATUS [NOTE]
   local mark=""
-  [ "$3" -eq 0 ] || { mark="  FAILED (exit $3)"; FAILED+=("$1"); }
-  TIMES+=("$(printf '%-52s %5d s%s%s' "$1" "$2" "${4:-}" "$mark")")
+  [ "$4" -eq 0 ] || { mark="  FAILED (exit $4)"; FAILED+=("$1"); }
+  TIMES+=("$(printf '%-52s %5d s wall %5d s CPU%s%s' "$1" "$2" "$3" "${5:-}" "$mark")")
 }
 setup() {  # setup NAME COMMAND...: a phase the rest needs (stops the run when it fails)
-  local name=$1 started=$SECONDS
+  local name=$1 started=$SECONDS cpu
   shift
   echo "== $name"
+  cpu_now
+  cpu=$CPU_NOW
   "$@"
-  echo "== $name: $((SECONDS - started)) s"
-  remember "$name" $((SECONDS - started)) 0
+  cpu_now
+  cpu=$((CPU_NOW - cpu))
+  echo "== $name: $((SECONDS - started)) s (CPU ${cpu} s)"
+  remember "$name" $((SECONDS - started)) "$cpu" 0
 }
 phase() {  # phase NAME COMMAND...: run it, print and remember how long it took and how it ended
-  local name=$1 started=$SECONDS status=0
+  local name=$1 started=$SECONDS status=0 cpu
   shift
   echo "== $name"
+  cpu_now
+  cpu=$CPU_NOW
   "$@" || status=$?
-  echo "== $name: $((SECONDS - started)) s$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
-  remember "$name" $((SECONDS - started)) "$status"
+  cpu_now
+  cpu=$((CPU_NOW - cpu))
+  echo "== $name: $((SECONDS - started)) s (CPU ${cpu} s)$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+  remember "$name" $((SECONDS - started)) "$cpu" "$status"
 }
 
 # The phase that runs beside the others: in a session of its own (so that an interrupted run
@@ -42,20 +63,21 @@ beside() {  # beside NAME COMMAND...: start it in the background
   shift
   BESIDE_DIR=$(mktemp -d)
   echo "== $BESIDE_NAME: started beside the next phases (its output follows when it ends)"
-  setsid bash -c 'started=$SECONDS; status=0; "$@" || status=$?; echo $((SECONDS - started)) >"$0/seconds"; echo "$status" >"$0/status"' \
+  setsid bash -c 'started=$SECONDS; status=0; "$@" || status=$?; echo $((SECONDS - started)) >"$0/seconds"; echo "$status" >"$0/status"; times >"$0/times"' \
     "$BESIDE_DIR" "$@" >"$BESIDE_DIR/output" 2>&1 </dev/null &
   BESIDE_PID=$!
 }
 join_beside() {  # wait for it, print its output whole, remember its time
-  local status=0 seconds waited=$SECONDS
+  local status=0 seconds cpu waited=$SECONDS
   wait "$BESIDE_PID" || true
   BESIDE_PID=""
   seconds=$(cat "$BESIDE_DIR/seconds" 2>/dev/null || echo 0)
   status=$(cat "$BESIDE_DIR/status" 2>/dev/null || echo 1)
+  cpu=$(cpu_of "$BESIDE_DIR/times" 2>/dev/null || echo 0)
   echo "== $BESIDE_NAME (ran beside the phases above; the run waited $((SECONDS - waited)) s more for it)"
   cat "$BESIDE_DIR/output"
-  echo "== $BESIDE_NAME: ${seconds} s$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
-  remember "$BESIDE_NAME" "$seconds" "$status" "  (beside ruff, mypy and pytest)"
+  echo "== $BESIDE_NAME: ${seconds} s (CPU ${cpu} s)$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+  remember "$BESIDE_NAME" "$seconds" "${cpu:-0}" "$status" "  (beside ruff, mypy and pytest)"
   rm -rf "$BESIDE_DIR"
 }
 finish() {
@@ -66,8 +88,10 @@ finish() {
     cat "$BESIDE_DIR/output" 2>/dev/null || true
   fi
   [ -z "$BESIDE_DIR" ] || rm -rf "$BESIDE_DIR"
-  echo "== phase times (total ${SECONDS} s; the extension's phase overlapped ruff, mypy and pytest)"
+  cpu_now
+  echo "== phase times (total ${SECONDS} s wall, ${CPU_NOW} s CPU; the extension's phase overlapped ruff, mypy and pytest)"
   printf '  %s\n' "${TIMES[@]}"
+  rm -rf "$SCRATCH"
   echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; $(nproc) cores)"
 }
 trap finish EXIT
