@@ -2,11 +2,12 @@
 # Set up everything and run every test: lint, types, Python unit + end-to-end tests, and the
 # VS Code extension's tests. Each phase prints its duration, and a summary of them all comes last.
 #
-# The extension's phase (build, then code-server and Chromium) runs beside ruff, mypy and pytest:
-# it waits on the browser and the servers more than it computes, and the two together take the
-# run from about eleven minutes to about six on 2 cores. Its output goes to a file, printed whole
-# when it ends, so nothing interleaves. A failing phase does not stop the others: the run fails
-# at the end, naming every phase that failed. Setup failing stops the run at once.
+# The extension's phase (npm ci, build, then code-server and Chromium) runs in the background
+# from after the Python setup on, beside the node tools' and MCP servers' setup, ruff, mypy and
+# pytest: it waits on the disk, the browser and the servers more than it computes. mypy runs
+# beside pytest. A phase in the background writes its output to a file, printed whole when it
+# ends, so nothing interleaves. A failing phase does not stop the others: the run fails at the end,
+# naming every phase that failed. A setup failing stops the run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,41 +56,44 @@ phase() {  # phase NAME COMMAND...: run it, print and remember how long it took 
   remember "$name" $((SECONDS - started)) "$cpu" "$status"
 }
 
-# The phase that runs beside the others: in a session of its own (so that an interrupted run
-# can stop all of it), its output in a file, its duration and exit status in two more.
-BESIDE_NAME="" BESIDE_PID="" BESIDE_DIR=""
+# Phases that run beside the others: each in a session of its own (so that an interrupted run
+# can stop all of it), its output in a file, its duration, exit status and CPU time in three more.
+BESIDE_NAMES=() BESIDE_PIDS=() BESIDE_DIRS=()
 beside() {  # beside NAME COMMAND...: start it in the background
-  BESIDE_NAME=$1
+  local name=$1 dir
   shift
-  BESIDE_DIR=$(mktemp -d)
-  echo "== $BESIDE_NAME: started beside the next phases (its output follows when it ends)"
+  dir=$(mktemp -d)
+  echo "== $name: started beside the next phases (its output follows when it ends)"
   setsid bash -c 'started=$SECONDS; status=0; "$@" || status=$?; echo $((SECONDS - started)) >"$0/seconds"; echo "$status" >"$0/status"; times >"$0/times"' \
-    "$BESIDE_DIR" "$@" >"$BESIDE_DIR/output" 2>&1 </dev/null &
-  BESIDE_PID=$!
+    "$dir" "$@" >"$dir/output" 2>&1 </dev/null &
+  BESIDE_NAMES+=("$name") BESIDE_PIDS+=($!) BESIDE_DIRS+=("$dir")
 }
-join_beside() {  # wait for it, print its output whole, remember its time
-  local status=0 seconds cpu waited=$SECONDS
-  wait "$BESIDE_PID" || true
-  BESIDE_PID=""
-  seconds=$(cat "$BESIDE_DIR/seconds" 2>/dev/null || echo 0)
-  status=$(cat "$BESIDE_DIR/status" 2>/dev/null || echo 1)
-  cpu=$(cpu_of "$BESIDE_DIR/times" 2>/dev/null || echo 0)
-  echo "== $BESIDE_NAME (ran beside the phases above; the run waited $((SECONDS - waited)) s more for it)"
-  cat "$BESIDE_DIR/output"
-  echo "== $BESIDE_NAME: ${seconds} s (CPU ${cpu} s)$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
-  remember "$BESIDE_NAME" "$seconds" "${cpu:-0}" "$status" "  (beside ruff, mypy and pytest)"
-  rm -rf "$BESIDE_DIR"
+join_beside() {  # wait for each in turn, print its output whole, remember its time
+  local i name dir status seconds cpu waited
+  for i in "${!BESIDE_PIDS[@]}"; do
+    name=${BESIDE_NAMES[$i]} dir=${BESIDE_DIRS[$i]} waited=$SECONDS
+    wait "${BESIDE_PIDS[$i]}" || true
+    unset "BESIDE_PIDS[$i]"
+    seconds=$(cat "$dir/seconds" 2>/dev/null || echo 0)
+    status=$(cat "$dir/status" 2>/dev/null || echo 1)
+    cpu=$(cpu_of "$dir/times" 2>/dev/null || echo 0)
+    echo "== $name (ran beside the phases above; the run waited $((SECONDS - waited)) s more for it)"
+    cat "$dir/output"
+    echo "== $name: ${seconds} s (CPU ${cpu:-0} s)$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+    remember "$name" "$seconds" "${cpu:-0}" "$status" "  (in the background)"
+  done
 }
 finish() {
-  if [ -n "$BESIDE_PID" ]; then  # interrupted, or setup failed meanwhile: stop it, show what it said
-    kill -TERM -- "-$BESIDE_PID" 2>/dev/null || true
-    wait "$BESIDE_PID" 2>/dev/null || true
-    echo "== $BESIDE_NAME: stopped; its output so far:"
-    cat "$BESIDE_DIR/output" 2>/dev/null || true
-  fi
-  [ -z "$BESIDE_DIR" ] || rm -rf "$BESIDE_DIR"
+  local i
+  for i in "${!BESIDE_PIDS[@]}"; do  # interrupted, or a setup failed meanwhile: stop it, show what it said
+    kill -TERM -- "-${BESIDE_PIDS[$i]}" 2>/dev/null || true
+    wait "${BESIDE_PIDS[$i]}" 2>/dev/null || true
+    echo "== ${BESIDE_NAMES[$i]}: stopped; its output so far:"
+    cat "${BESIDE_DIRS[$i]}/output" 2>/dev/null || true
+  done
+  [ "${#BESIDE_DIRS[@]}" -eq 0 ] || rm -rf "${BESIDE_DIRS[@]}"
   cpu_now
-  echo "== phase times (total ${SECONDS} s wall, ${CPU_NOW} s CPU; the extension's phase overlapped ruff, mypy and pytest)"
+  echo "== phase times (total ${SECONDS} s wall, ${CPU_NOW} s CPU; the phases in the background overlapped those after their start)"
   printf '  %s\n' "${TIMES[@]}"
   rm -rf "$SCRATCH"
   echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; $(nproc) cores)"
@@ -107,11 +111,14 @@ types() {
 
 setup "setup: system packages" scripts/setup-system.sh
 setup "setup: python" scripts/setup-python.sh
+# From here on the extension needs nothing the other phases make (its e2e tests need .venv):
+# its npm ci and build overlap the node tools' npm ci, which waits on the disk and network.
+beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
 setup "setup: node test tools" scripts/setup-node-tests.sh
 setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
-beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
 phase "ruff" lint
-phase "mypy (strict) + protocol.ts" types
+# mypy reads the sources only: pytest need not wait for it.
+beside "mypy (strict) + protocol.ts" types
 phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last
 join_beside
 
