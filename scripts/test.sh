@@ -26,8 +26,10 @@ cpu_now() {
 cpu_of() {  # the children's user + sys in a file `times` wrote, in whole seconds
   awk 'function s(t, p) { split(t, p, /[ms]/); return p[1] * 60 + p[2] } NR == 2 { printf "%.0f", s($1) + s($2) }' "$1"
 }
+CPU_TOTAL=0
 remember() {  # remember NAME SECONDS CPU STATUS [NOTE]
   local mark=""
+  CPU_TOTAL=$((CPU_TOTAL + $3))
   [ "$4" -eq 0 ] || { mark="  FAILED (exit $4)"; FAILED+=("$1"); }
   TIMES+=("$(printf '%-52s %5d s wall %5d s CPU%s%s' "$1" "$2" "$3" "${5:-}" "$mark")")
 }
@@ -92,8 +94,7 @@ finish() {
     cat "${BESIDE_DIRS[$i]}/output" 2>/dev/null || true
   done
   [ "${#BESIDE_DIRS[@]}" -eq 0 ] || rm -rf "${BESIDE_DIRS[@]}"
-  cpu_now
-  echo "== phase times (total ${SECONDS} s wall, ${CPU_NOW} s CPU; the phases in the background overlapped those after their start)"
+  echo "== phase times (total ${SECONDS} s wall, ${CPU_TOTAL} s CPU; the phases in the background overlapped those after their start)"
   printf '  %s\n' "${TIMES[@]}"
   rm -rf "$SCRATCH"
   echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; $(nproc) cores)"
