@@ -101,14 +101,22 @@ finish() {
 }
 trap finish EXIT
 
+# Phases of two checks: both run, and either failing fails the phase (set -e does not apply in a
+# function called as `lint || ...`, and a phase in the background runs it in a bash of its own:
+# hence the explicit statuses and the export).
 lint() {
-  uv run --frozen ruff check
-  uv run --frozen ruff format --check
+  local status=0
+  uv run --frozen ruff check || status=1
+  uv run --frozen ruff format --check || status=1
+  return "$status"
 }
 types() {
-  uv run --frozen mypy
-  uv run --frozen python -m tiller.protocol_ts --check vscode-extension/src/protocol.ts  # generated from protocol.py: no drift
+  local status=0
+  uv run --frozen mypy || status=1
+  uv run --frozen python -m tiller.protocol_ts --check vscode-extension/src/protocol.ts || status=1  # generated from protocol.py: no drift
+  return "$status"
 }
+export -f lint types
 
 setup "setup: system packages" scripts/setup-system.sh
 setup "setup: python" scripts/setup-python.sh
