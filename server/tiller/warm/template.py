@@ -55,7 +55,7 @@ PRELOAD = (
     "tiller.faces.acp",
     "tiller.faces.acp.agent",
     "acp.core",
-    "acp.stdio",
+    "tiller.faces.acp.stdio",
 )
 MAX_MESSAGE = 1 << 20
 DEFAULT_IDLE_SECONDS = 900.0
