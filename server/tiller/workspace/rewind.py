@@ -18,6 +18,8 @@ from tiller.workspace.checkpoints import (
     git_available,
     shadow_dir_for,
 )
+from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.shadow_roots import RootsShadow, commits_of_root
 from tiller.workspace.store import CheckpointRow, CheckpointTable, SessionStore
 
 log = logging.getLogger(__name__)
@@ -42,7 +44,7 @@ class CheckpointKeeper:
     anything else touches the workspace: every operation here finishes it first, under the
     same lock, and ``recover`` lets a turn wait for it before it runs at all."""
 
-    repo: ShadowRepo
+    repo: ShadowRepo | RootsShadow  # one root's, or every root's (one snapshot id for all)
     table: CheckpointTable
     retention_days: int = 30
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -53,12 +55,17 @@ class CheckpointKeeper:
 
     @staticmethod
     def open(
-        data_dir: Path, workspace: Path, store: SessionStore, retention_days: int
+        data_dir: Path, roots: WorkspaceRoots, store: SessionStore, retention_days: int
     ) -> CheckpointKeeper | None:
         """None when git is missing (checkpoints are then off, and the user is told)."""
         if not git_available():
             return None
-        repo = ShadowRepo(shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,))
+        repo: ShadowRepo | RootsShadow
+        if roots.several:
+            repo = RootsShadow.open(data_dir, roots)
+        else:
+            workspace = roots.primary
+            repo = ShadowRepo(shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,))
         return CheckpointKeeper(repo, CheckpointTable(store), retention_days)
 
     async def recover(self) -> tuple[str, ...]:
@@ -176,6 +183,8 @@ class CheckpointKeeper:
         pack the shadow repository (between turns, in a worker thread)."""
         self.table.prune(time.time() - self.retention_days * 86400)
         live = self.table.live_commits(str(self.repo.workspace))
+        if isinstance(self.repo, ShadowRepo):  # multi-root sessions of it name its commits too
+            live = commits_of_root(live, self.repo.workspace)
         try:
             async with self._lock:
                 await self._finish_pending()
