@@ -51,7 +51,7 @@ def initialize_result(protocol_version: int) -> JSON:
             "loadSession": True,
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},
-            "sessionCapabilities": {"list": {}},
+            "sessionCapabilities": {"list": {}, "additionalDirectories": {}},
         },
         "authMethods": [],
         "agentInfo": {"name": "tiller", "title": "Tiller", "version": __version__},
