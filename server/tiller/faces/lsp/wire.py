@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tiller.jsontypes import JSON
-from tiller.protocol import INT64_MAX, INT64_MIN
+from tiller.jsontypes import INT64_MAX, INT64_MIN, JSON
 
 if TYPE_CHECKING:
     from cattrs import Converter
