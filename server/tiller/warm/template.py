@@ -333,12 +333,12 @@ def warm_up() -> str | None:
     with preload.full_collections_paused():
         for name in PRELOAD:
             importlib.import_module(name)
-    from tiller.faces.lsp.wire import plain_dict_converter
+    from tiller.faces.lsp.wire import plain_dict_converter, warm_handshake
     from tiller.workspace.tool_env import tool_env
     from tiller.workspace.tools.bash_readonly import is_read_only_command
     from tiller.workspace.tools.sandbox import probed_bwrap
 
-    plain_dict_converter()
+    warm_handshake(plain_dict_converter())
     warm_http()
     tool_env()  # compiles the secret-name patterns once
     is_read_only_command("true", Path("/"))
