@@ -126,6 +126,31 @@ async def test_an_ambiguous_path_and_paths_outside_every_root_are_refused(
     assert SECRET not in sent
 
 
+async def test_a_read_only_command_in_another_root_runs_unasked_and_outside_is_asked(
+    start: Any, api: FakeMessagesAPI, workspace: Path, api_root: Path, outside: Path
+) -> None:
+    """Issue 22 item 5: the bash read-only check knew only the primary root, so reading the
+    second root was asked like reading a stranger's folder."""
+    tiller: Tiller = await start(more_folders=[api_root])  # default mode: the rest is asked
+    api.enqueue(
+        {
+            "content": [
+                tool_use("bash", "cat", command=f"cat {api_root}/src/server.py"),
+                tool_use("bash", "grep", command="grep -rn PORT ../api/src"),
+                tool_use("bash", "out", command=f"cat {outside}/secret.txt"),
+            ]
+        },
+        {"content": [text("read")]},
+    )
+    ended = await tiller.run("read the api folder")
+    done = finished(tiller, ended["turnId"])
+    assert done["cat"]["status"] == "ok" and "PORT = 8000" in done["cat"]["output"], done
+    assert done["grep"]["status"] == "ok" and "PORT = 8000" in done["grep"]["output"], done
+    asked = [p["preview"]["command"] for kind, p in tiller.asked if kind == "tiller/confirmTool"]
+    assert asked == [f"cat {outside}/secret.txt"]  # outside every root: asked (and denied)
+    assert done["out"]["status"] != "ok" and SECRET not in done["out"]["output"]
+
+
 @pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
 async def test_a_sandboxed_command_writes_in_every_root_and_nowhere_else(
     start: Any, api: FakeMessagesAPI, workspace: Path, api_root: Path, outside: Path
