@@ -743,3 +743,15 @@ def test_git_in_another_root_is_judged_by_that_roots_repository(ws: Path, api: P
     assert not is_read_only_command(f"git -C {api} status", ws)  # its repository is outside
     git(api, "config", "core.fsmonitor", "touch marker; false")
     assert not is_read_only_command(f"git -C {api} status", ws, [api])
+
+
+def test_a_git_program_inside_another_root_makes_git_not_read_only(
+    repo: Path, api: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = api / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\ntouch {repo / 'marker'}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    assert not is_read_only_command("git status", repo, [api])
+    assert not (repo / "marker").exists()  # never run to read the repository's config

@@ -495,6 +495,9 @@ def repository_is_inert(directory: str, workspace: str, roots: Sequence[str] = (
         return False
     root = os.path.realpath(workspace)
     writable = {root, *(os.path.realpath(r) for r in roots)}
+    git = shutil.which("git")
+    if git is not None and any(_inside(os.path.realpath(git), w) for w in writable):
+        return False  # the git the command would run is one the agent may have written
     try:
         for path in _user_configs():
             real = os.path.realpath(path)
