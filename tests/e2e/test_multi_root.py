@@ -285,20 +285,28 @@ async def test_a_resumed_session_gets_its_stored_folders_back_unless_the_client_
     """Issue 22 item 5: roots were not stored with a session, so a session resumed by a
     client that names no second folder (``tiller chat --resume`` without ``--add-dir``) lost
     its second root, and every folder-qualified path the model had learnt."""
-    tiller: Tiller = await start(permissionMode="acceptEdits", more_folders=[api_root])
-    api.enqueue({"content": [text("two folders")]})
+    old = tmp_path / "old"
+    old.mkdir()
+    tiller: Tiller = await start(permissionMode="acceptEdits", more_folders=[api_root, old])
+    api.enqueue({"content": [text("three folders")]})
     await tiller.run("first")
     session_id = (await tiller.request("tiller/getState"))["sessionId"]
+    old.rmdir()  # gone by the time the session is resumed
 
     again: Tiller = await start(permissionMode="acceptEdits")  # names the primary folder only
     await again.request("tiller/session/resume", {"sessionId": session_id})
+    await again.wait_for(
+        lambda: any(f"gone: old ({old})" in e["text"] for e in again.events_of("notice"))
+    )
     api.enqueue(
         {"content": [tool_use("read_file", "r1", path="api/src/server.py")]},
         {"content": [text("read")]},
     )
     ended = await again.run("second")
     assert "PORT = 8000" in finished(again, ended["turnId"])["r1"]["output"]
-    assert prompt_texts(api, -2) == ["second"]  # the same folders: nothing to tell
+    told = prompt_texts(api, -2)  # the folder that is gone is the one change to tell
+    assert told[0].startswith("The workspace folders changed.") and told[-1] == "second"
+    assert f"- api: {api_root}" in told[0] and "- old:" not in told[0]
 
     web = tmp_path / "web"
     web.mkdir()
