@@ -19,7 +19,7 @@ from tiller.workspace.checkpoints import (
     shadow_dir_for,
 )
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.shadow_roots import RootsShadow, commits_of_root
+from tiller.workspace.shadow_roots import RootsShadow, absent_roots, commits_of_root
 from tiller.workspace.store import CheckpointRow, CheckpointTable, SessionStore
 
 log = logging.getLogger(__name__)
@@ -168,6 +168,15 @@ class CheckpointKeeper:
         async with self._lock:
             await self._finish_pending()
             return (await asyncio.to_thread(self.repo.snapshot, why)).commit
+
+    def absent_roots(self, commit: str) -> tuple[str, ...]:
+        """The workspace folders snapshot id ``commit`` covers that this workspace lacks now
+        (removed since the snapshot): restoring it would bring back only part of the turn."""
+        repo = self.repo
+        present = (
+            [Path(k) for k in repo.repos] if isinstance(repo, RootsShadow) else [repo.workspace]
+        )
+        return absent_roots(commit, present)
 
     async def restore(self, commit: str) -> Changes:
         self._restores += 1  # a turn that starts meanwhile waits for it (``recover``)

@@ -12,8 +12,8 @@ workspace are found by its primary root, and ``keep_alive`` keeps what they name
 A restore writes a journal of its own naming the whole target before it restores any root,
 so a restore cut short (``kill -9`` between two roots) is finished in every root; restoring a
 root to the commit it holds already changes nothing. A root added since a snapshot is left
-as it is by a rewind to it; a root removed since is no longer touched (confinement covers
-only the current roots).
+as it is by a rewind to it; a rewind to a snapshot of a root removed since is refused
+(``absent_roots``: it would bring back only part of the turn), naming the folder.
 """
 
 from __future__ import annotations
@@ -175,6 +175,12 @@ class RootsShadow:
     def gc(self) -> None:
         for shown in self.repos.values():
             shown.repo.gc()
+
+
+def absent_roots(commit: str, present: Iterable[Path]) -> tuple[str, ...]:
+    """The roots snapshot id ``commit`` names that are not among ``present`` (paths)."""
+    here = {os.path.realpath(p) for p in present}
+    return tuple(sorted(k for k in decode(commit) if k and k not in here))
 
 
 def commits_of_root(commits: Iterable[str], root: Path) -> set[str]:

@@ -183,6 +183,8 @@ class AcpSession:
             if restore
             else sessions.create(roots, seat, session_id=session_id, stored=True)
         )
+        # A loaded session may work in the folders stored with it (its client named none).
+        self.calls.roots = self.session.roots if self.session.roots.several else None
         if not restore:
             sessions.greet(self.session)
         self._shown_mode = self.session.mode
@@ -526,6 +528,7 @@ class TillerAgent:
                 SessionInfo(
                     session_id=r.id,
                     cwd=r.workspace,
+                    additional_directories=[str(f.path) for f in r.roots] or None,
                     title=r.title or None,  # not prompted yet
                     updated_at=r.to_wire()["updatedAt"],
                 )

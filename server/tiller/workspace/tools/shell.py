@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -377,10 +377,13 @@ class Bash:
         """Provably read-only inside the tool's ``workspace``; without one, never."""
         return self.workspace is not None and self.is_read_only_in(tool_input, self.workspace)
 
-    def is_read_only_in(self, tool_input: JSON, workspace: Path) -> bool:
-        """Provably read-only inside ``workspace``: see bash_readonly.py."""
+    def is_read_only_in(
+        self, tool_input: JSON, workspace: Path, others: Sequence[Path] = ()
+    ) -> bool:
+        """Provably read-only inside ``workspace`` and the other roots ``others``: see
+        bash_readonly.py."""
         command = tool_input.get("command")
-        return isinstance(command, str) and is_read_only_command(command, workspace)
+        return isinstance(command, str) and is_read_only_command(command, workspace, others)
 
     async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
         command = tool_input.get("command")
