@@ -290,7 +290,7 @@ class ShadowRepo:
         return [parts[0] for parts in found if parts[-1] == "commit"]
 
     def gc(self) -> None:
-        self._git.run("gc", "--quiet", "--prune=1.day.ago")
+        self._git.run("gc", "--quiet", "--prune=1.day.ago", timeout=3600)
         self._objects.forget()  # what it pruned must be written again when next needed
         self._trees.reset()
 
