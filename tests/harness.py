@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -218,17 +218,21 @@ async def start_tiller(
     data_dir: Path,
     options: JSON,
     capabilities: types.ClientCapabilities | None = None,
+    more_folders: Sequence[Path] = (),
 ) -> Tiller:
     """Start the real server over stdio and initialize it with ``options`` (and the client
-    ``capabilities``: none by default)."""
+    ``capabilities``: none by default; ``more_folders``: workspace folders after ``workspace``,
+    named after their last component)."""
     client = await start_client(server_env(data_dir))
     tiller = Tiller(client, workspace)
+    folders = [types.WorkspaceFolder(workspace.as_uri(), "ws")]
+    folders += [types.WorkspaceFolder(f.as_uri(), f.name) for f in more_folders]
     try:
         await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities or types.ClientCapabilities(),
                 root_uri=workspace.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "ws")],
+                workspace_folders=folders,
                 initialization_options=options,
             )
         )

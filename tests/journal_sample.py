@@ -219,7 +219,7 @@ async def sample(workspace: Path, data_dir: Path) -> JSON:
         server = await ServerProcess.start(session.handlers(), log_line, env=env)
         try:
             await server.initialize(
-                workspace,
+                (workspace,),
                 {
                     "provider": {"kind": "anthropic", "baseUrl": api.base_url, "apiKey": API_KEY},
                     "model": "claude-sonnet-5-5",

@@ -32,6 +32,7 @@ from tiller.model.provider import (
 )
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking, TrailItem
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.base import Preview, ReadLedger, ToolContext, ToolResult
 
 MODEL = "claude-sonnet-4-5"
@@ -258,7 +259,7 @@ def setup(provider: Provider, turn_id: str = "turn_1", **overrides: Any) -> Turn
         "max_tokens": 4096,
         "system": "You are a test.",
         "tools": {"probe": Probe()},
-        "context": ToolContext(Path("/nonexistent"), ReadLedger()),
+        "context": ToolContext(WorkspaceRoots.of(Path("/nonexistent")), ReadLedger()),
         "provider": provider,
         "approver": AllowAll(),
         "tool_budget": 0,

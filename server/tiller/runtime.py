@@ -22,6 +22,7 @@ from tiller.extend.mcp.server import McpSettings
 from tiller.model.provider import AnthropicProvider
 from tiller.services import make_provider, open_checkpoints, open_shell, open_store
 from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tool_env import EnvRules
 from tiller.workspace.tools.bash_readonly import is_read_only_command
 
@@ -42,23 +43,23 @@ class Runtime:
         self.provider = make_provider(config)
         self.store = open_store(config)
         self.shell = open_shell(config)  # probes bwrap once
-        self._keepers: dict[Path, CheckpointKeeper | None] = {}
+        self._keepers: dict[WorkspaceRoots, CheckpointKeeper | None] = {}
         self._mcp: dict[Path, McpManager] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self._warming: asyncio.Future[None] | None = None
         self.models: list[tuple[str, str]] = []  # (id, display name), once listed
         self._listing: asyncio.Future[None] | None = None
 
-    def checkpoints(self, workspace: Path) -> CheckpointKeeper | None:
-        """One keeper per workspace, shared by its sessions (None: git is missing). The first
-        use starts its housekeeping: a restore cut by a crash is finished, old checkpoints are
-        pruned, the shadow repository is packed."""
-        if workspace not in self._keepers:
-            keeper = open_checkpoints(self.config, workspace, self.store)
-            self._keepers[workspace] = keeper
+    def checkpoints(self, roots: WorkspaceRoots) -> CheckpointKeeper | None:
+        """One keeper per workspace (its set of roots), shared by its sessions (None: git is
+        missing). The first use starts its housekeeping: a restore cut by a crash is
+        finished, old checkpoints are pruned, the shadow repositories are packed."""
+        if roots not in self._keepers:
+            keeper = open_checkpoints(self.config, roots, self.store)
+            self._keepers[roots] = keeper
             if keeper is not None:
                 self.background(keeper.housekeeping())
-        return self._keepers[workspace]
+        return self._keepers[roots]
 
     def mcp(self, workspace: Path) -> McpManager:
         """The MCP servers of ``workspace``, shared by its sessions: configured when first
@@ -78,12 +79,12 @@ class Runtime:
         """Stop what runs beside the sessions: every MCP server."""
         await asyncio.gather(*(manager.close() for manager in self._mcp.values()))
 
-    def notices(self, workspace: Path) -> tuple[str, ...]:
-        """What a face tells the user when a session of ``workspace`` opens: checkpoints off,
+    def notices(self, roots: WorkspaceRoots) -> tuple[str, ...]:
+        """What a face tells the user when a session of ``roots`` opens: checkpoints off,
         what is wrong in the MCP servers' configuration, and what is assumed of a configured
         model the catalog does not know (never a silent 200K window)."""
-        found = () if self.checkpoints(workspace) is not None else (CHECKPOINTS_OFF,)
-        found = (*found, *(f"MCP configuration: {p}" for p in self.mcp(workspace).problems))
+        found = () if self.checkpoints(roots) is not None else (CHECKPOINTS_OFF,)
+        found = (*found, *(f"MCP configuration: {p}" for p in self.mcp(roots.primary).problems))
         model = self.model_notice()
         return (*found, model) if model else found
 

@@ -6,12 +6,12 @@ no pygls, no SDK."""
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from tiller.config import AnthropicSettings, Config, ScriptedSettings
 from tiller.errors import ConfigError
 from tiller.model.provider import AnthropicProvider, Provider, ScriptedProvider
 from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore, StoreTooNew
 from tiller.workspace.tools.sandbox import ShellPolicy, shell_policy
 
@@ -48,9 +48,9 @@ def open_shell(config: Config) -> ShellPolicy:
 
 
 def open_checkpoints(
-    config: Config, workspace: Path, store: SessionStore
+    config: Config, roots: WorkspaceRoots, store: SessionStore
 ) -> CheckpointKeeper | None:
     """None when git is missing: checkpoints are then off (the caller tells the user)."""
     return CheckpointKeeper.open(
-        config.resolved_data_dir, workspace, store, config.checkpoint_retention_days
+        config.resolved_data_dir, roots, store, config.checkpoint_retention_days
     )

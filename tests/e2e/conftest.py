@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,9 @@ async def start(
     running: list[Tiller] = []
 
     async def starter(
-        capabilities: types.ClientCapabilities | None = None, **options: Any
+        capabilities: types.ClientCapabilities | None = None,
+        more_folders: Sequence[Path] = (),
+        **options: Any,
     ) -> Tiller:
         merged: dict[str, Any] = {
             "provider": {"kind": "anthropic", "baseUrl": api.base_url, "apiKey": "test-key"},
@@ -66,7 +68,9 @@ async def start(
             "dataDir": str(tmp_path / "data"),
         }
         merged.update(options)
-        tiller = await start_tiller(workspace, tmp_path / "data", merged, capabilities)
+        tiller = await start_tiller(
+            workspace, tmp_path / "data", merged, capabilities, more_folders
+        )
         running.append(tiller)
         return tiller
 

@@ -87,7 +87,7 @@ async def start_server(env: dict[str, str]) -> ServerProcess:
 
 
 async def initialize(server: ServerProcess, workspace: Path) -> None:
-    await server.initialize(workspace, {"provider": {"kind": "scripted", "script": "demo"}}, "t")
+    await server.initialize((workspace,), {"provider": {"kind": "scripted", "script": "demo"}}, "t")
 
 
 # --- tiller run ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from disk import SECRET
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.base import ReadLedger, ToolContext
 
 
@@ -32,4 +33,4 @@ def outside(tmp_path: Path) -> Path:
 @pytest.fixture
 def ctx(ws: Path) -> ToolContext:
     """A tool context on ``ws``, without an editor, a terminal or live output."""
-    return ToolContext(workspace=ws, reads=ReadLedger())
+    return ToolContext(roots=WorkspaceRoots.of(ws), reads=ReadLedger())

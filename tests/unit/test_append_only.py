@@ -51,6 +51,7 @@ from tiller.model.provider import (
 )
 from tiller.model.usage import Usage
 from tiller.protocol import State, Thinking, Todo
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore
 from tiller.workspace.tools.sandbox import ShellPolicy
 
@@ -167,7 +168,7 @@ def workspace() -> Path:
 def open_session(rt: MemoryRuntime, ws: Path) -> tuple[Sessions, Session, Quiet]:
     sessions = Sessions(rt)  # type: ignore[arg-type]
     sink = Quiet()
-    return sessions, sessions.create(ws, Seat(sink, AllowAll())), sink
+    return sessions, sessions.create(WorkspaceRoots.of(ws), Seat(sink, AllowAll())), sink
 
 
 async def run(session: Session, text: str) -> None:
@@ -242,7 +243,7 @@ async def test_the_system_prompt_is_kept_with_the_session_and_sent_again_after_a
     row = rt.store.row(session.id)
     assert row is not None and row.system == provider.bodies[0]["system"][0]["text"]
     restarted = Sessions(rt)  # type: ignore[arg-type]
-    resumed = restarted.resume(session.id, ws, Seat(Quiet(), AllowAll()))
+    resumed = restarted.resume(session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll()))
     assert resumed.system == row.system
     await run(resumed, "second")
     assert provider.refused == []
@@ -261,7 +262,9 @@ async def test_a_session_stored_before_has_its_prompt_fixed_at_first_load(tmp_pa
     with sqlite3.connect(path) as db:  # as a store written before kept no system prompt
         db.execute("UPDATE sessions SET system = NULL")
     (ws / "AGENTS.md").write_text("Use spaces.\n")  # what the old turns saw is unknown now
-    resumed = Sessions(rt).resume(session.id, ws, Seat(Quiet(), AllowAll()))  # type: ignore[arg-type]
+    resumed = Sessions(rt).resume(  # type: ignore[arg-type]
+        session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll())
+    )
     instructions = instructions_in(resumed.system)
     assert instructions is not None and instructions.text == "Use spaces.\n"
     row = store.row(session.id)
@@ -285,7 +288,9 @@ async def test_a_session_stored_before_the_task_tool_drops_its_thinking_once_and
     await run(session, "first")
     with sqlite3.connect(path) as db:  # as a store written before the task tool kept no kinds
         db.execute("UPDATE sessions SET agents = NULL")
-    resumed = Sessions(rt).resume(session.id, ws, Seat(Quiet(), AllowAll()))  # type: ignore[arg-type]
+    resumed = Sessions(rt).resume(  # type: ignore[arg-type]
+        session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll())
+    )
     assert resumed.system == session.system  # the prompt was fixed: it stays
     assert not any(
         b["type"] == "thinking" for m in resumed.messages for b in m.content
@@ -299,7 +304,7 @@ async def test_a_session_stored_before_the_task_tool_drops_its_thinking_once_and
 def test_the_system_prompt_names_no_mode_and_the_tools_do_not_depend_on_it() -> None:
     """Mode changes are enforced by the server: neither system nor tools change with them."""
     ws = workspace()
-    text = system_prompt(ws)
+    text = system_prompt(WorkspaceRoots.of(ws))
     assert "default mode" not in text and "acceptEdits" not in text
     provider = SigningProvider()
     _, session, _ = open_session(runtime(provider), ws)
@@ -459,7 +464,7 @@ async def play(plan: list[Op]) -> None:
             case "resume" if rt.store.load(session.id) is not None:
                 await sessions.close(session)
                 sessions = Sessions(rt)  # type: ignore[arg-type]  # a restarted server
-                session = sessions.resume(session.id, ws, seat)
+                session = sessions.resume(session.id, WorkspaceRoots.of(ws), seat)
             case _:
                 pass
     provider.script = ["tools"]

@@ -20,6 +20,7 @@ from tiller.core.turn_checkpoints import snapshot_before
 from tiller.protocol import Thinking
 from tiller.workspace.checkpoints import ShadowRepo, Snapshot
 from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.shadow_watch import FolderWatch
 from tiller.workspace.store import SessionRow, SessionStore
 
@@ -169,13 +170,17 @@ def test_a_restore_through_objects_written_without_git_is_exact(tmp_path: Path) 
 # --- a turn's snapshot ----------------------------------------------------------------------
 
 
-def keeper_for(tmp_path: Path) -> tuple[CheckpointKeeper, Path]:
+def keeper_for(tmp_path: Path, roots: int = 1) -> tuple[CheckpointKeeper, Path]:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "user.txt").write_text("as the turn started\n")
     (ws / "agent.txt").write_text("before the agent\n")
+    more = [tmp_path / f"root{n}" for n in range(1, roots)]
+    for root in more:
+        root.mkdir()
+        (root / "other.txt").write_text("another root\n")
     store = SessionStore(tmp_path / "data" / "sessions.sqlite3")
-    keeper = CheckpointKeeper.open(tmp_path / "data", ws, store, retention_days=30)
+    keeper = CheckpointKeeper.open(tmp_path / "data", WorkspaceRoots.of(ws, *more), store, 30)
     assert keeper is not None
     store.create(
         SessionRow("ses_1", str(ws), "t", None, time.time(), time.time(),
@@ -184,12 +189,13 @@ def keeper_for(tmp_path: Path) -> tuple[CheckpointKeeper, Path]:
     return keeper, ws
 
 
+@pytest.mark.parametrize("roots", [1, 2], ids=["one root", "two roots"])
 async def test_a_user_write_after_the_turns_snapshot_but_before_its_first_write_is_kept(
-    tmp_path: Path,
+    tmp_path: Path, roots: int
 ) -> None:
     """The snapshot runs as the turn starts; the user saves a file while the model answers;
     the agent writes. Rewinding the turn undoes the agent's write only."""
-    keeper, ws = keeper_for(tmp_path)
+    keeper, ws = keeper_for(tmp_path, roots)
     said: list[str] = []
     turn = snapshot_before(keeper, "ses_1", "turn_1", "go", said.append)
     assert turn is not None

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from tiller.protocol import Thinking
 from tiller.workspace.checkpoints import CheckpointError, ShadowRepo
 from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import CheckpointTable, SessionRow, SessionStore
 
 
@@ -283,7 +284,9 @@ async def test_housekeeping_keeps_only_this_workspaces_commits_when_several_exis
         ws = tmp_path / name
         ws.mkdir()
         (ws / "f.txt").write_text(name)
-        keeper = CheckpointKeeper.open(tmp_path / "data", ws, store, retention_days=30)
+        keeper = CheckpointKeeper.open(
+            tmp_path / "data", WorkspaceRoots.of(ws), store, retention_days=30
+        )
         assert keeper is not None
         store.create(
             SessionRow(f"ses_{name}", str(ws), name, None, time.time(), time.time(),
@@ -294,6 +297,7 @@ async def test_housekeeping_keeps_only_this_workspaces_commits_when_several_exis
         await keeper.settled()
         keepers.append(keeper)
     one, _ = keepers
+    assert isinstance(one.repo, ShadowRepo)
     table = CheckpointTable(store)
     mine = table.live_commits(str(tmp_path / "one"))
     assert len(mine) == 2 and mine.isdisjoint(table.live_commits(str(tmp_path / "two")))

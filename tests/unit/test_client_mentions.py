@@ -51,3 +51,24 @@ def test_chat_completes_the_at_path_being_typed(tmp_path: Path) -> None:
     assert complete("look at @src/ap") == ["src/api.py", "src/app.py"]
     assert complete("no at sign here") == []
     assert complete("mail@s") == []
+
+
+def test_add_dir_roots_complete_and_attach_under_their_folder_names(tmp_path: Path) -> None:
+    from tiller.workspace.roots import WorkspaceRoots
+
+    ws, api = tmp_path / "ws", tmp_path / "api"
+    (ws / "src").mkdir(parents=True)
+    (api / "lib").mkdir(parents=True)
+    (api / "lib" / "server.py").write_text("PORT = 1\n")
+    completer = PathCompleter(ws, (api,))
+
+    def complete(text: str) -> list[str]:
+        document = Document(text, len(text))
+        return [c.text for c in completer.get_completions(document, CompleteEvent())]
+
+    assert complete("see @a") == ["api/"]
+    assert complete("see @api/lib/s") == ["api/lib/server.py"]
+    params = prompt_params("see @api/lib/server.py", WorkspaceRoots.of(ws, api))
+    assert params["attachments"] == [
+        {"kind": "file", "name": "api/lib/server.py", "path": "api/lib/server.py"}
+    ]

@@ -16,6 +16,7 @@ import pytest
 
 from disk import SECRET
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.base import DiffStat, ReadLedger, Tool, ToolContext, ToolResult
 from tiller.workspace.tools.files import EditFile, ReadFile, WriteFile
 from tiller.workspace.tools.live_output import LiveOutput
@@ -52,7 +53,7 @@ def editor() -> FakeEditor:
 
 @pytest.fixture
 def ctx(ws: Path, editor: FakeEditor) -> ToolContext:
-    return ToolContext(workspace=ws, reads=ReadLedger(), editor=editor)
+    return ToolContext(roots=WorkspaceRoots.of(ws), reads=ReadLedger(), editor=editor)
 
 
 def open_in_editor(editor: FakeEditor, path: Path, disk: str, unsaved: str) -> Path:

@@ -18,6 +18,7 @@ from tiller.core import history
 from tiller.core.events import Posted
 from tiller.core.session import Session, Started
 from tiller.protocol import State, Thinking, Todo
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore
 
 turns = st.lists(
@@ -52,7 +53,7 @@ def session_in_memory() -> Session:
     )
     return Session(
         config=config,
-        workspace=WORKSPACE,
+        roots=WorkspaceRoots.of(WORKSPACE),
         provider=Provider([]),
         approver=AllowAll(),
         sink=Quiet(),

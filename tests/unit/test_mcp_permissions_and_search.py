@@ -19,6 +19,7 @@ from tiller.extend.mcp.tools import McpTool, ToolSearch, _rank
 from tiller.model.provider import ModelRequest, api_params
 from tiller.model.server_tools import TOOL_SEARCH_BETA, beta_headers
 from tiller.protocol import Thinking
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.base import ReadLedger, ToolContext
 from tiller.workspace.tools.registry import default_tools
 
@@ -90,7 +91,7 @@ def test_the_search_ranks_by_name_first() -> None:
 
 async def test_the_search_answers_tool_references(tmp_path: Path) -> None:
     search = ToolSearch(MANAGER)
-    ctx = ToolContext(tmp_path, ReadLedger())
+    ctx = ToolContext(WorkspaceRoots.of(tmp_path), ReadLedger())
     found = await search.run({"query": "select:mcp__nope__x"}, ctx)
     assert found.blocks == () and "No MCP tool matches" in found.output
 

@@ -33,6 +33,7 @@ from tiller.model.provider import CountUnsupported, ModelRequest, ModelResponse,
 from tiller.model.usage import Usage
 from tiller.protocol import State, Thinking, Todo, TrailItem
 from tiller.runtime import Runtime
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.base import Preview
 
 MODEL = "claude-sonnet-4-5"
@@ -141,7 +142,9 @@ async def run_parent(workspace: Path, data: Path, kind: str, calls: list[list[JS
     provider = Routed([[use({"name": "task", "input": task})]], [*calls, [text_block("ok")]])
     runtime.provider = provider
     sessions = Sessions(runtime)
-    parent = sessions.create(workspace, Seat(face, face), Shape("plan", MODEL, Thinking()))
+    parent = sessions.create(
+        WorkspaceRoots.of(workspace), Seat(face, face), Shape("plan", MODEL, Thinking())
+    )
     await parent.prompt("plan it")
     await parent.wait_idle()
     for request in provider.requests:  # every tool_use answered, in every conversation
@@ -190,7 +193,7 @@ def test_a_child_gets_the_workspace_instructions_in_its_prompt_and_no_update_mes
     face = Face()
 
     async def run() -> None:
-        parent = Sessions(runtime).create(workspace, Seat(face, face))
+        parent = Sessions(runtime).create(WorkspaceRoots.of(workspace), Seat(face, face))
         await parent.prompt("delegate")
         await parent.wait_idle()
 

@@ -14,6 +14,7 @@ import {
   type PastedImage,
 } from "./chat/attachments";
 import type { AttachmentParams } from "./protocol";
+import { shownOf, uriOfShown } from "./workspaceFolders";
 
 const run = promisify(execFile);
 const FILES_SCANNED = 5000;
@@ -129,9 +130,16 @@ export class Mentions implements vscode.Disposable {
     if (this.files !== undefined && Date.now() - this.files.at < FILES_FRESH_MS) return this.files.paths;
     const excluded = excludedGlobs();
     const exclude = excluded.length > 0 ? `{${excluded.join(",")}}` : undefined;
-    const uris = await vscode.workspace.findFiles("**/*", exclude, FILES_SCANNED);
-    const paths = uris.filter((uri) => uri.scheme === "file").map(relative);
-    const kept = await withoutIgnored(paths, this.log);
+    const uris = (await vscode.workspace.findFiles("**/*", exclude, FILES_SCANNED)).filter((uri) => uri.scheme === "file");
+    const kept: string[] = [];
+    // Every workspace folder's files, each checked against its own .gitignore, shown as the
+    // server names them: the primary folder's plainly, another folder's under its name.
+    for (const folder of vscode.workspace.workspaceFolders ?? []) {
+      const mine = uris.filter((uri) => vscode.workspace.getWorkspaceFolder(uri)?.uri.toString() === folder.uri.toString());
+      const inFolder = mine.map((uri) => path.relative(folder.uri.fsPath, uri.fsPath).split(path.sep).join("/"));
+      const visible = new Set(await withoutIgnored(inFolder, folder.uri.fsPath, this.log));
+      kept.push(...mine.filter((_, index) => visible.has(inFolder[index] ?? "")).map(relative));
+    }
     this.files = { at: Date.now(), paths: kept.sort() };
     return this.files.paths;
   }
@@ -172,16 +180,13 @@ function root(): vscode.Uri | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri;
 }
 
+/** As the server shows it: relative to the primary folder, or under another folder's name. */
 function relative(uri: vscode.Uri): string {
-  const base = root();
-  if (base === undefined) return uri.fsPath;
-  const shown = path.relative(base.fsPath, uri.fsPath);
-  return shown.startsWith("..") ? uri.fsPath : shown.split(path.sep).join("/");
+  return shownOf(uri);
 }
 
 function absolute(shown: string): vscode.Uri {
-  const base = root();
-  return path.isAbsolute(shown) || base === undefined ? vscode.Uri.file(shown) : vscode.Uri.joinPath(base, shown);
+  return uriOfShown(shown);
 }
 
 function parents(file: string): string[] {
@@ -229,18 +234,18 @@ function excludedGlobs(): string[] {
   return globs;
 }
 
-/** `paths` without those git ignores (all of them outside a git repository or without git). */
-async function withoutIgnored(paths: string[], log: vscode.LogOutputChannel): Promise<string[]> {
-  const base = root();
-  if (base === undefined || paths.length === 0) return paths;
+/** `paths` (relative to `cwd`) without those git ignores (all of them outside a git repository or without git). */
+async function withoutIgnored(paths: string[], cwd: string, log: vscode.LogOutputChannel): Promise<string[]> {
+  if (paths.length === 0) return paths;
   try {
-    const child = execFile("git", ["check-ignore", "--stdin", "-z"], { cwd: base.fsPath, maxBuffer: 8 * 1024 * 1024 });
+    const child = execFile("git", ["check-ignore", "--stdin", "-z"], { cwd, maxBuffer: 8 * 1024 * 1024 });
     const answer = new Promise<string>((resolve) => {
       let out = "";
       child.stdout?.on("data", (data: Buffer) => (out += data.toString()));
       child.on("close", () => resolve(out));
       child.on("error", () => resolve(""));
     });
+    child.stdin?.on("error", () => undefined); // EPIPE: git quit first (not a repository)
     child.stdin?.end(paths.join("\0") + "\0");
     const ignored = new Set((await answer).split("\0").filter(Boolean));
     return paths.filter((file) => !ignored.has(file));

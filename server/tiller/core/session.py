@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
@@ -13,8 +12,8 @@ from pathlib import Path
 from typing import Protocol
 
 from tiller.config import Config
-from tiller.core import attachments, compaction, history
-from tiller.core.approvals import Approver, PostingApprover
+from tiller.core import compaction, history
+from tiller.core.approvals import Approver
 from tiller.core.attachments import Attachment
 from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import (
@@ -23,25 +22,21 @@ from tiller.core.events import (
     Posted,
     QueueDropped,
     TurnEnded,
-    TurnStarted,
 )
 from tiller.core.history import Message
 from tiller.core.hook_acts import hook_acts
 from tiller.core.journal import Journal
-from tiller.core.loop import Turn, TurnSetup
+from tiller.core.loop import Turn
 from tiller.core.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
-from tiller.core.permissions import Grants, McpRules
-from tiller.core.rule_files import load_rule_book
-from tiller.core.system_prompt import instructions_update, system_prompt
-from tiller.core.turn_checkpoints import finish_cut_restore, snapshot_before
+from tiller.core.permissions import Grants
+from tiller.core.turn_checkpoints import finish_cut_restore
 from tiller.core.turn_setup import PLAIN_TURN, Pending, TurnOptions
-from tiller.core.web_fetch_rules import RULES_CHANGED, FoldedWebFetch, fold
+from tiller.core.turn_start import announce_turn, start_turn, turn_hooks
+from tiller.core.web_fetch_rules import FoldedWebFetch
 from tiller.errors import InvalidParams
-from tiller.extend.agents import AgentKind, Agents, load_agents
-from tiller.extend.hooks import Hooks, session_hooks
-from tiller.extend.instructions import cut_notices
+from tiller.extend.agents import AgentKind, Agents
+from tiller.extend.hooks import Hooks
 from tiller.extend.mcp.manager import McpManager, Toolset
-from tiller.extend.skills import skills_update
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -54,9 +49,9 @@ from tiller.model.provider import (
 )
 from tiller.model.usage import ContextUse, Ledger, Usage
 from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
-from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.rewind import CheckpointKeeper
-from tiller.workspace.store import SessionRow, SessionStore
+from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.store import SessionStore
 from tiller.workspace.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
 from tiller.workspace.tools.sandbox import ShellPolicy
 
@@ -115,7 +110,7 @@ def new_id(prefix: str) -> str:
 @dataclass
 class Session:
     config: Config
-    workspace: Path
+    roots: WorkspaceRoots  # the workspace's folders; the first is the primary one
     provider: Provider
     approver: Approver
     sink: SessionSink
@@ -160,6 +155,11 @@ class Session:
         self.model = self.model or self.config.model
         self.journal = Journal(self.store, self.id)
 
+    @property
+    def workspace(self) -> Path:
+        """The primary root: its settings, instructions and MCP servers are the session's."""
+        return self.roots.primary
+
     # --- TurnHost ---------------------------------------------------------------------------
 
     def set_mode(self, mode: Mode) -> None:
@@ -192,6 +192,18 @@ class Session:
 
     def emit(self, event: Event) -> None:
         self.emit_in(self.turn_id, event)
+
+    @property
+    def last_turn(self) -> str | None:
+        """The turn that ended last (None: none has in this process)."""
+        return self._last_turn
+
+    def say_once(self, text: str, *, key: str | None = None) -> None:
+        """``say`` a settings problem once per session (``key``: what counts as the same)."""
+        told = key or text
+        if told not in self._told_problems:
+            self._told_problems.add(told)
+            self.say(text)
 
     def say(self, text: str) -> None:
         self.emit(Notice(text))
@@ -417,7 +429,7 @@ class Session:
     def tool_context(self) -> ToolContext:
         """What this session's tools may touch, and how its commands run."""
         return ToolContext(
-            self.workspace, self.reads, self, shell=self.shell, editor=self.editor,
+            self.roots, self.reads, self, shell=self.shell, editor=self.editor,
             terminal=self.terminal,
         )  # fmt: skip
 
@@ -426,110 +438,19 @@ class Session:
     def _start(
         self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
     ) -> str:
-        turn_id = new_id("turn")
-        if not self.system:
-            self.system = system_prompt(self.workspace)
-            for cut in cut_notices(self.system):
-                self.say(cut)
-        self._fix_agents()
-        web_fetch = self._fix_web_fetch()
-        update = instructions_update(self.system, self.messages, self.workspace)
-        skills = skills_update(self.system, self.messages, self.workspace)
-        setup = TurnSetup(
-            turn_id=turn_id,
-            model=options.model or self.model,
-            thinking=self.thinking,
-            max_tokens=self.config.max_tokens,
-            system=self.system,
-            tools=Toolset(self.tools, self.mcp, lambda: self.messages),
-            context=self.tool_context(),
-            provider=self.provider,
-            approver=PostingApprover(self.approver, self, turn_id),
-            tool_budget=self.config.tool_budget,
-            retry_delays=self.config.step_retry_delays,
-            session_id=self.id,
-            stop_hook=self.config.stop_hook if self.agent is None else None,  # the user's turn
-            hooks=self._hooks(),
-            session_start=(
-                None
-                if self._last_turn is not None or self.agent is not None
-                else "resume"
-                if self.messages
-                else "startup"
-            ),
-            user_prompt=self.agent is None,  # a subagent's task is no prompt for the hooks
-            server_tools=web_fetch.applied_to(self.config.server_tools),
-            web_fetch_by=web_fetch.describe(),
-            mcp_rules=McpRules(self.config.mcp.allow, self.config.mcp.read_only),
-            options=options,
-            context_before=None if self.ledger.context is None else self.ledger.context.used_tokens,
-            diagnostics=self.diagnostics,
-            edits=EditHistory(self.store.db),
-            plans=self.agent is None,  # a child's final text is its report, never a plan
-        )
-        snapshot = snapshot_before(self.checkpoints, self.id, turn_id, text, self.say)
-        turn = Turn(self, replace(setup, snapshot=snapshot))
-        now = time.time()
-        self.store.create(
-            SessionRow(
-                self.id, str(self.workspace), text.strip()[:80], None, now, now,
-                self.model, self.mode, self.thinking, self.todos, 0,
-            )
-        )  # fmt: skip
-        self.store.set_system(self.id, self.system)
-        if self.agents is not None:
-            self.store.set_agents(self.id, self.agents.to_json())
-        if self.web_fetch is not None:
-            self.store.set_web_fetch(self.id, self.web_fetch.to_json())
-        task = asyncio.create_task(self._run(turn), name=f"tiller-{turn_id}")
+        """Start a turn now (``turn_start.start``: its setup, snapshot and user message)."""
+        turn = start_turn(self, text, options, attached)
+        task = asyncio.create_task(self._run(turn), name=f"tiller-{turn.setup.turn_id}")
+        turn_id = turn.setup.turn_id
         self.active = ActiveTurn(turn_id, task)
         # A cancel that lands before the task's first step never runs its body: the
         # done-callback still ends the turn, exactly once.
         task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
-        self.emit(TurnStarted(text, tuple(attachments.summary(a) for a in attached)))
-        blocks, notice = prompt_blocks(text, update, attached)
-        if notice is not None:
-            self.say(notice)
-        if skills is not None:
-            blocks.insert(0, history.text_block(skills))
-            self.say("The skills changed: the model is told so with this prompt.")
-        self.append("user", blocks)
-        self.publish()
+        announce_turn(self, turn, text, attached)
         return turn_id
 
     def _hooks(self) -> Hooks:
-        """The hooks this turn runs (settings files read now); a skipped entry is told once."""
-        found, problems = session_hooks(self.config.hooks, self.workspace, self.shell.env, self.id)
-        for problem in problems:
-            if problem not in self._told_problems:
-                self._told_problems.add(problem)
-                self.say(f"Hook skipped: {problem}")
-        return found
-
-    def _fix_agents(self) -> None:
-        """Fix the agent kinds the task tool offers at the first turn (a file broken then is
-        named); a file added later is for the next session (append-only)."""
-        if self.agents is None and self.agent is None:
-            self.agents = load_agents(self.workspace)
-            for problem in self.agents.problems:
-                self.say(f"Agent file skipped: {problem}")
-
-    def _fix_web_fetch(self) -> FoldedWebFetch:
-        """The ``webFetch`` setting narrowed by the WebFetch rules, fixed at the first turn:
-        a later rules change is told once and counts from the next session (the API runs
-        fetches itself, so only the tools list can carry the rules, and it stays put)."""
-        setting = self.config.server_tools.web_fetch
-        if not setting.enabled:
-            return FoldedWebFetch(setting)
-        now = fold(setting, load_rule_book(self.workspace))
-        if self.web_fetch is None:
-            self.web_fetch = now
-        elif now.setting != self.web_fetch.setting:
-            told = f"{RULES_CHANGED} ({now.setting})"  # once per change
-            if told not in self._told_problems:
-                self._told_problems.add(told)
-                self.say(RULES_CHANGED)
-        return self.web_fetch
+        return turn_hooks(self)
 
     async def _run(self, turn: Turn) -> None:
         outcome: TurnOutcome
@@ -592,21 +513,3 @@ def active_todo(todos: Sequence[Todo]) -> str | None:
     """The in_progress item's activeForm. Only while a turn runs: an item that an interrupted
     (or failed) turn left in_progress stays on the board, but no one is working on it."""
     return next((t.active_form for t in todos if t.status == "in_progress"), None)
-
-
-def prompt_blocks(
-    text: str, update: tuple[str, str] | None, attached: Sequence[Attachment] = ()
-) -> tuple[list[JSON], str | None]:
-    """A turn's user message, and what the user is told. Append-only: the system prompt stays
-    as it was, so an edited AGENTS.md / CLAUDE.md (``update``: its name and what the model is
-    told) goes in this message, before the user's words; so do the mentions and images
-    (``attached``); the prompt is the last block, where the loop finds it."""
-    prompt = [*(attachments.to_block(a) for a in attached), history.text_block(text)]
-    if update is None:
-        return prompt, None
-    name, told = update
-    what = "was removed" if told.startswith(f"{name} was removed") else "changed"
-    return [
-        history.text_block(told),
-        *prompt,
-    ], f"{name} {what}: the model is told so with this prompt."

@@ -211,7 +211,7 @@ async def _switch(
             case NewSession():
                 return SwitchTo(sessions.fresh(session, seat_of(session)), "Started a new session.")
             case ResumeSession(session_id=session_id):
-                resumed = sessions.resume(session_id, session.workspace, seat_of(session))
+                resumed = sessions.resume(session_id, session.roots, seat_of(session))
                 return SwitchTo(resumed, f"Resumed session {session_id}.")
             case ForkSession(turn_id=turn_id):
                 child = sessions.fork(session, None, turn_id)

@@ -14,7 +14,6 @@ import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from tiller.core import compaction, history, slicing
 from tiller.core.approvals import Approver
@@ -27,6 +26,7 @@ from tiller.core.subagents import TaskTool
 from tiller.core.system_prompt import system_prompt
 from tiller.core.web_fetch_rules import FoldedWebFetch
 from tiller.errors import InvalidParams, TillerError
+from tiller.extend.additional_dirs import additional_directories
 from tiller.extend.agents import Agents
 from tiller.extend.skill_tool import SkillTool
 from tiller.model import models
@@ -34,6 +34,7 @@ from tiller.model.provider import ProviderError
 from tiller.model.usage import Ledger
 from tiller.protocol import Mode, Thinking, Todo
 from tiller.runtime import Runtime
+from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
 from tiller.workspace.store import SessionRow, SessionStore
 from tiller.workspace.tools.base import EditorFiles, EditorTerminal
 from tiller.workspace.tools.registry import default_tools
@@ -92,22 +93,24 @@ class Sessions:
 
     # --- building ---------------------------------------------------------------------------
 
-    def _open(self, session_id: str, workspace: Path, seat: Seat, shape: Shape) -> Session:
+    def _open(self, session_id: str, roots: WorkspaceRoots, seat: Seat, shape: Shape) -> Session:
         runtime = self.runtime
+        extra = additional_directories(roots.primary)
+        roots = roots.changed([WorkspaceFolder.of(p) for p in extra.found], ())
         session = Session(
             config=runtime.config,
-            workspace=workspace,
+            roots=roots,
             provider=runtime.provider,
             approver=seat.approver,
             sink=seat.sink,
             tools=[*default_tools(), SkillTool()],
             store=runtime.store,
-            checkpoints=runtime.checkpoints(workspace),
+            checkpoints=runtime.checkpoints(roots),
             shell=runtime.shell,
             editor=seat.editor,
             terminal=seat.terminal,
             diagnostics=seat.diagnostics,
-            mcp=runtime.mcp(workspace),
+            mcp=runtime.mcp(roots.primary),
             id=session_id,
             mode=shape.mode,
             model=shape.model or runtime.config.model,
@@ -124,7 +127,7 @@ class Sessions:
 
     def create(
         self,
-        workspace: Path,
+        roots: WorkspaceRoots,
         seat: Seat,
         shape: Shape | None = None,
         *,
@@ -138,20 +141,20 @@ class Sessions:
         config = self.runtime.config
         shape = shape or Shape(config.permission_mode, config.model, config.thinking)
         shape = replace(shape, todos=(), messages=(), agents=None, web_fetch=None)
-        session = self._open(session_id or new_id("ses"), workspace, seat, shape)
+        session = self._open(session_id or new_id("ses"), roots, seat, shape)
         if stored:
             now = time.time()
             self.store.create(
-                SessionRow(session.id, str(workspace), "", None, now, now, session.model,
+                SessionRow(session.id, str(roots.primary), "", None, now, now, session.model,
                            session.mode, session.thinking, (), 0)
             )  # fmt: skip
         return session
 
     def fresh(self, like: Session, seat: Seat) -> Session:
         """A new session with ``like``'s workspace, mode, model and thinking."""
-        return self.create(like.workspace, seat, Shape(like.mode, like.model, like.thinking))
+        return self.create(like.roots, seat, Shape(like.mode, like.model, like.thinking))
 
-    def resume(self, session_id: str, workspace: Path, seat: Seat) -> Session:
+    def resume(self, session_id: str, roots: WorkspaceRoots, seat: Seat) -> Session:
         """The stored session ``session_id``, its history repaired as after an interrupt; a
         turn cut by a dead server is closed in the transcript. Turn ids survive the repair."""
         loaded = self.store.load(session_id)
@@ -161,7 +164,7 @@ class Sessions:
         self._close_cut_turns(session_id, live.turn_id if live is not None else None)
         self._repair_children(session_id, live)
         row = loaded.row
-        system, fixed = self._fixed_prefix(row, loaded.messages, workspace)
+        system, fixed = self._fixed_prefix(row, loaded.messages, roots)
         self.store.set_system(row.id, system)  # no-op when it was fixed already
         repaired = history.repair(fixed)
         if repaired != loaded.messages:
@@ -171,7 +174,7 @@ class Sessions:
             row.mode, row.model, row.thinking, row.todos, repaired, system, _agents(row),
             self._web_fetch(row, repaired),
         )  # fmt: skip
-        session = self._open(row.id, workspace, seat, shape)
+        session = self._open(row.id, roots, seat, shape)
         session.ledger = Ledger(row.usage, row.context)
         return session
 
@@ -193,7 +196,7 @@ class Sessions:
                 self.store.replace_messages(row.id, repaired, ids)
 
     def _fixed_prefix(
-        self, row: SessionRow, messages: tuple[Message, ...], workspace: Path
+        self, row: SessionRow, messages: tuple[Message, ...], roots: WorkspaceRoots
     ) -> tuple[str, tuple[Message, ...]]:
         """The session's system prompt and history as they are sent from now on.
 
@@ -205,7 +208,7 @@ class Sessions:
         others): they are fixed at its next turn."""
         if row.system is not None and (row.agents is not None or not messages):
             return row.system, messages
-        system = row.system if row.system is not None else system_prompt(workspace)
+        system = row.system if row.system is not None else system_prompt(roots)
         budget_form = self.runtime.provider.spec(row.model).thinking == "budget"
         return system, history.without_thinking(messages, keep_open_loop=budget_form)
 
@@ -243,14 +246,14 @@ class Sessions:
                 raise InvalidParams(f"unknown turnId {turn_id!r} in session {source!r}")
             cut = ends[-1] + 1
         row = loaded.row
-        system, kept = self._fixed_prefix(row, loaded.messages[:cut], current.workspace)
+        system, kept = self._fixed_prefix(row, loaded.messages[:cut], current.roots)
         row = replace(row, system=system)  # a fork is a true prefix: same system prompt
         messages = history.repair(kept)
         shape = Shape(
             row.mode, row.model, row.thinking, row.todos, messages, system, _agents(row),
             self._web_fetch(row, messages),
         )  # fmt: skip
-        child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
+        child = self._open(new_id("ses"), current.roots, seat_of(current), shape)
         inherited = len({t for t in loaded.turn_ids[:cut] if t is not None})
         now = time.time()
         self.store.create(
@@ -290,7 +293,7 @@ class Sessions:
             raise TillerError(why) from err
         row = loaded.row
         shape = Shape(row.mode, row.model, row.thinking, row.todos, messages)
-        child = self._open(new_id("ses"), current.workspace, seat_of(current), shape)
+        child = self._open(new_id("ses"), current.roots, seat_of(current), shape)
         now = time.time()
         self.store.create(
             replace(row, id=child.id, title=f"Slice of {row.title}", parent_id=source,
@@ -325,8 +328,22 @@ class Sessions:
 
     def greet(self, session: Session) -> None:
         """What a face shows when a session opens: the start-up notices."""
-        for text in self.runtime.notices(session.workspace):
+        for text in self.runtime.notices(session.roots):
             session.emit(Notice(text))
+        for problem in additional_directories(session.workspace).problems:
+            session.emit(Notice(problem))
+
+    def change_roots(self, session: Session, roots: WorkspaceRoots) -> None:
+        """The client's workspace folders changed: ``session``'s tools, sandbox and checkpoints
+        cover ``roots`` from its next turn, and the model is told with that turn's prompt
+        (``roots_prompt``). The settings' additional directories stay."""
+        extra = additional_directories(roots.primary)
+        roots = roots.changed([WorkspaceFolder.of(p) for p in extra.found], ())
+        if roots == session.roots:
+            return
+        session.roots = roots
+        session.checkpoints = self.runtime.checkpoints(roots)
+        session.emit(Notice(f"Workspace folders: {roots.describe()}"))
 
 
 def _agents(row: SessionRow) -> Agents | None:

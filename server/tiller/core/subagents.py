@@ -121,10 +121,10 @@ def spawn(parent: Session, kind: AgentKind, sink: SessionSink, description: str)
     thinking = (
         parent.thinking if model == parent.model else parent.provider.spec(model).default_thinking()
     )
-    base = parent.system or system_prompt(parent.workspace)
+    base = parent.system or system_prompt(parent.roots)
     child = Session(
         config=parent.config,
-        workspace=parent.workspace,
+        roots=parent.roots,
         provider=parent.provider,
         approver=ChildApprover(parent.approver, AgentRef(child_id, kind.name)),
         sink=sink,

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tiller.core.history import Message
+from tiller.core.roots_prompt import roots_section
 from tiller.extend import instructions as instruction_files
 from tiller.extend.skills import read_skills, skills_section
+from tiller.workspace.roots import WorkspaceRoots
 
 BASE = """You are Tiller, a coding agent working inside the user's workspace at {root}.
 Use the tools to read, search, edit files and run commands. Paths are relative to the workspace.
@@ -49,12 +51,14 @@ def read_instructions(workspace: Path) -> Instructions | None:
     return None if found is None else Instructions(found.name, found.text)
 
 
-def system_prompt(workspace: Path) -> str:
+def system_prompt(roots: WorkspaceRoots) -> str:
     """Built once per session (then kept with it): never rebuilt for a running session.
 
-    The user's instruction files, the skills (names and descriptions), then the project's
-    instruction file, last (``instructions_in`` reads it back from there)."""
-    text = BASE.format(root=workspace)
+    The workspace folders when there are several, the user's instruction files, the skills
+    (names and descriptions), then the primary folder's instruction file, last
+    (``instructions_in`` reads it back from there)."""
+    workspace = roots.primary
+    text = BASE.format(root=workspace) + roots_section(roots)
     for loaded in instruction_files.user_files():
         text += USER_SECTION.format(name=loaded.name) + loaded.text
     text += skills_section(list(read_skills(workspace)[0].values()))

@@ -102,6 +102,15 @@ def _add_session_options(command: argparse.ArgumentParser) -> None:
         "removed on exit)",
     )
     command.add_argument(
+        "--add-dir",
+        metavar="DIR",
+        type=Path,
+        action="append",
+        default=[],
+        help="another workspace root the agent may read and write (repeatable); a path in it "
+        "is named by the folder's name first (DIR's last component) or absolutely",
+    )
+    command.add_argument(
         "--tool-budget",
         metavar="N",
         type=int,
@@ -297,7 +306,16 @@ def parse_run(args: argparse.Namespace) -> RunOptions:
         tools=tools,
         prompt_from_stdin=from_stdin,
         images=_images(args.image),
+        add_dirs=_add_dirs(args.add_dir),
     )
+
+
+def _add_dirs(raw: list[Path]) -> tuple[Path, ...]:
+    dirs = tuple(path.expanduser().resolve() for path in raw)
+    for given, path in zip(raw, dirs, strict=True):
+        if not path.is_dir():
+            raise UsageError(f"--add-dir: not a directory: {given}")
+    return dirs
 
 
 def _images(raw: list[str]) -> tuple[Path, ...]:
@@ -310,7 +328,9 @@ def _images(raw: list[str]) -> tuple[Path, ...]:
 
 def parse_chat(args: argparse.Namespace) -> ChatOptions:
     workspace, options = _session_options(args)
-    return ChatOptions(workspace, options, args.resume, args.notify)
+    return ChatOptions(
+        workspace, options, args.resume, args.notify, add_dirs=_add_dirs(args.add_dir)
+    )
 
 
 @contextmanager

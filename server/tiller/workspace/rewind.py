@@ -18,6 +18,8 @@ from tiller.workspace.checkpoints import (
     git_available,
     shadow_dir_for,
 )
+from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.shadow_roots import RootsShadow, commits_of_root
 from tiller.workspace.store import CheckpointRow, CheckpointTable, SessionStore
 
 log = logging.getLogger(__name__)
@@ -47,7 +49,7 @@ class CheckpointKeeper:
     anything else touches the workspace: every operation here finishes it first, under the
     same lock, and ``recover`` lets a turn wait for it before it runs at all."""
 
-    repo: ShadowRepo
+    repo: ShadowRepo | RootsShadow  # one root's, or every root's (one snapshot id for all)
     table: CheckpointTable
     retention_days: int = 30
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -59,14 +61,19 @@ class CheckpointKeeper:
 
     @staticmethod
     def open(
-        data_dir: Path, workspace: Path, store: SessionStore, retention_days: int
+        data_dir: Path, roots: WorkspaceRoots, store: SessionStore, retention_days: int
     ) -> CheckpointKeeper | None:
         """None when git is missing (checkpoints are then off, and the user is told)."""
         if not git_available():
             return None
-        repo = ShadowRepo(
-            shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,), watch=True
-        )
+        repo: ShadowRepo | RootsShadow
+        if roots.several:
+            repo = RootsShadow.open(data_dir, roots, watch=True)
+        else:
+            workspace = roots.primary
+            repo = ShadowRepo(
+                shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,), watch=True
+            )
         return CheckpointKeeper(repo, CheckpointTable(store), retention_days)
 
     async def recover(self) -> tuple[str, ...]:
@@ -130,7 +137,7 @@ class CheckpointKeeper:
             if not any(r.turn_id == turn_id for r in rows):
                 return  # no snapshot was taken as the turn started
             snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
-            if wanted() and self._before_tree != (turn_id, snap.tree):
+            if wanted() and (not snap.tree or self._before_tree != (turn_id, snap.tree)):
                 self._before_tree = (turn_id, snap.tree)
                 self.table.retake(session_id, turn_id, snap.commit, snap.skipped)
 
@@ -205,6 +212,8 @@ class CheckpointKeeper:
         pack the shadow repository (between turns, in a worker thread)."""
         self.table.prune(time.time() - self.retention_days * 86400)
         live = self.table.live_commits(str(self.repo.workspace))
+        if isinstance(self.repo, ShadowRepo):  # multi-root sessions of it name its commits too
+            live = commits_of_root(live, self.repo.workspace)
         try:
             async with self._lock:
                 await self._finish_pending()

@@ -26,6 +26,7 @@ import {
   type OpenedCard,
 } from "./model";
 import { ChatSync } from "./patch";
+import { uriOfShown } from "../workspaceFolders";
 
 /** The before/after of an edit, kept in memory so its row can open the diff later. */
 export interface EditTexts {
@@ -413,8 +414,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
 
 /** Opens a workspace file (relative or absolute) at a line (1-based), as a tool row links it. */
 async function openFileAt(file: string, line?: number): Promise<void> {
-  const base = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const uri = file.startsWith("/") || base === undefined ? vscode.Uri.file(file) : vscode.Uri.joinPath(base, file);
+  const uri = uriOfShown(file); // relative, folder-qualified ("api/src/x.py") or absolute
   const at = line !== undefined && Number.isInteger(line) && line > 0 ? new vscode.Position(line - 1, 0) : undefined;
   await vscode.window.showTextDocument(uri, { preview: true, ...(at !== undefined ? { selection: new vscode.Range(at, at) } : {}) });
 }

@@ -140,7 +140,10 @@ export class FakeApi {
 
 export interface Session {
   page: Page;
+  /** The (first) workspace folder. */
   workspace: string;
+  /** Every workspace folder, the first first (one unless `startSession` was given more). */
+  folders: string[];
   /** User settings.json as the harness wrote it (tests may rewrite it). */
   settings: Record<string, unknown>;
   settingsFile: string;
@@ -178,8 +181,10 @@ function processesUnder(root: number, text: string): number[] {
   return [...commands].filter(([pid, cmd]) => cmd.includes(text) && descends(pid)).map(([pid]) => pid);
 }
 
-/** Installs the VSIX into a fresh code-server profile, starts it and opens the workspace. */
-export async function startSession(): Promise<Session> {
+/** Installs the VSIX into a fresh code-server profile, starts it and opens the workspace
+ *  (`moreFolders`: a `.code-workspace` of the folder `workspace` and these, made in the run
+ *  directory, is opened instead). */
+export async function startSession(moreFolders: readonly string[] = []): Promise<Session> {
   if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run the build first`);
   if (!existsSync(CODE_SERVER)) throw new Error(`${CODE_SERVER} is missing: run scripts/setup.sh first`);
   const run = path.join(CACHE, "run");
@@ -189,6 +194,11 @@ export async function startSession(): Promise<Session> {
   const workspace = path.join(run, "workspace");
   for (const dir of [path.join(userData, "User"), path.join(userData, "Machine"), extensions, workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(workspace, "README.md"), "# e2e workspace\n");
+  const folders = [workspace, ...moreFolders.map((name) => path.join(run, name))];
+  for (const folder of folders) mkdirSync(folder, { recursive: true });
+  const workspaceFile = path.join(run, "e2e.code-workspace");
+  writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map((folder) => ({ path: path.basename(folder) })) }, null, 2));
+  const opened = moreFolders.length > 0 ? workspaceFile : workspace;
   // Like launch.sh: machine-scoped settings where code-server reads them (in the User file they
   // are dropped as soon as any setting is changed in the UI).
   writeFileSync(
@@ -225,7 +235,7 @@ export async function startSession(): Promise<Session> {
   writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\n`);
   const codeServer = spawn(
     CODE_SERVER,
-    ["--config", configFile, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", workspace],
+    ["--config", configFile, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", opened],
     {
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -244,11 +254,13 @@ export async function startSession(): Promise<Session> {
   });
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.setDefaultTimeout(30_000);
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+  const query = moreFolders.length > 0 ? `workspace=${encodeURIComponent(workspaceFile)}` : `folder=${encodeURIComponent(workspace)}`;
+  await page.goto(`http://127.0.0.1:${port}/?${query}`);
   await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
   return {
     page,
     workspace,
+    folders,
     settings,
     settingsFile,
     userData,
@@ -292,8 +304,8 @@ export function chatFrame(page: Page): FrameLocator {
 }
 
 /** A code-server session with the server's first state shown and the chat open and ready. */
-export async function startChatSession(): Promise<Session> {
-  const session = await startSession();
+export async function startChatSession(moreFolders: readonly string[] = []): Promise<Session> {
+  const session = await startSession(moreFolders);
   await statusItem(session.page).waitFor({ timeout: 90_000 });
   await waitFor("the server's first state", async () => ((await statusItem(session.page).innerText()).includes("·") ? true : undefined), 90_000);
   await runCommand(session.page, "Tiller: Open Chat");

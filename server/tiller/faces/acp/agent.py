@@ -42,6 +42,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
@@ -75,6 +76,7 @@ from tiller.faces.acp.updates import SessionUpdates, ToolCalls, plan_update, rep
 from tiller.jsontypes import JSON
 from tiller.protocol import MODES, Mode, State, Todo
 from tiller.runtime import Runtime
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -118,6 +120,20 @@ def workspace_of(cwd: str) -> Path:
     return path.resolve()
 
 
+def roots_of(workspace: Path, additional: Sequence[str] | None) -> WorkspaceRoots:
+    """The session's roots: ``cwd`` first, then ``additionalDirectories`` (absolute paths of
+    existing directories, as for ``cwd``)."""
+    extra = []
+    for raw in additional or ():
+        path = Path(raw)
+        if not path.is_absolute():
+            raise invalid_params(f"additionalDirectories must be absolute paths, got {raw!r}")
+        if not path.is_dir():
+            raise invalid_params(f"additional directory {raw!r} is not a directory")
+        extra.append(path.resolve())
+    return WorkspaceRoots.of(workspace, *extra)
+
+
 class AcpSession:
     """One ACP session: the core's ``Session`` and its sink, approver and prompt gate."""
 
@@ -126,16 +142,16 @@ class AcpSession:
         client: Client,
         sessions: Sessions,
         session_id: str,
-        workspace: Path,
+        roots: WorkspaceRoots,
         restore: bool,
         capabilities: ClientCapabilities,
     ) -> None:
         self.id = session_id
         self.sessions = sessions
         self.runtime = runtime = sessions.runtime
-        self.workspace = workspace
+        self.workspace = workspace = roots.primary
         self.outbox = Outbox(client, session_id)
-        self.calls = ToolCalls(workspace)
+        self.calls = ToolCalls(workspace, roots=roots if roots.several else None)
         self.view = SessionUpdates(self.calls)
         config = runtime.config
         self.approver = AcpApprover(
@@ -161,9 +177,9 @@ class AcpSession:
         # resume(): the stored mode, model, thinking, todos and (repaired) history. A new
         # one is stored at once: session/load and session/list know it before any prompt.
         self.session = (
-            sessions.resume(session_id, workspace, seat)
+            sessions.resume(session_id, roots, seat)
             if restore
-            else sessions.create(workspace, seat, session_id=session_id, stored=True)
+            else sessions.create(roots, seat, session_id=session_id, stored=True)
         )
         if not restore:
             sessions.greet(self.session)
@@ -377,7 +393,10 @@ class TillerAgent:
                     image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                ),
             ),
             auth_methods=[],
             agent_info=Implementation(name="tiller", title="Tiller", version=__version__),
@@ -399,9 +418,8 @@ class TillerAgent:
         client, sessions = self._live()
         workspace = workspace_of(cwd)
         problems = await self._add_mcp_servers(sessions, workspace, mcp_servers)
-        seat = AcpSession(
-            client, sessions, new_id("ses"), workspace, False, self.client_capabilities
-        )
+        roots = roots_of(workspace, additional_directories)
+        seat = AcpSession(client, sessions, new_id("ses"), roots, False, self.client_capabilities)
         self.seats[seat.id] = seat
         answer = NewSessionResponse(
             session_id=seat.id, modes=seat.modes(), config_options=seat.config_options()
@@ -446,9 +464,8 @@ class TillerAgent:
         if old is not None:
             await old.close()
         try:
-            seat = AcpSession(
-                client, sessions, session_id, workspace, True, self.client_capabilities
-            )
+            roots = roots_of(workspace, additional_directories)
+            seat = AcpSession(client, sessions, session_id, roots, True, self.client_capabilities)
         except InvalidParams as err:
             raise invalid_params(err.message) from err
         self.seats[session_id] = seat

@@ -47,8 +47,9 @@ from tiller.core.approvals import (
 )
 from tiller.core.scheduler import ToolCall
 from tiller.faces.acp.outbox import Outbox
-from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool
+from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool, located
 from tiller.protocol import TrailItem
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.base import Preview
 
 log = logging.getLogger(__name__)
@@ -81,12 +82,12 @@ def tool_options(call: ToolCall, kind: ToolKind) -> tuple[PermissionOption, ...]
     )
 
 
-def preview_content(preview: Preview, workspace: Path) -> list[ToolContent]:
+def preview_content(preview: Preview, workspace: Path | WorkspaceRoots) -> list[ToolContent]:
     """The confirmation preview: a full before/after diff, the command, or text."""
     fields = preview.fields
     match preview.kind:
         case "diff":
-            path = str(workspace / fields.get("path", ""))
+            path = str(located(fields.get("path", ""), workspace))
             return [tool_diff_content(path, fields.get("after", ""), fields.get("before", ""))]
         case "command":
             return [tool_content(text_block(f"```sh\n{fields.get('command', '')}\n```"))]
@@ -169,8 +170,9 @@ class AcpApprover:
     async def confirm_tool(
         self, turn_id: str, call: ToolCall, preview: Preview, agent: AgentRef | None = None
     ) -> ToolAnswer:
-        view = describe_tool(call.name, call.input, self.calls.workspace)
-        shown = preview_content(preview, self.calls.workspace)
+        where = self.calls.roots or self.calls.workspace
+        view = describe_tool(call.name, call.input, where)
+        shown = preview_content(preview, where)
         self.calls.show(call.id, shown)
         tool_call = ToolCallUpdate(
             tool_call_id=call.id,

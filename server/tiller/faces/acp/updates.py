@@ -55,6 +55,7 @@ from tiller.faces.client.children import Children, is_child_event
 from tiller.faces.client.render import hook_line
 from tiller.jsontypes import JSON
 from tiller.protocol import Todo
+from tiller.workspace.roots import WorkspaceRoots
 
 Update = (
     AgentMessageChunk
@@ -112,19 +113,27 @@ class ToolView:
     content: tuple[ToolContent, ...] = ()
 
 
-def describe_tool(name: str, tool_input: JSON, workspace: Path) -> ToolView:
-    """Title, kind, locations (absolute paths) and initial content (diffs, commands)."""
+def located(raw: str, where: Path | WorkspaceRoots) -> Path:
+    """The absolute path a tool's ``path`` names (see ``workspace/roots.py``)."""
+    if isinstance(where, WorkspaceRoots):
+        return where.absolute(raw)
+    return Path(os.path.normpath(where / raw))
+
+
+def describe_tool(name: str, tool_input: JSON, workspace: Path | WorkspaceRoots) -> ToolView:
+    """Title, kind, locations (absolute paths: a folder-qualified path in its folder) and
+    initial content (diffs, commands)."""
     kind = TOOL_KINDS.get(name, "other")
     raw_path = _str(tool_input.get("path"))
-    path = os.path.normpath(workspace / raw_path) if raw_path else ""
+    path = str(located(raw_path, workspace)) if raw_path else ""
     where = (ToolCallLocation(path=path),) if path else ()
     match name:
         case "read_file":
             offset = tool_input.get("offset")
             line = offset if isinstance(offset, int) and not isinstance(offset, bool) else None
-            located = (ToolCallLocation(path=path, line=line),) if path else ()
+            at_line = (ToolCallLocation(path=path, line=line),) if path else ()
             suffix = f" (from line {line})" if line else ""
-            return ToolView(f"Read {raw_path}{suffix}", kind, located)
+            return ToolView(f"Read {raw_path}{suffix}", kind, at_line)
         case "write_file":
             diff = tool_diff_content(path, _str(tool_input.get("content")))
             return ToolView(f"Write {raw_path}", kind, where, (diff,) if path else ())
@@ -187,6 +196,7 @@ class ToolCalls:
 
     workspace: Path
     views: dict[str, ToolView] = field(default_factory=dict)
+    roots: WorkspaceRoots | None = None  # the session's, when it has several
     live: dict[str, str] = field(default_factory=dict)
     open_plans: list[str] = field(default_factory=list)  # exit_plan_mode calls not yet ended
 
@@ -194,7 +204,7 @@ class ToolCalls:
         call_id, name = _str(fields.get("toolUseId")), _str(fields.get("name"))
         tool_input = fields.get("input")
         tool_input = tool_input if isinstance(tool_input, dict) else {}
-        view = describe_tool(name, tool_input, self.workspace)
+        view = describe_tool(name, tool_input, self.roots or self.workspace)
         self.views[call_id] = view
         if name == "exit_plan_mode":
             self.open_plans.append(call_id)

@@ -44,6 +44,7 @@ async def run_plain(options: ChatOptions) -> int:
         terminal=terminal,
         resume=options.resume,
         yes_hint=CHAT_HINT,
+        add_dirs=options.add_dirs,
     )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
+
+from tiller.workspace.roots import WorkspaceRoots
 
 TYPING: Final = re.compile(r"(?:^|\s)@(\S*)$")
 SKIPPED_DIRS: Final = frozenset({".git", "node_modules", "__pycache__", ".venv", ".mypy_cache"})
@@ -18,10 +20,12 @@ SHOWN: Final = 30
 
 
 class PathCompleter(Completer):
-    """Completes the ``@path`` being typed with the workspace's files and folders."""
+    """Completes the ``@path`` being typed with the workspace's files and folders (with
+    ``--add-dir``, the other roots' too, under their folder names)."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, more: Sequence[Path] = ()) -> None:
         self.workspace = workspace
+        self.roots = WorkspaceRoots.of(workspace, *more)
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -41,8 +45,12 @@ class PathCompleter(Completer):
                 )
 
     def _entries(self, folder: str) -> Iterator[tuple[str, bool]]:
-        base = (self.workspace / folder).resolve()
-        if not base.is_relative_to(self.workspace) or not base.is_dir():
+        if not folder:  # the other roots, by the names that name them
+            for other in self.roots.folders[1:]:
+                if self.roots.shown(other.path) == other.name:
+                    yield other.name, True
+        base = self.roots.absolute(folder or ".").resolve()
+        if not any(base.is_relative_to(root) for root in self.roots.paths) or not base.is_dir():
             return
         try:
             entries = sorted(os.scandir(base), key=lambda e: (not e.is_dir(), e.name))

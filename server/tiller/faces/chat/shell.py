@@ -37,6 +37,7 @@ from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS,
 from tiller.faces.client.render import DIM, RED
 from tiller.faces.client.server import ServerProcess
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 
 TICK_SECONDS = 0.2
 RESTARTS_ALLOWED = 3
@@ -60,7 +61,9 @@ class ChatShell:
         self.input = Buffer(
             multiline=True,
             on_text_changed=self._typed,
-            completer=merge_completers([self.slash, PathCompleter(options.workspace)]),  # /, @path
+            completer=merge_completers(  # /, @path
+                [self.slash, PathCompleter(options.workspace, options.add_dirs)]
+            ),
             complete_while_typing=False,
         )
         self.printer = Printer(lambda: self.app.is_running)
@@ -146,7 +149,9 @@ class ChatShell:
             self.print(f"error: cannot start the server: {err}", RED)
             return EXIT_FAILED
         try:
-            await server.initialize(self.options.workspace, options, "tiller-chat")
+            await server.initialize(
+                (self.options.workspace, *self.options.add_dirs), options, "tiller-chat"
+            )
         except RpcError as err:
             self.print(f"error: the server refused the options: {err.message}", RED)
             await server.shutdown()
@@ -241,7 +246,9 @@ class ChatShell:
         before = self._session_id()
         try:
             params = (  # @path attaches to a prompt; a steer is words alone
-                prompt_params(text, self.options.workspace)
+                prompt_params(
+                    text, WorkspaceRoots.of(self.options.workspace, *self.options.add_dirs)
+                )
                 if method == p.PROMPT
                 else {"text": text}
             )

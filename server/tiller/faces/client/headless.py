@@ -12,7 +12,7 @@ import contextlib
 import enum
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from tiller.faces.client.report import JsonLines
 from tiller.faces.client.server import SHUTDOWN_SECONDS, ServerProcess
 from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 
 Prompts = Callable[[], Awaitable[str | None]]
 
@@ -113,12 +114,13 @@ class CtrlC:
 
 
 async def start_server(
-    run: Run, workspace: Path, options: JSON, client_name: str
+    run: Run, folders: Sequence[Path], options: JSON, client_name: str
 ) -> ServerProcess | int:
-    """A started, initialized server, or the exit code of why not."""
+    """A started, initialized server (``folders``: the workspace, then ``--add-dir``'s), or
+    the exit code of why not."""
     server = await ServerProcess.start(run.handlers(), _to_stderr)
     try:
-        await server.initialize(workspace, options, client_name)
+        await server.initialize(folders, options, client_name)
     except RpcError as err:
         run.output.info(f"error: the server refused the options: {err.message}")
         await server.shutdown()
@@ -181,6 +183,7 @@ async def run_prompts(
     yes_hint: str = YES_HINT,
     run: Run | None = None,
     images: tuple[Path, ...] = (),
+    add_dirs: tuple[Path, ...] = (),
 ) -> int:
     """Run the prompts ``prompts`` gives, one turn after another, until it gives ``None``
     (``tiller run`` gives one; ``tiller chat`` on a pipe reads lines), in session ``resume``
@@ -193,7 +196,9 @@ async def run_prompts(
     ctrl_c = CtrlC(output, main)
     with ctrl_c.handling():
         try:
-            return await _session(run, ctrl_c, prompts, workspace, options, resume, images)
+            return await _session(
+                run, ctrl_c, prompts, workspace, options, resume, images, add_dirs
+            )
         except asyncio.CancelledError:
             if ctrl_c.phase is not Phase.QUITTING:
                 raise
@@ -217,9 +222,10 @@ async def _session(
     options: JSON,
     resume: str | None,
     images: tuple[Path, ...] = (),
+    add_dirs: tuple[Path, ...] = (),
 ) -> int:
     """Start the server (resuming ``resume``), then run each prompt to the end of its turn."""
-    started = await start_server(run, workspace, options, "tiller-cli")
+    started = await start_server(run, (workspace, *add_dirs), options, "tiller-cli")
     if isinstance(started, int):
         return started
     server = ctrl_c.server = started
@@ -235,7 +241,7 @@ async def _session(
     code = EXIT_COMPLETED
     while (text := await prompts()) is not None:
         try:  # @path mentions, and the --image files with the first prompt
-            params = prompt_params(text, workspace, images)
+            params = prompt_params(text, WorkspaceRoots.of(workspace, *add_dirs), images)
         except AttachError as err:
             run.output.info(f"error: {err.message}")
             run.report.failed("usage", err.message)
@@ -277,6 +283,7 @@ async def run_prompt(options: RunOptions) -> int:
         terminal,
         run=run,
         images=options.images,
+        add_dirs=options.add_dirs,
     )
     if run.json_lines is not None:
         run.json_lines.result(run.report.result(code))

@@ -16,6 +16,7 @@ from typing import Final
 from tiller.core.attachments import MAX_IMAGE_BASE64, sniff_image
 from tiller.errors import TillerError
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 
 MENTION: Final = re.compile(r"(?:^|(?<=\s))@(\S+)")
 
@@ -24,9 +25,11 @@ class AttachError(TillerError):
     """An image given by path that cannot be attached (missing, not an image, too large)."""
 
 
-def _inside(raw: str, workspace: Path) -> Path | None:
-    path = (workspace / raw.rstrip(".,;:!?)")).resolve()
-    return path if path.is_relative_to(workspace) and path.exists() else None
+def _inside(raw: str, roots: WorkspaceRoots) -> Path | None:
+    """The existing file or folder ``raw`` names in a root (folder-qualified paths too)."""
+    path = roots.absolute(raw.rstrip(".,;:!?)")).resolve()
+    held = any(path.is_relative_to(root) for root in roots.paths)
+    return path if held and path.exists() else None
 
 
 def image_attachment(path: Path, shown: str) -> JSON:
@@ -44,19 +47,21 @@ def image_attachment(path: Path, shown: str) -> JSON:
     return {"kind": "image", "name": shown, "mediaType": media_type, "data": encoded}
 
 
-def prompt_params(text: str, workspace: Path, images: Sequence[Path] = ()) -> JSON:
-    """``tiller/prompt``'s params for ``text``: its ``@path`` mentions and ``images``
-    attached (a slash command takes none)."""
+def prompt_params(text: str, workspace: Path | WorkspaceRoots, images: Sequence[Path] = ()) -> JSON:
+    """``tiller/prompt``'s params for ``text``: its ``@path`` mentions (in any root of
+    ``workspace``, shown as the server shows paths) and ``images`` attached (a slash command
+    takes none)."""
     if text.lstrip().startswith("/"):
         return {"text": text}
+    roots = workspace if isinstance(workspace, WorkspaceRoots) else WorkspaceRoots.of(workspace)
     attached: list[JSON] = [image_attachment(path, str(path)) for path in images]
     seen: set[Path] = set()
     for match in MENTION.finditer(text):
-        path = _inside(match.group(1), workspace)
+        path = _inside(match.group(1), roots)
         if path is None or path in seen:
             continue
         seen.add(path)
-        shown = str(path.relative_to(workspace)) or "."
+        shown = roots.shown(path)
         if path.is_dir():
             attached.append({"kind": "folder", "name": shown, "path": shown})
         elif _looks_like_image(path):

@@ -72,6 +72,7 @@ class RunOptions:
     tools: ToolRules = field(default_factory=ToolRules)
     prompt_from_stdin: bool = False  # stdin held the prompt: no terminal to answer on
     images: tuple[Path, ...] = ()  # --image: attached to the prompt
+    add_dirs: tuple[Path, ...] = ()  # --add-dir: more workspace roots (after ``workspace``)
 
 
 @dataclass(frozen=True)
@@ -80,3 +81,4 @@ class ChatOptions:
     initialization_options: JSON
     resume: str | None
     notify: str = "bell"  # how a question or a finished turn is announced (chat/notify.py)
+    add_dirs: tuple[Path, ...] = ()  # --add-dir: more workspace roots (after ``workspace``)

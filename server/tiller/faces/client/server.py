@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -100,15 +100,16 @@ class ServerProcess:
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.rpc.request(method, params)
 
-    async def initialize(self, workspace: Path, options: JSON, client_name: str) -> JSON:
-        """``initialize`` + ``initialized``; ``RpcError`` when the server refuses the options."""
+    async def initialize(self, folders: Sequence[Path], options: JSON, client_name: str) -> JSON:
+        """``initialize`` + ``initialized`` with the workspace folders (the primary one first);
+        ``RpcError`` when the server refuses the options."""
         result = await self.request(
             "initialize",
             {
                 "processId": os.getpid(),
                 "clientInfo": {"name": client_name, "version": __version__},
-                "rootUri": workspace.as_uri(),
-                "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
+                "rootUri": folders[0].as_uri(),
+                "workspaceFolders": [{"uri": f.as_uri(), "name": f.name} for f in folders],
                 "capabilities": {},
                 "initializationOptions": options,
             },

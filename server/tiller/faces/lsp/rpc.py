@@ -57,6 +57,7 @@ from tiller.model.models import thinking_problem
 from tiller.protocol import State, Thinking, Todo, TrailItem
 from tiller.runtime import Runtime
 from tiller.workspace.edit_history import EditHistory
+from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
 from tiller.workspace.tools.base import Preview
 
 log = logging.getLogger(__name__)
@@ -194,14 +195,31 @@ class RpcApprover:
         return isinstance(answer, dict) and answer.get("continue") is True
 
 
-def workspace_root(params: types.InitializeParams) -> Path:
-    if params.workspace_folders:
-        path = to_fs_path(params.workspace_folders[0].uri)
-    elif params.root_uri:
-        path = to_fs_path(params.root_uri)
-    else:
-        path = params.root_path
-    return Path(path or os.getcwd()).resolve()
+def workspace_roots(params: types.InitializeParams) -> WorkspaceRoots:
+    """Every folder of ``workspaceFolders`` (the first is the primary root), else ``rootUri``,
+    ``rootPath``, the current directory."""
+    folders = [
+        (Path(path).resolve(), folder.name or None)
+        for folder in params.workspace_folders or ()
+        if (path := to_fs_path(folder.uri))
+    ]
+    if folders:
+        return WorkspaceRoots.named(folders)
+    path = to_fs_path(params.root_uri) if params.root_uri else params.root_path
+    return WorkspaceRoots.of(Path(path or os.getcwd()).resolve())
+
+
+def folders_changed(ls: TillerServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    """``workspace/didChangeWorkspaceFolders``: the current session's roots follow from its
+    next turn (the primary folder stays: its settings are the session's)."""
+    added = [
+        WorkspaceFolder.of(Path(path).resolve(), f.name or None)
+        for f in params.event.added
+        if (path := to_fs_path(f.uri))
+    ]
+    removed = [Path(path) for f in params.event.removed if (path := to_fs_path(f.uri))]
+    session = ls.live_session()
+    ls.live_sessions().change_roots(session, session.roots.changed(added, removed))
 
 
 # --- handlers: one per client request, (server, params) -> the answer -----------------------
@@ -337,7 +355,7 @@ async def session_new(ls: TillerServer, params: p.NoParams) -> p.StateWire:
 
 async def session_resume(ls: TillerServer, params: p.SessionResumeParams) -> p.StateWire:
     current = ls.live_session()
-    resumed = ls.live_sessions().resume(params.session_id, current.workspace, seat_of(current))
+    resumed = ls.live_sessions().resume(params.session_id, current.roots, seat_of(current))
     return await _switch(ls, resumed)
 
 
@@ -461,7 +479,7 @@ def initialize(ls: TillerServer, params: types.InitializeParams) -> None:
     seat = Seat(RpcSink(ls), RpcApprover(ls, config))
     if diagnostics_offered(params.capabilities):
         seat = replace(seat, diagnostics=RpcDiagnostics(ls.protocol))
-    ls.session = ls.sessions.create(workspace_root(params), seat)
+    ls.session = ls.sessions.create(workspace_roots(params), seat)
 
 
 def initialized(ls: TillerServer, params: Any) -> None:
@@ -486,6 +504,7 @@ def build_server() -> TillerServer:
     server.feature(types.INITIALIZE)(initialize)
     server.feature(types.INITIALIZED)(initialized)
     server.feature(types.SHUTDOWN)(shutdown)
+    server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(folders_changed)
     for method, (params_type, handler) in HANDLERS.items():
         serve(server, method, params_type, handler)
     return server

@@ -13,6 +13,7 @@ from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
 from tiller.model.usage import Usage
 from tiller.protocol import Todo
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tools.confined import Root
 from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.sandbox import ShellPolicy
@@ -197,9 +198,9 @@ class _Detached:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a tool may touch: the workspace root, the session's read ledger and its state."""
+    """What a tool may touch: the workspace roots, the session's read ledger and its state."""
 
-    workspace: Path
+    roots: WorkspaceRoots
     reads: ReadLedger
     controls: SessionControls = field(default_factory=_Detached)
     # How commands run (sandbox backend, scrubbed env): fixed at server start.
@@ -216,36 +217,20 @@ class ToolContext:
     call_id: str | None = None
 
     @property
-    def root(self) -> Root:
-        """The workspace root the file tools open files beneath (by descriptor)."""
-        return Root.of(self.workspace)
+    def workspace(self) -> Path:
+        """The primary root: where commands run and relative paths resolve."""
+        return self.roots.primary
 
-    def resolve(self, raw: str) -> Path:
-        """A path inside the workspace (symlinks resolved), or ToolInputError.
+    def root_for(self, raw: str) -> Root:
+        """The root the file tools open ``raw`` beneath (by descriptor); ToolInputError when
+        ``raw`` is outside every root or ambiguous (``workspace/roots.py``)."""
+        return self.roots.root_for(raw)
 
-        A check by path name, racy by nature: file tools open files with ``root.locate``.
-        """
-        if not raw or "\x00" in raw:
-            raise ToolInputError("path must be a non-empty string")
-        root = self.workspace.resolve()
-        candidate = Path(raw)
-        if not candidate.is_absolute():
-            candidate = root / candidate
-        resolved = Path(os.path.realpath(candidate))
-        if resolved != root and root not in resolved.parents:
-            raise ToolInputError(
-                f"path {raw!r} is outside the workspace {root}; use a path inside it"
-            )
-        return resolved
-
-    def shown(self, path: Path) -> str:
-        """A path as the model should see it: relative to the workspace root."""
-        root = self.workspace.resolve()
-        try:
-            rel = path.relative_to(root)
-        except ValueError:
-            return str(path)
-        return str(rel) if str(rel) != "." else "."
+    def roots_to_search(self, raw: str | None) -> tuple[tuple[Root, str], ...]:
+        """Where a search of ``raw`` looks: the root it names, or (no path) every root."""
+        if raw:
+            return ((self.root_for(raw), raw),)
+        return tuple((root, ".") for root in self.roots.every_root())
 
 
 @dataclass(frozen=True)

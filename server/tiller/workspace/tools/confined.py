@@ -60,6 +60,27 @@ class Changed(ToolInputError):
 
 
 @dataclass(frozen=True)
+class Label:
+    """How paths beneath one root are shown to the model (see ``workspace/roots.py``).
+
+    One root: relative to it. Several: ``prefix`` in front (the folder's name and a slash, or
+    its absolute path and a slash), or, for the primary root, ``./`` in front of a path whose
+    first component is in ``escape`` (a folder name: without it the path would name that
+    folder)."""
+
+    prefix: str = ""
+    escape: frozenset[str] = frozenset()
+
+    def of(self, parts: tuple[str, ...]) -> str:
+        body = "/".join(parts)
+        if self.prefix:
+            return f"{self.prefix}{body}".rstrip("/") or "/"
+        if parts and parts[0] in self.escape:
+            return f"./{body}"
+        return body or "."
+
+
+@dataclass(frozen=True)
 class Spot:
     """A name inside a directory of the workspace, resolved beneath the root.
 
@@ -72,11 +93,13 @@ class Spot:
     dir_fd: int
     name: str
     parts: tuple[str, ...]
+    label: Label = Label()
 
     @property
     def shown(self) -> str:
-        """The path as the model sees it: relative to the workspace root."""
-        return "/".join(self.parts) or "."
+        """The path as the model sees it: relative to the root (folder-qualified when the
+        workspace has several roots)."""
+        return self.label.of(self.parts)
 
     def lstat(self) -> os.stat_result | None:
         """The name's own status (links not followed), or None when it does not exist."""
@@ -92,6 +115,8 @@ class Root:
 
     path: Path  # the root with every symlink resolved
     given: Path  # the root as configured, for absolute paths spelled that way
+    label: Label = Label()  # how paths beneath it are shown
+    strip: str | None = None  # the folder name a relative path starts with (then dropped)
 
     @staticmethod
     def of(workspace: Path) -> Root:
@@ -101,12 +126,17 @@ class Root:
         """The absolute path of ``parts`` (as the session's read ledger keys files)."""
         return self.path.joinpath(*parts)
 
+    def show(self, relative: str) -> str:
+        """A path relative to the root (``a/b``) as the model sees it."""
+        return self.label.of(tuple(p for p in relative.split("/") if p))
+
     def parts_of(self, raw: str) -> list[str]:
         """The components of ``raw`` relative to the root (``..`` kept), or an error."""
         if "\x00" in raw:
             raise ToolInputError("path contains a NUL byte; give a file path without one")
         if not os.path.isabs(raw):
-            return raw.split("/")
+            parts = raw.split("/")
+            return parts[1:] if self.strip is not None and parts[0] == self.strip else parts
         inside = self._relative_of(raw)
         if inside is None:
             raise Outside(
@@ -182,14 +212,14 @@ class _Walk:
                 if st is not None and stat.S_ISLNK(st.st_mode):
                     pending.extendleft(reversed(self._follow(here, part)))
                     continue
-                return Spot(here, part, (*self.names, part))
+                return Spot(here, part, (*self.names, part), self.root.label)
             fd = self._enter(here, part, make_parents)
             if fd is None:  # a symbolic link: its target replaces it
                 pending.extendleft(reversed(self._follow(here, part)))
                 continue
             self.fds.append(fd)
             self.names.append(part)
-        return Spot(self.fds[-1], ".", tuple(self.names))
+        return Spot(self.fds[-1], ".", tuple(self.names), self.root.label)
 
     def _enter(self, here: int, part: str, make: bool) -> int | None:
         """The directory ``part`` of ``here`` opened, or None when it is a symbolic link."""
@@ -240,7 +270,7 @@ class _Walk:
         return inside
 
     def _shown(self, part: str) -> str:
-        return "/".join((*self.names, part))
+        return self.root.label.of((*self.names, part))
 
 
 def _lstat(dir_fd: int, name: str) -> os.stat_result | None:

@@ -199,8 +199,8 @@ def _editor_target(
     a missing directory to create), so the answer is the very same as without an editor.
     The editor opens the path by name afterwards (see docs/acp.md on what that leaves open).
     """
-    root = ctx.root
     try:
+        root = ctx.root_for(raw)
         with root.locate(raw) as spot:
             if spot.name == ".":
                 return None
@@ -338,7 +338,7 @@ class ReadFile:
     def _read(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         offset: int | None = tool_input.get("offset")
         limit: int | None = tool_input.get("limit")
-        root = ctx.root
+        root = ctx.root_for(tool_input["path"])
         with root.locate(tool_input["path"]) as spot:
             if _is_dir(spot.lstat()):
                 raise ToolInputError(
@@ -456,7 +456,7 @@ def _preview_text(ctx: ToolContext, raw: object) -> tuple[str, str | None]:
     if not isinstance(raw, str):
         return "", ""
     try:
-        with ctx.root.locate(raw) as spot:
+        with ctx.root_for(raw).locate(raw) as spot:
             if spot.lstat() is None:
                 return spot.shown, ""
             with open_regular(spot) as (fd, st):
@@ -574,7 +574,7 @@ class WriteFile:
         raw: str = tool_input["path"]
         content: str = tool_input["content"]
         data = _encode(content, "content")
-        root = ctx.root
+        root = ctx.root_for(raw)
         try:
             with root.locate(raw) as spot:
                 return self._write(ctx, root, spot, content, data)
@@ -738,7 +738,7 @@ class EditFile:
         old: str = tool_input["old_string"]
         new: str = tool_input["new_string"]
         replace_all: bool = tool_input.get("replace_all", False)
-        root = ctx.root
+        root = ctx.root_for(tool_input["path"])
         with root.locate(tool_input["path"]) as spot:
             if spot.lstat() is None:
                 raise ToolInputError(
@@ -992,8 +992,35 @@ class ListFiles:
     def _run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         pattern: str | None = tool_input.get("pattern")
         glob = GlobFilter.of(pattern) if pattern is not None else None
-        root = ctx.root
-        with root.locate(tool_input.get("path") or ".") as spot:
+        found = BoundedLines(self.max_entries)
+        cut_short = False
+        where: list[str] = []
+        for root, raw in ctx.roots_to_search(tool_input.get("path")):
+            shown, cut = self._list(root, raw, glob, found)
+            where.append(shown)
+            cut_short = cut_short or cut
+            if found.full:
+                break
+        if not found.lines:
+            what = f"matching {pattern!r} " if pattern is not None else ""
+            return ToolResult(f"No files {what}under {' or '.join(where)}")
+        notes: list[str] = []
+        if found.full:
+            notes.append(
+                f"… [truncated: showing the first {len(found.lines)} paths; narrow the path "
+                "or pattern]"
+            )
+        if cut_short:
+            notes.append(
+                f"… [stopped after scanning {self.max_scanned} entries; list a subdirectory]"
+            )
+        return ToolResult(cap_output("\n".join([*found.lines, *notes])))
+
+    def _list(
+        self, root: Root, raw: str, glob: GlobFilter | None, found: BoundedLines
+    ) -> tuple[str, bool]:
+        """Add the files under ``raw`` in ``root``; where that was, and whether cut short."""
+        with root.locate(raw) as spot:
             st = spot.lstat()
             if st is None:
                 raise ToolInputError(f"{spot.shown} does not exist")
@@ -1002,25 +1029,11 @@ class ListFiles:
             start_fd = open_dir_at(spot.dir_fd, spot.name, spot.shown)
             try:
                 walk = WorkspaceWalk(root, start_fd, spot.parts, self.max_scanned)
-                found = BoundedLines(self.max_entries)
                 for entry in walk:
                     if glob is not None and not glob.matches(entry.below):
                         continue
-                    if not found.add(entry.relative):
+                    if not found.add(root.show(entry.relative)):
                         break
             finally:
                 os.close(start_fd)
-        if not found.lines:
-            what = f"matching {pattern!r} " if pattern is not None else ""
-            return ToolResult(f"No files {what}under {spot.shown}")
-        notes: list[str] = []
-        if found.full:
-            notes.append(
-                f"… [truncated: showing the first {len(found.lines)} paths; narrow the path "
-                "or pattern]"
-            )
-        if walk.cut_short:
-            notes.append(
-                f"… [stopped after scanning {self.max_scanned} entries; list a subdirectory]"
-            )
-        return ToolResult(cap_output("\n".join([*found.lines, *notes])))
+        return spot.shown, walk.cut_short

@@ -25,7 +25,7 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -175,9 +175,12 @@ class Isolated:
 
 @dataclass(frozen=True)
 class Confined:
-    """Run inside the sandbox; ``writable`` makes the workspace (and nothing else) writable."""
+    """Run inside the sandbox; ``writable`` makes the workspace (and nothing else) writable.
+    ``also``: the workspace's other roots, bound like it (``/tmp`` and ``/run`` are empty in
+    the sandbox: a root there would be missing otherwise)."""
 
     writable: bool
+    also: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -231,15 +234,19 @@ def shell_policy(setting: SandboxSetting, scrub_env: Iterable[str] = ()) -> Shel
     return ShellPolicy(setting, choose_backend(setting), tool_env(rules))
 
 
-def confine(argv: list[str], workspace: Path, writable: bool) -> list[str]:
-    """``argv`` wrapped in bwrap, run from ``workspace`` (bound read-only unless writable)."""
+def confine(
+    argv: list[str], workspace: Path, writable: bool, also: Sequence[Path] = ()
+) -> list[str]:
+    """``argv`` wrapped in bwrap, run from ``workspace``; it and the other roots ``also`` are
+    bound read-only unless writable (nothing else is ever writable)."""
     bwrap = shutil.which("bwrap") or "bwrap"
     hardening = sandbox_hardening()
     if hardening is None:  # callers confine only where the probe found bwrap working
         hardening = HARDENED
     root = str(workspace)
     bind = "--bind" if writable else "--ro-bind"
-    return [*_bwrap_base(bwrap, hardening), bind, root, root, "--chdir", root, "--", *argv]
+    binds = [arg for path in (workspace, *also) for arg in (bind, str(path), str(path))]
+    return [*_bwrap_base(bwrap, hardening), *binds, "--chdir", root, "--", *argv]
 
 
 def isolate(argv: list[str], cwd: Path) -> list[str]:

@@ -13,6 +13,7 @@ from tiller.jsontypes import JSON
 from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult, cap_output
 from tiller.workspace.tools.confined import (
     OPEN_READ,
+    Root,
     Spot,
     open_dir_at,
     open_regular,
@@ -150,15 +151,36 @@ class Grep:
         glob = GlobFilter.of(raw_glob) if raw_glob is not None else None
         hits = BoundedLines(self.max_matches)
         skipped = _Skipped()
-        root = ctx.root
-        with root.locate(tool_input.get("path") or ".") as spot:
+        where: list[str] = []
+        cut_short = False
+        for root, raw in ctx.roots_to_search(tool_input.get("path")):
+            shown, cut = self._search_under(root, raw, regex, glob, hits, skipped)
+            where.append(shown)
+            cut_short = cut_short or cut
+            if hits.full:
+                break
+        return self._answer(
+            hits, pattern, " or ".join(where), raw_glob, cut_short, skipped.hard_links
+        )
+
+    def _search_under(
+        self,
+        root: Root,
+        raw: str,
+        regex: re.Pattern[str],
+        glob: GlobFilter | None,
+        hits: BoundedLines,
+        skipped: _Skipped,
+    ) -> tuple[str, bool]:
+        """Search the file or directory ``raw`` of ``root``: where that was, and whether the
+        walk was cut short."""
+        with root.locate(raw) as spot:
             st = spot.lstat()
             if st is None:
                 raise ToolInputError(f"{spot.shown} does not exist")
-            where = spot.shown
             if not stat.S_ISDIR(st.st_mode):
-                self._search(regex, where, self._one_file(spot.shown, spot), hits)
-                return self._answer(hits, pattern, where, raw_glob, cut_short=False, skipped=0)
+                self._search(regex, spot.shown, self._one_file(spot.shown, spot), hits)
+                return spot.shown, False
             start_fd = open_dir_at(spot.dir_fd, spot.name, spot.shown)
             try:
                 walk = WorkspaceWalk(root, start_fd, spot.parts, self.max_scanned)
@@ -166,11 +188,13 @@ class Grep:
                     if glob is not None and not glob.matches(entry.below):
                         continue
                     text = _text_at(entry, skipped)
-                    if text is not None and self._search(regex, entry.relative, text, hits):
+                    if text is not None and self._search(
+                        regex, root.show(entry.relative), text, hits
+                    ):
                         break
             finally:
                 os.close(start_fd)
-        return self._answer(hits, pattern, where, raw_glob, walk.cut_short, skipped.hard_links)
+        return spot.shown, walk.cut_short
 
     def _one_file(self, shown: str, spot: Spot) -> str:
         with open_regular(spot) as (fd, st):

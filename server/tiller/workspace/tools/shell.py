@@ -22,7 +22,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tiller.errors import ToolInputError
@@ -182,10 +182,10 @@ def command_argv(command: str, cwd: Path, confinement: Confinement, status_fd: i
     supervisor (reporting on ``status_fd``) unless the sandbox itself ends its processes."""
     argv = ["bash", "-c", command]
     match confinement:
-        case Confined(writable=writable):
+        case Confined(writable=writable, also=also):
             # bwrap's own PID namespace and --die-with-parent end every process of the command
             # with it and with the server: no supervisor (it costs a Python start).
-            return confine(argv, cwd, writable)
+            return confine(argv, cwd, writable, also)
         case Isolated():
             # A supervisor inside the namespace (its parent is bwrap's init, pid 1) counts and
             # stops what the command leaves behind; one outside, a subreaper with the server's
@@ -388,6 +388,8 @@ class Bash:
             return ToolResult(exc.message, is_error=True)
         cwd = ctx.workspace.resolve()
         confinement = ctx.shell.confinement(asked=not ctx.sandboxed)
+        if isinstance(confinement, Confined):  # every root is bound, like the primary one
+            confinement = replace(confinement, also=tuple(f.real for f in ctx.roots.folders[1:]))
         run: CommandRun | None = None
         if (
             ctx.terminal is not None
