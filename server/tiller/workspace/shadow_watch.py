@@ -10,7 +10,10 @@ existed (before the server started) are the full scan's to find: a watch is only
 the scan that began after it was set up.
 
 Where the kernel cannot tell (not Linux, a network or FUSE file system, where another machine
-may write) there is no watch and every snapshot scans.
+may write) there is no watch and every snapshot scans. Out of inotify instances or watches
+(``max_user_instances``, ``max_user_watches``), likewise. What inotify never reports: a write
+made only through a shared memory map, and a change to the user's global git excludes file;
+the next full scan (a new server, or anything above) sees those.
 
 Everything here is blocking: callers run it in a worker thread.
 """
