@@ -1,39 +1,137 @@
 #!/usr/bin/env bash
-# Set up everything and run every test: lint, types, Python unit + end-to-end tests.
-# Each phase prints its duration, and a summary of them all comes last.
+# Set up everything and run every test: lint, types, Python unit + end-to-end tests, and the
+# VS Code extension's tests. Each phase prints its duration, and a summary of them all comes last.
+#
+# The extension's phase (npm ci, build, then code-server and Chromium) runs in the background
+# from after the Python setup on, beside the node tools' and MCP servers' setup, ruff, mypy and
+# pytest: it waits on the disk, the browser and the servers more than it computes. mypy runs
+# beside pytest. A phase in the background writes its output to a file, printed whole when it
+# ends, so nothing interleaves. A failing phase does not stop the others: the run fails at the end,
+# naming every phase that failed. A setup failing stops the run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TIMES=()
-phase() {  # phase NAME COMMAND...: run it, print and remember how long it took
-  local name=$1 started=$SECONDS
+FAILED=()
+SCRATCH=$(mktemp -d)
+# CPU seconds (user + sys) of the processes this shell has waited for so far (the `times`
+# builtin; redirected, not piped: a pipeline's subshell has children of its own). With the wall
+# time it tells work from waiting, and what a phase costs the machine beside the others.
+# Sets CPU_NOW (in this shell: `times` in a $(...) subshell would see that subshell's children).
+CPU_NOW=0
+cpu_now() {
+  times >"$SCRATCH/times"
+  CPU_NOW=$(cpu_of "$SCRATCH/times")
+}
+cpu_of() {  # the children's user + sys in a file `times` wrote, in whole seconds
+  awk 'function s(t, p) { split(t, p, /[ms]/); return p[1] * 60 + p[2] } NR == 2 { printf "%.0f", s($1) + s($2) }' "$1"
+}
+CPU_TOTAL=0
+remember() {  # remember NAME SECONDS CPU STATUS [NOTE]
+  local mark=""
+  CPU_TOTAL=$((CPU_TOTAL + $3))
+  [ "$4" -eq 0 ] || { mark="  FAILED (exit $4)"; FAILED+=("$1"); }
+  TIMES+=("$(printf '%-52s %5d s wall %5d s CPU%s%s' "$1" "$2" "$3" "${5:-}" "$mark")")
+}
+setup() {  # setup NAME COMMAND...: a phase the rest needs (stops the run when it fails)
+  local name=$1 started=$SECONDS cpu
   shift
   echo "== $name"
+  cpu_now
+  cpu=$CPU_NOW
   "$@"
-  local took=$((SECONDS - started))
-  echo "== $name: ${took} s"
-  TIMES+=("$(printf '%-44s %5d s' "$name" "$took")")
+  cpu_now
+  cpu=$((CPU_NOW - cpu))
+  echo "== $name: $((SECONDS - started)) s (CPU ${cpu} s)"
+  remember "$name" $((SECONDS - started)) "$cpu" 0
 }
-summary() {
-  echo "== phase times (total ${SECONDS} s)"
-  printf '  %s\n' "${TIMES[@]}"
+phase() {  # phase NAME COMMAND...: run it, print and remember how long it took and how it ended
+  local name=$1 started=$SECONDS status=0 cpu
+  shift
+  echo "== $name"
+  cpu_now
+  cpu=$CPU_NOW
+  "$@" || status=$?
+  cpu_now
+  cpu=$((CPU_NOW - cpu))
+  echo "== $name: $((SECONDS - started)) s (CPU ${cpu} s)$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+  remember "$name" $((SECONDS - started)) "$cpu" "$status"
 }
-trap summary EXIT
 
+# Phases that run beside the others: each in a session of its own (so that an interrupted run
+# can stop all of it), its output in a file, its duration, exit status and CPU time in three more.
+BESIDE_NAMES=() BESIDE_PIDS=() BESIDE_DIRS=()
+beside() {  # beside NAME COMMAND...: start it in the background
+  local name=$1 dir
+  shift
+  dir=$(mktemp -d)
+  echo "== $name: started beside the next phases (its output follows when it ends)"
+  setsid bash -c 'started=$SECONDS; status=0; "$@" || status=$?; echo $((SECONDS - started)) >"$0/seconds"; echo "$status" >"$0/status"; times >"$0/times"' \
+    "$dir" "$@" >"$dir/output" 2>&1 </dev/null &
+  BESIDE_NAMES+=("$name") BESIDE_PIDS+=($!) BESIDE_DIRS+=("$dir")
+}
+join_beside() {  # wait for each in turn, print its output whole, remember its time
+  local i name dir status seconds cpu waited
+  for i in "${!BESIDE_PIDS[@]}"; do
+    name=${BESIDE_NAMES[$i]} dir=${BESIDE_DIRS[$i]} waited=$SECONDS
+    wait "${BESIDE_PIDS[$i]}" || true
+    unset "BESIDE_PIDS[$i]"
+    seconds=$(cat "$dir/seconds" 2>/dev/null || echo 0)
+    status=$(cat "$dir/status" 2>/dev/null || echo 1)
+    cpu=$(cpu_of "$dir/times" 2>/dev/null || echo 0)
+    echo "== $name (ran beside the phases above; the run waited $((SECONDS - waited)) s more for it)"
+    cat "$dir/output"
+    echo "== $name: ${seconds} s (CPU ${cpu:-0} s)$([ "$status" -eq 0 ] || echo ", FAILED (exit $status)")"
+    remember "$name" "$seconds" "${cpu:-0}" "$status" "  (in the background)"
+  done
+}
+finish() {
+  local i
+  for i in "${!BESIDE_PIDS[@]}"; do  # interrupted, or a setup failed meanwhile: stop it, show what it said
+    kill -TERM -- "-${BESIDE_PIDS[$i]}" 2>/dev/null || true
+    wait "${BESIDE_PIDS[$i]}" 2>/dev/null || true
+    echo "== ${BESIDE_NAMES[$i]}: stopped; its output so far:"
+    cat "${BESIDE_DIRS[$i]}/output" 2>/dev/null || true
+  done
+  [ "${#BESIDE_DIRS[@]}" -eq 0 ] || rm -rf "${BESIDE_DIRS[@]}"
+  echo "== phase times (total ${SECONDS} s wall, ${CPU_TOTAL} s CPU; the phases in the background overlapped those after their start)"
+  printf '  %s\n' "${TIMES[@]}"
+  rm -rf "$SCRATCH"
+  echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min; $(nproc) cores)"
+}
+trap finish EXIT
+
+# Phases of two checks: both run, and either failing fails the phase (set -e does not apply in a
+# function called as `lint || ...`, and a phase in the background runs it in a bash of its own:
+# hence the explicit statuses and the export).
 lint() {
-  uv run --frozen ruff check
-  uv run --frozen ruff format --check
+  local status=0
+  uv run --frozen ruff check || status=1
+  uv run --frozen ruff format --check || status=1
+  return "$status"
 }
 types() {
-  uv run --frozen mypy
-  uv run --frozen python -m tiller.protocol_ts --check vscode-extension/src/protocol.ts  # generated from protocol.py: no drift
+  local status=0
+  uv run --frozen mypy || status=1
+  uv run --frozen python -m tiller.protocol_ts --check vscode-extension/src/protocol.ts || status=1  # generated from protocol.py: no drift
+  return "$status"
 }
+export -f lint types
 
-phase "setup: system packages" scripts/setup-system.sh
-phase "setup: python" scripts/setup-python.sh
-phase "setup: node test tools" scripts/setup-node-tests.sh
-phase "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
+setup "setup: system packages" scripts/setup-system.sh
+setup "setup: python" scripts/setup-python.sh
+# From here on the extension needs nothing the other phases make (its e2e tests need .venv):
+# its npm ci and build overlap the node tools' npm ci, which waits on the disk and network.
+beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
+setup "setup: node test tools" scripts/setup-node-tests.sh
+setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
 phase "ruff" lint
-phase "mypy (strict) + protocol.ts" types
+# mypy reads the sources only: pytest need not wait for it.
+beside "mypy (strict) + protocol.ts" types
 phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last
-phase "VS Code extension: unit + end-to-end in code-server" vscode-extension/scripts/test.sh
+join_beside
+
+if [ "${#FAILED[@]}" -gt 0 ]; then
+  echo "== FAILED: ${FAILED[*]}"
+  exit 1
+fi

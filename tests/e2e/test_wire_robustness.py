@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
-from harness import server_env
+from harness import FORK, SERVER_COMMAND, server_env
+from warm import fork_server
 
 JSON = dict[str, Any]
 
@@ -117,17 +117,24 @@ class RawServer:
         assert "sessionId" in answer["result"], answer
 
 
-@pytest_asyncio.fixture
-async def raw(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> AsyncIterator[RawServer]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tiller",
+async def start_raw(env: dict[str, str]) -> asyncio.subprocess.Process:
+    """A server with its stdio as pipes: forked from the suite's warm template as the harness's
+    servers are (the same stdin, stdout and stderr a spawned one reads and writes, without
+    paying the imports again per test), or spawned with ``TILLER_TEST_FORK=0``."""
+    if FORK:
+        return cast(asyncio.subprocess.Process, await fork_server(env))
+    return await asyncio.create_subprocess_exec(
+        *SERVER_COMMAND,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=server_env(tmp_path / "data"),
+        env=env,
     )
+
+
+@pytest_asyncio.fixture
+async def raw(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> AsyncIterator[RawServer]:
+    process = await start_raw(server_env(tmp_path / "data"))
     server = RawServer(process)
     reader = asyncio.create_task(server.read_loop())
     uri = workspace.as_uri()

@@ -15,6 +15,50 @@ as_root() {
 
 log() { printf '\n== %s\n' "$*"; }
 
+# npm packages, when the lock changed since the last install (npm ci always starts from scratch).
+install_npm_packages() {
+  if ! cmp -s "$EXT_DIR/package-lock.json" "$EXT_DIR/node_modules/.installed-lock.json" 2>/dev/null; then
+    log "npm packages"
+    (cd "$EXT_DIR" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock.json)
+  fi
+}
+
+# code-server for the e2e tests. Its install builds native modules (minutes of CPU), and depends
+# on nothing in this checkout but the pinned version: it is installed once per user and version
+# in CODE_SERVER_STORE, and each checkout's .e2e-cache/code-server links to it (a folder there is
+# used as it is: the engineers' worktrees link their own).
+CODE_SERVER_STORE="${XDG_CACHE_HOME:-$HOME/.cache}/tiller/code-server-$CODE_SERVER_VERSION"
+code_server_version() { "$1/node_modules/.bin/code-server" --version 2>/dev/null | head -n1 | cut -d' ' -f1; }
+install_code_server() {
+  [ "$(code_server_version "$CODE_SERVER_PREFIX")" = "$CODE_SERVER_VERSION" ] && return 0
+  if [ "$(code_server_version "$CODE_SERVER_STORE")" != "$CODE_SERVER_VERSION" ]; then
+    log "code-server $CODE_SERVER_VERSION (for the e2e tests), into $CODE_SERVER_STORE"
+    # @vscode/ripgrep downloads rg from GitHub in its postinstall; feed its cache from Debian's rg.
+    local rg_cache staging
+    rg_cache="$(node -p 'require("os").tmpdir()')/vscode-ripgrep-cache-1.15.11"
+    mkdir -p "$rg_cache"
+    staging="$(mktemp -d)"
+    cp /usr/bin/rg "$staging/rg"
+    tar -czf "$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$staging" rg
+    rm -rf "$staging"
+    # Installed beside the store and renamed into it: two checkouts installing at once never
+    # see half an install.
+    mkdir -p "$(dirname "$CODE_SERVER_STORE")"
+    rm -rf "$CODE_SERVER_STORE"  # another version's, or a broken one
+    staging="$(mktemp -d "$CODE_SERVER_STORE.XXXXXX")"
+    # code-server builds native modules in nested npm installs: they need their install scripts.
+    (cd "$staging" && npm_config_unsafe_perm=true npm_config_yes=true npm_config_dangerously_allow_all_scripts=true \
+      npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION" </dev/null)
+    "$staging/node_modules/.bin/code-server" --version | head -n1
+    if ! mv -T "$staging" "$CODE_SERVER_STORE" 2>/dev/null; then
+      rm -rf "$staging"  # another checkout finished first
+    fi
+  fi
+  mkdir -p "$CACHE_DIR"
+  rm -rf "$CODE_SERVER_PREFIX"
+  ln -s "$CODE_SERVER_STORE" "$CODE_SERVER_PREFIX"
+}
+
 # Builds the server wheel (bundled in the VSIX), the bundles and the VSIX.
 build_all() {
   log "server wheel"

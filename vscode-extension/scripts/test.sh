@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Unit tests (pure modules) and end-to-end tests (code-server + Chromium + the real server
 # against the fake Messages API). Screenshots land in .e2e-artifacts/. Exits non-zero on failure.
-# Run setup.sh once first (it installs code-server and builds); this rebuilds before testing.
+# Installs what is missing (npm packages, code-server: see common.sh), builds, then tests; the
+# Debian packages and .venv are setup.sh's (or the repository's scripts/test.sh's).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 cd "$EXT_DIR"
 
-[ -x "$CODE_SERVER" ] && [ -d node_modules ] || "$EXT_DIR/scripts/setup.sh"
+install_npm_packages
+install_code_server
 build_all
 rm -rf out .e2e-artifacts
 node esbuild.mjs --tests

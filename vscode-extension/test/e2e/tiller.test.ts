@@ -92,7 +92,11 @@ test("the status bar follows a mode cycle", { timeout: 60_000 }, async () => {
     await screenshot(page, "mode-accept-edits");
     await statusItem(page).click();
     await waitFor("plan mode", async () => ((await status(page)).startsWith("plan") || (await status(page)).includes(" plan ·") ? true : undefined), 10_000);
-    assert.equal(await chatFrame(page).locator("#mode").getAttribute("data-mode"), "plan");
+    // The chat hears of the mode after the status bar (another message, to the webview): wait
+    // for it to follow (read at once, it failed a run under load with 'acceptEdits').
+    const chatMode = async (): Promise<string | null> => chatFrame(page).locator("#mode").getAttribute("data-mode");
+    await waitFor("the chat's mode to follow", async () => ((await chatMode()) === "plan" ? true : undefined), 10_000);
+    assert.equal(await chatMode(), "plan");
   });
 });
 
