@@ -91,12 +91,15 @@ class RootsShadow:
     workspace: Path  # the primary root as given: its sessions' checkpoint rows are these
 
     @staticmethod
-    def open(data_dir: Path, roots: WorkspaceRoots) -> RootsShadow:
+    def open(data_dir: Path, roots: WorkspaceRoots, watch: bool = False) -> RootsShadow:
         primary = roots.folders[0].real
         repos = {
             str(f.real): ShownRepo(
                 ShadowRepo(
-                    shadow_dir_of_root(data_dir, primary, f.real), f.real, private=(data_dir,)
+                    shadow_dir_of_root(data_dir, primary, f.real),
+                    f.real,
+                    private=(data_dir,),
+                    watch=watch,
                 ),
                 roots.label(f),
             )
@@ -119,12 +122,14 @@ class RootsShadow:
 
     def snapshot(self, message: str) -> Snapshot:
         commits: dict[str, str] = {}
+        trees: dict[str, str] = {}
         skipped: list[str] = []
         for key, shown in self.repos.items():
             snap = shown.repo.snapshot(message)
             commits[key] = snap.commit
+            trees[key] = snap.tree
             skipped += [shown.label.of(tuple(p.split("/"))) for p in snap.skipped]
-        return Snapshot(encode(commits), tuple(skipped))
+        return Snapshot(encode(commits), tuple(skipped), encode(trees))
 
     def changes(self, now: str, then: str) -> Changes:
         a, b = self._at(decode(now)), self._at(decode(then))

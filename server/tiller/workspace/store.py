@@ -482,6 +482,13 @@ class CheckpointTable:
             ),
         )  # fmt: skip
 
+    def retake(self, session_id: str, turn_id: str, before: str, skipped: Sequence[str]) -> None:
+        """The turn's workspace as its first write found it (newer than as it started)."""
+        self.db.execute(
+            "UPDATE checkpoints SET before_commit=?, skipped=? WHERE session_id=? AND turn_id=?",
+            (before, json.dumps(list(skipped)), session_id, turn_id),
+        )
+
     def finish(self, session_id: str, turn_id: str, after: str, changed_files: int) -> None:
         self.db.execute(
             "UPDATE checkpoints SET after_commit=?, changed_files=? "
