@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, Final, Literal, NotRequired, TypedDict, TypeVar, cast, get_args
 
+from tiller.jsontypes import INT64_MAX as INT64_MAX  # every number on the wire lies within
+from tiller.jsontypes import INT64_MIN as INT64_MIN
 from tiller.jsontypes import JSON
 
 T = TypeVar("T")
@@ -111,8 +113,6 @@ CUSTOM_METHODS: Final = frozenset(
         CHECKPOINT, DIAGNOSTICS,
     }
 )  # fmt: skip
-
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # every number on the wire lies within
 
 
 MODE_WORDS: Final[dict[Mode, str]] = {

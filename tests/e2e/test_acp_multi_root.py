@@ -51,3 +51,37 @@ async def test_additional_directories_are_roots_of_the_acp_session(
     assert read.locations[0].path == str(api_root / "server.py")
     system = "".join(b["text"] for b in api.message_requests()[0].body["system"])
     assert f"- api: {api_root}" in system
+
+
+async def test_a_loaded_session_keeps_its_stored_directories_and_list_reports_them(
+    start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 22 item 5: roots were not stored with a session; a session/load without
+    additionalDirectories lost them, and session/list could not report them."""
+    api_root = tmp_path / "api"
+    api_root.mkdir()
+    (api_root / "server.py").write_text("PORT = 8000\n")
+    api.enqueue(
+        {"content": [text("Two folders.")]},
+        {"content": [tool_use("read_file", "toolu_r", path="api/server.py")]},
+        {"content": [text("Read it.")]},
+    )
+    async with start(Editor()) as agent:
+        session = await agent.conn.new_session(
+            cwd=str(workspace), additional_directories=[str(api_root)], mcp_servers=[]
+        )
+        assert await agent.say(session.session_id, "hello") == "end_turn"
+
+    second = Editor(choose=allow_once)
+    async with start(second) as agent:
+        listed = await agent.conn.list_sessions(cwd=str(workspace))
+        assert [s.additional_directories for s in listed.sessions] == [[str(api_root)]]
+        await agent.conn.load_session(
+            cwd=str(workspace), session_id=session.session_id, mcp_servers=[]
+        )
+        assert await agent.say(session.session_id, "read the port") == "end_turn"
+    assert second.statuses("toolu_r")[-1] == "completed"
+    read = second.call("toolu_r")
+    assert read.locations[0].path == str(api_root / "server.py")  # the stored root's file
+    result = api.message_requests()[-1].body["messages"][-1]["content"][0]
+    assert "PORT = 8000" in str(result["content"])

@@ -71,12 +71,34 @@ class Acpx:
 
     async def owner_gone(self) -> None:
         """Until no queue owner holds the agent (its 1 s idle TTL ran out), so the next
-        prompt starts a new agent process, which loads the session."""
-        for _ in range(60):  # each `status` takes a node start; the TTL is 1 s
-            ran = await self.run("--format", "json", "status")
-            if json.loads(ran.out).get("status") != "alive":
+        prompt starts a new agent process, which loads the session. Each owner leaves a lock
+        file naming its pid under ``$HOME/.acpx/queues`` (acpx's queueLockFilePath); waiting
+        on those pids costs nothing, where asking ``acpx status`` started node each time."""
+        queues = Path(self.env["HOME"]) / ".acpx" / "queues"
+        for _ in range(600):
+            if not any(process_alive(pid) for pid in owner_pids(queues)):
                 return
-        raise AssertionError(f"the acpx queue owner never went away: {ran}")
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"the acpx queue owners {owner_pids(queues)} never went away")
+
+
+def owner_pids(queues: Path) -> list[int]:
+    pids: list[int] = []
+    for lock in queues.glob("*.lock"):
+        with contextlib.suppress(OSError, ValueError):
+            record = json.loads(lock.read_text())
+            if isinstance(record, dict) and isinstance(record.get("pid"), int):
+                pids.append(record["pid"])
+    return pids
+
+
+def process_alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for its parent."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.fixture

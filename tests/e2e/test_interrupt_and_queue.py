@@ -14,6 +14,7 @@ from harness import Tiller
 from processes import host_pids, processes_with, sleep_marker
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
+from tiller.workspace.tools.sandbox import bwrap_works
 
 
 def assert_valid_history(api: FakeMessagesAPI) -> None:
@@ -91,6 +92,39 @@ async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_u
     assert bash_result["is_error"] is True
     assert bash_result["content"][0] == {"type": "text", "text": "Interrupted by user"}
     assert bash_result["content"][-1]["text"].endswith("continue")
+
+
+def _is_bwrap(pid: int) -> bool:
+    return Path(f"/proc/{pid}/exe").resolve().name == "bwrap"
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
+async def test_interrupting_a_sandboxed_command_leaves_no_process_behind(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    # The turn ends without waiting for bwrap (SIGKILL to its session: the kernel empties its
+    # PID namespace): every process of the command must still go, the ones that ignore
+    # SIGTERM and the ones that left its session too.
+    tiller: Tiller = await start()
+
+    async def allow(params: dict[str, Any]) -> dict[str, Any]:
+        return {"decision": "allow"}
+
+    tiller.on_confirm = allow
+    marker = sleep_marker(30)
+    command = f"(trap '' TERM; sleep {marker}) & setsid sleep {marker} & sleep {marker}; wait"
+    api.enqueue({"content": [tool_use("bash", "t1", command=command)]})
+    turn = (await tiller.prompt("run it"))["turnId"]
+    # bwrap (its argv holds the command), the shells, the three sleeps.
+    running = await tiller.wait_for(
+        lambda: len(processes_with(marker)) >= 5 and processes_with(marker)
+    )
+    assert any(_is_bwrap(pid) for pid in running)
+    await tiller.request("tiller/interrupt")
+    ended = await tiller.turn_end(turn)
+    assert ended["outcome"] == "interrupted"
+    assert {"name": "bash", "status": "interrupted"} in ended["trail"]
+    await tiller.wait_for(lambda: not processes_with(marker))
 
 
 async def test_interrupt_while_waiting_for_confirmation_cancels_the_request(

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
@@ -126,6 +127,31 @@ async def test_an_ambiguous_path_and_paths_outside_every_root_are_refused(
     assert SECRET not in sent
 
 
+async def test_a_read_only_command_in_another_root_runs_unasked_and_outside_is_asked(
+    start: Any, api: FakeMessagesAPI, workspace: Path, api_root: Path, outside: Path
+) -> None:
+    """Issue 22 item 5: the bash read-only check knew only the primary root, so reading the
+    second root was asked like reading a stranger's folder."""
+    tiller: Tiller = await start(more_folders=[api_root])  # default mode: the rest is asked
+    api.enqueue(
+        {
+            "content": [
+                tool_use("bash", "cat", command=f"cat {api_root}/src/server.py"),
+                tool_use("bash", "grep", command="grep -rn PORT ../api/src"),
+                tool_use("bash", "out", command=f"cat {outside}/secret.txt"),
+            ]
+        },
+        {"content": [text("read")]},
+    )
+    ended = await tiller.run("read the api folder")
+    done = finished(tiller, ended["turnId"])
+    assert done["cat"]["status"] == "ok" and "PORT = 8000" in done["cat"]["output"], done
+    assert done["grep"]["status"] == "ok" and "PORT = 8000" in done["grep"]["output"], done
+    asked = [p["preview"]["command"] for kind, p in tiller.asked if kind == "tiller/confirmTool"]
+    assert asked == [f"cat {outside}/secret.txt"]  # outside every root: asked (and denied)
+    assert done["out"]["status"] != "ok" and SECRET not in done["out"]["output"]
+
+
 @pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
 async def test_a_sandboxed_command_writes_in_every_root_and_nowhere_else(
     start: Any, api: FakeMessagesAPI, workspace: Path, api_root: Path, outside: Path
@@ -233,6 +259,106 @@ async def test_a_rewind_cut_by_kill_9_between_the_roots_is_finished_in_both(
     assert not (primary / "tiller-roots-restore.journal").exists()
     notices = [e["text"] for e in again.events_of("notice", ended["turnId"])]
     assert any("interrupted" in n for n in notices), notices
+
+
+def folders_changed(tiller: Tiller, added: list[Path], removed: list[Path]) -> None:
+    tiller.client.protocol.notify(
+        types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS,
+        types.DidChangeWorkspaceFoldersParams(
+            types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(p.as_uri(), p.name) for p in added],
+                removed=[types.WorkspaceFolder(p.as_uri(), p.name) for p in removed],
+            )
+        ),
+    )
+
+
+def prompt_texts(api: FakeMessagesAPI, index: int) -> list[str]:
+    """The text blocks of the last user message of request ``index``."""
+    content = api.message_requests()[index].body["messages"][-1]["content"]
+    return [b["text"] for b in content if b.get("type") == "text"]
+
+
+async def test_a_resumed_session_gets_its_stored_folders_back_unless_the_client_names_some(
+    start: Any, api: FakeMessagesAPI, workspace: Path, api_root: Path, tmp_path: Path
+) -> None:
+    """Issue 22 item 5: roots were not stored with a session, so a session resumed by a
+    client that names no second folder (``tiller chat --resume`` without ``--add-dir``) lost
+    its second root, and every folder-qualified path the model had learnt."""
+    old = tmp_path / "old"
+    old.mkdir()
+    tiller: Tiller = await start(permissionMode="acceptEdits", more_folders=[api_root, old])
+    api.enqueue({"content": [text("three folders")]})
+    await tiller.run("first")
+    session_id = (await tiller.request("tiller/getState"))["sessionId"]
+    old.rmdir()  # gone by the time the session is resumed
+
+    again: Tiller = await start(permissionMode="acceptEdits")  # names the primary folder only
+    await again.request("tiller/session/resume", {"sessionId": session_id})
+    await again.wait_for(
+        lambda: any(f"gone: old ({old})" in e["text"] for e in again.events_of("notice"))
+    )
+    api.enqueue(
+        {"content": [tool_use("read_file", "r1", path="api/src/server.py")]},
+        {"content": [text("read")]},
+    )
+    ended = await again.run("second")
+    assert "PORT = 8000" in finished(again, ended["turnId"])["r1"]["output"]
+    told = prompt_texts(api, -2)  # the folder that is gone is the one change to tell
+    assert told[0].startswith("The workspace folders changed.") and told[-1] == "second"
+    assert f"- api: {api_root}" in told[0] and "- old:" not in told[0]
+
+    web = tmp_path / "web"
+    web.mkdir()
+    third: Tiller = await start(permissionMode="acceptEdits", more_folders=[web])
+    await third.request("tiller/session/resume", {"sessionId": session_id})
+    api.enqueue(
+        {"content": [tool_use("read_file", "r2", path="api/src/server.py")]},
+        {"content": [text("gone")]},
+    )
+    ended = await third.run("third")
+    assert finished(third, ended["turnId"])["r2"]["status"] == "error"  # api is no root now
+    told = prompt_texts(api, -2)
+    assert told[0].startswith("The workspace folders changed.") and told[-1] == "third"
+    assert f"- web: {web}" in told[0] and "- api:" not in told[0]
+
+
+async def test_a_rewind_over_a_folder_no_longer_in_the_workspace_is_refused_and_changes_nothing(
+    start: Any, api: FakeMessagesAPI, workspace: Path, api_root: Path
+) -> None:
+    seed_two(workspace, api_root)
+    before = (digest(workspace), digest(api_root))
+    tiller: Tiller = await start(permissionMode="acceptEdits", more_folders=[api_root])
+    turn = await two_root_turn(tiller, api)
+    await tiller.request("tiller/checkpoints")  # the closing snapshot is done
+    after = (digest(workspace), digest(api_root))
+    messages = len(api.message_requests()[-1].body["messages"])
+
+    folders_changed(tiller, [], [api_root])
+    await tiller.wait_for(
+        lambda: any("Workspace folders" in e["text"] for e in tiller.events_of("notice"))
+    )
+    for dry_run in (True, False):
+        with pytest.raises(JsonRpcException) as refused:
+            await tiller.request(
+                "tiller/rewind",
+                {"turnId": turn, "files": True, "conversation": True, "dryRun": dry_run},
+            )
+        assert refused.value.code == -32602
+        assert f"the workspace folder {api_root}, which is not in the workspace now" in str(
+            refused.value
+        )
+    assert (digest(workspace), digest(api_root)) == after  # neither root was touched
+    api.enqueue({"content": [text("still here")]})
+    await tiller.run("after the refusal")
+    assert len(api.message_requests()[-1].body["messages"]) == messages + 2  # history kept
+
+    folders_changed(tiller, [api_root], [])  # the folder back: the rewind goes through
+    await tiller.wait_for(
+        lambda: sum("Workspace folders" in e["text"] for e in tiller.events_of("notice")) == 2
+    )
+    await tiller.request("tiller/rewind", {"turnId": turn, "files": True, "conversation": True})
+    assert (digest(workspace), digest(api_root)) == before
 
 
 async def test_a_folder_added_mid_session_reaches_the_model_as_a_message(

@@ -690,3 +690,68 @@ def test_no_repository_at_all_is_read_only(ws: Path) -> None:
 @pytest.mark.parametrize(("key", "value"), PROGRAM_KEYS)
 def test_program_keys_are_not_harmless(key: str, value: str) -> None:
     assert not git_config.key_is_harmless(key.lower(), value)
+
+
+# --- several roots (workspace/roots.py): another root is inside, the rest stays outside -------
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Path:
+    """A second root beside the workspace, with a file and a subfolder."""
+    root = tmp_path / "api"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "x.py").write_text("foo = 1\n")
+    return root
+
+
+def test_a_read_in_another_root_is_read_only_as_in_the_primary(ws: Path, api: Path) -> None:
+    """Issue 22 item 5: reads of the second root were asked while the same reads of the
+    primary root ran unasked (the classifier knew only the primary root)."""
+    commands = [
+        f"cat {api}/src/x.py",
+        f"ls {api}",
+        f"grep -rn foo {api}/src",
+        "cat ../api/src/x.py",  # bash runs in the primary root: ``..`` reaches the sibling
+        f"wc -l {api}/src/*.py",
+        f"cat a.txt {api}/src/x.py | sort",
+    ]
+    for command in commands:
+        assert not is_read_only_command(command, ws), command  # one root: outside
+        assert is_read_only_command(command, ws, [api]), command
+
+
+def test_with_several_roots_a_path_outside_every_root_is_still_outside(
+    ws: Path, api: Path, tmp_path: Path
+) -> None:
+    (api / "out-link").symlink_to(tmp_path / "x")
+    for command in [
+        f"cat {tmp_path}/x",
+        "cat ../x",
+        f"cat {api}/out-link",  # a symlink in the second root pointing out of every root
+        f"ls {api}/..",
+        "cat /etc/hostname",
+        f"sort -o {api}/src/x.py a.txt",  # writing into another root is writing
+    ]:
+        assert not is_read_only_command(command, ws, [api]), command
+
+
+def test_git_in_another_root_is_judged_by_that_roots_repository(ws: Path, api: Path) -> None:
+    git(api, "init", "-q")
+    git(api, "add", "src/x.py")
+    git(api, "commit", "-qm", "init")
+    assert is_read_only_command(f"git -C {api} status", ws, [api])
+    assert not is_read_only_command(f"git -C {api} status", ws)  # its repository is outside
+    git(api, "config", "core.fsmonitor", "touch marker; false")
+    assert not is_read_only_command(f"git -C {api} status", ws, [api])
+
+
+def test_a_git_program_inside_another_root_makes_git_not_read_only(
+    repo: Path, api: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = api / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\ntouch {repo / 'marker'}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    assert not is_read_only_command("git status", repo, [api])
+    assert not (repo / "marker").exists()  # never run to read the repository's config

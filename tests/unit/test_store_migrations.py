@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import STORE_VERSION, SessionStore, StoreTooNew
 
 # The schema as Tiller wrote it before the ladder (user_version 0), before the usage ledger.
@@ -49,3 +50,21 @@ def test_a_store_from_a_newer_tiller_is_refused_with_what_to_do(tmp_path: Path) 
         db.execute(f"PRAGMA user_version = {STORE_VERSION + 1}")
     with pytest.raises(StoreTooNew, match="upgrade Tiller"):
         SessionStore(path)
+
+
+def test_a_store_before_roots_gains_them_and_keeps_its_sessions(tmp_path: Path) -> None:
+    """The roots step (issue 22 item 5): sessions stored before have no roots (one folder);
+    the folders set later come back as stored, names included."""
+    path = tmp_path / "sessions.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(UNVERSIONED_BEFORE_USAGE)
+    store = SessionStore(path)
+    loaded = store.load("ses_old")
+    assert loaded is not None and loaded.row.roots == ()
+    roots = WorkspaceRoots.named([(tmp_path, None), (tmp_path / "api", "backend")])
+    store.set_roots("ses_old", roots)
+    again = store.row("ses_old")
+    assert again is not None and again.roots == roots.folders[1:]
+    store.set_roots("ses_old", WorkspaceRoots.of(tmp_path))  # one folder again: none kept
+    last = store.row("ses_old")
+    assert last is not None and last.roots == ()

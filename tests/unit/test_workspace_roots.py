@@ -15,8 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tiller.core.sessions import resumed_roots
 from tiller.errors import ToolInputError
+from tiller.protocol import Thinking
 from tiller.workspace.roots import Ambiguous, WorkspaceFolder, WorkspaceRoots
+from tiller.workspace.store import SessionRow
 from tiller.workspace.tools.base import ReadLedger, ToolContext
 from tiller.workspace.tools.confined import Outside
 from tiller.workspace.tools.files import EditFile, ListFiles, ReadFile, WriteFile
@@ -228,3 +231,35 @@ def test_one_snapshot_id_covers_every_root_and_restores_them_together(tmp_path: 
     plain = "f" * 40
     assert commits_of_root([before.commit, plain], web) == {decode(before.commit)[str(web)], plain}
     shadow.keep_alive([before.commit, after.commit])  # commits of both roots: no error
+
+
+# --- a resumed session's roots (core/sessions.resumed_roots) ----------------------------------
+
+
+def _stored(primary: Path, *more: Path) -> SessionRow:
+    roots = WorkspaceRoots.of(primary, *more)
+    return SessionRow(
+        "ses_x", str(primary), "t", None, 0.0, 0.0, "m", "default", Thinking(), (), 1,
+        roots=roots.folders[1:],
+    )  # fmt: skip
+
+
+def test_a_client_naming_no_second_folder_gets_the_stored_ones_that_still_exist(
+    tmp_path: Path,
+) -> None:
+    web, api, gone = tmp_path / "web", tmp_path / "api", tmp_path / "gone"
+    for folder in (web, api):
+        folder.mkdir()
+    roots, missing = resumed_roots(_stored(web, api, gone), WorkspaceRoots.of(web))
+    assert roots.paths == (web, api)
+    assert missing == f"gone ({gone})"
+
+
+def test_a_client_naming_folders_wins_and_another_primary_keeps_its_own(tmp_path: Path) -> None:
+    web, api, docs, other = (tmp_path / n for n in ("web", "api", "docs", "other"))
+    for folder in (web, api, docs, other):
+        folder.mkdir()
+    given = WorkspaceRoots.of(web, docs)
+    assert resumed_roots(_stored(web, api), given) == (given, "")
+    elsewhere = WorkspaceRoots.of(other)
+    assert resumed_roots(_stored(web, api), elsewhere) == (elsewhere, "")

@@ -54,6 +54,8 @@ async def rewind(
     index = next((i for i, row in enumerate(rows) if row.turn_id == turn_id), None)
     if index is None:
         raise InvalidParams(f"no checkpoint for turnId {turn_id!r} in this session")
+    if files:
+        refuse_absent_roots(keeper, rows[index].before, "rewind the files of this checkpoint")
     if dry_run:
         if not files:
             return {**Changes().to_wire(), "userChanged": []}
@@ -73,6 +75,20 @@ async def rewind(
     if saved is not None:
         _put_board_back(session, saved, session.messages)
     return {**changes.to_wire(), "undoId": undo_id}
+
+
+def refuse_absent_roots(keeper: CheckpointKeeper, commit: str, doing: str) -> None:
+    """InvalidParams, before anything is changed, when ``commit`` covers a workspace folder
+    that is not one of the session's roots now."""
+    missing = keeper.absent_roots(commit)
+    if missing:
+        folders = ", ".join(missing)
+        raise InvalidParams(
+            f"Cannot {doing}: it covers the workspace folder {folders}, which is not in the "
+            "workspace now. Add that folder again (VS Code: Add Folder to Workspace; "
+            "tiller run/chat: --add-dir; ACP: additionalDirectories) and retry, or rewind "
+            "only the conversation. Nothing was changed."
+        )
 
 
 def cut_conversation(
@@ -104,6 +120,8 @@ async def undo_rewind(session: Session, undo_id: str) -> JSON:
     if row.session_id != session.id:
         raise InvalidParams(f"the rewind {undo_id!r} belongs to session {row.session_id}")
     await keeper.settled()
+    if row.files_commit:
+        refuse_absent_roots(keeper, row.files_commit, "undo this rewind")
     changes = await keeper.restore(row.files_commit) if row.files_commit else Changes()
     replaced = session.messages
     if row.messages is not None:

@@ -489,12 +489,12 @@ class Session:
                 outcome = Interrupted(active.cancel_cause or "user")
             case _:
                 pass
-        self.store.count_turn(self.id)
         late = self.take_steers()
         if late:  # the turn ended before a step boundary: they run next, before the queue
             self.queue.extendleft(Pending(text) for text in reversed(late))
         self.publish()
         self.emit_in(turn_id, TurnEnded(outcome, trail, usage))
+        self.store.count_turn(self.id)  # a statistic: after the event the user waits for
         if late:
             self.emit(Notice(f"The turn ended before it could take {_steers(late)}: "
                              "sent as the next prompt."))  # fmt: skip

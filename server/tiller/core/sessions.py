@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -151,7 +152,7 @@ class Sessions:
             now = time.time()
             self.store.create(
                 SessionRow(session.id, str(roots.primary), "", None, now, now, session.model,
-                           session.mode, session.thinking, (), 0)
+                           session.mode, session.thinking, (), 0, roots=session.roots.folders[1:])
             )  # fmt: skip
         return session
 
@@ -169,6 +170,7 @@ class Sessions:
         self._close_cut_turns(session_id, live.turn_id if live is not None else None)
         self._repair_children(session_id, live)
         row = loaded.row
+        roots, gone = resumed_roots(row, roots)
         system, fixed = self._fixed_prefix(row, loaded.messages, roots)
         self.store.set_system(row.id, system)  # no-op when it was fixed already
         repaired = history.repair(fixed)
@@ -181,6 +183,8 @@ class Sessions:
         )  # fmt: skip
         session = self._open(row.id, roots, seat, shape)
         session.ledger = Ledger(row.usage, row.context)
+        if gone:
+            session.emit(Notice(f"Workspace folders of this session that are gone: {gone}"))
         return session
 
     def _repair_children(self, session_id: str, live: Session | None) -> None:
@@ -348,7 +352,22 @@ class Sessions:
             return
         session.roots = roots
         session.checkpoints = self.runtime.checkpoints(roots)
+        self.store.set_roots(session.id, roots)  # a no-op before the session is stored
         session.emit(Notice(f"Workspace folders: {roots.describe()}"))
+
+
+def resumed_roots(row: SessionRow, given: WorkspaceRoots) -> tuple[WorkspaceRoots, str]:
+    """The roots a resumed session works in, and the stored folders that are gone (""):
+    a client that names folders besides the primary one wins; one that names none (or names
+    another primary folder than the session's) gets the folders stored with the session back,
+    those that are still directories. The model is told of any change with the next prompt
+    (``roots_prompt``)."""
+    if given.several or not row.roots or str(given.primary) != row.workspace:
+        return given, ""
+    kept = [f for f in row.roots if os.path.isdir(f.path)]
+    gone = ", ".join(f"{f.name} ({f.path})" for f in row.roots if f not in kept)
+    first = given.folders[0]
+    return WorkspaceRoots.named([(first.path, first.name), *((f.path, f.name) for f in kept)]), gone
 
 
 def _agents(row: SessionRow) -> Agents | None:

@@ -1,7 +1,7 @@
 """The tool calls of one step: judged, put to the checkpoint and to the permission policy,
 run in batches, and recorded (``toolStarted``/``toolFinished``, the trail, the budget count).
 
-``ToolRunner.execute`` reads top to bottom: wait for the turn's workspace snapshot -> an
+``ToolRunner.execute`` reads top to bottom: an
 ``exit_plan_mode`` call is the plan gate alone -> judge which calls only read -> per batch:
 the checkpoint, a permission per call, run the permitted ones (concurrently when they only
 read) -> judge the rest again after a call that may write. Every call ends with exactly one
@@ -94,8 +94,6 @@ class ToolRunner:
         self.next_checkpoint = self.setup.tool_budget
 
     async def execute(self, calls: list[ToolCall], step: Step) -> TurnOutcome | None:
-        if self.setup.snapshot is not None:
-            await asyncio.shield(self.setup.snapshot)  # an interrupt never cuts a snapshot
         plan_exit = next((c for c in calls if c.name == "exit_plan_mode"), None)
         if plan_exit is not None:
             for call in calls:
@@ -113,6 +111,9 @@ class ToolRunner:
                 for call in calls[done:]:
                     self.skip(call, step, NOT_RUN_STOPPED, "skipped")
                 return Stopped("stopped at a checkpoint")
+            snapshot = self.setup.snapshot
+            if snapshot is not None and not all(step.read_only[c.id] for c in batch.calls):
+                await snapshot.before_writes()  # reads never wait for the checkpoint
             permitted = [await self._permit(c, batch, step) for c in batch.calls]
             approved = [c for c in permitted if c is not None]
             run = Batch(batch.index, tuple(approved), batch.concurrent and len(approved) > 1)

@@ -4,7 +4,6 @@ for the length of the turn (``TurnSetup``). Shared by the loop and its two halve
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -16,6 +15,7 @@ from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import Event
 from tiller.core.history import Message
 from tiller.core.permissions import Grants, McpRules
+from tiller.core.turn_checkpoints import TurnSnapshot
 from tiller.extend.hooks import NO_SESSION_HOOKS, Hooks
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
@@ -105,9 +105,9 @@ class TurnSetup:
     web_fetch_by: str | None = None  # the WebFetch rules that shaped web_fetch (permission.by)
     mcp_rules: McpRules = McpRules()  # the MCP tools the user allowed (mcpAllow, mcpReadOnly)
     context_before: int | None = None  # tokens in context as the turn started (None: unknown)
-    # Done once the workspace snapshot taken as the turn started is safe: it runs while the
-    # first response streams, and no tool runs before it is done.
-    snapshot: asyncio.Future[None] | None = None
+    # The workspace snapshot taken as the turn starts (while the first response streams):
+    # no tool that may write runs before it is done and up to date.
+    snapshot: TurnSnapshot | None = None
     diagnostics: EditorDiagnostics | None = None  # the editor's, when it offers them
     edits: EditHistory | None = None  # where finished edits keep their before and after
     plans: bool = True  # a final text in plan mode is put to the user as a plan (not children)

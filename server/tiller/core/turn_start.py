@@ -92,6 +92,7 @@ def start_turn(
         )
     )  # fmt: skip
     session.store.set_system(session.id, session.system)
+    session.store.set_roots(session.id, session.roots)
     if session.agents is not None:
         session.store.set_agents(session.id, session.agents.to_json())
     if session.web_fetch is not None:

@@ -30,7 +30,13 @@ from tiller.model.provider import (
     api_params,
     count_params,
 )
-from tiller.model.sdk_adapter import client_timeout, install_retry_notices, on_retry, open_events
+from tiller.model.sdk_adapter import (
+    client_timeout,
+    http_client,
+    install_retry_notices,
+    on_retry,
+    open_events,
+)
 from tiller.model.server_tools import beta_headers
 from tiller.model.usage import CacheTtl, Usage
 from tiller.protocol import ErrorKind
@@ -433,13 +439,15 @@ class AnthropicClient:
         key = api_key or (None if has_env_key else "missing-api-key")
         self.max_tool_input_bytes = max_tool_input_bytes
         self.idle = stream_idle_seconds
+        # The transport's read timeout is a little longer than the idle check below, so
+        # mid-stream the clearer message wins; before the headers it bounds each attempt.
+        timeout = client_timeout(stream_idle_seconds + 5)
         self.client = anthropic.AsyncAnthropic(
             base_url=base_url,
             api_key=key,
             max_retries=MAX_RETRIES,
-            # The transport's read timeout is a little longer than the idle check below, so
-            # mid-stream the clearer message wins; before the headers it bounds each attempt.
-            timeout=client_timeout(stream_idle_seconds + 5),
+            timeout=timeout,
+            http_client=http_client(timeout),
         )
 
     async def stream(

@@ -14,7 +14,10 @@ loudly when an upgrade changes them.
 from __future__ import annotations
 
 import contextvars
+import functools
 import logging
+import os
+import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Final, Protocol
@@ -85,6 +88,26 @@ def client_timeout(stream_idle_seconds: float) -> httpx2.Timeout:
         write=WRITE_SECONDS,
         pool=CONNECT_SECONDS,
     )
+
+
+TLS_ENV: Final = ("SSL_CERT_FILE", "SSL_CERT_DIR")  # read when a TLS context is made
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """This process's one TLS context, as the SDK's HTTP client makes its own."""
+    return httpx2.create_ssl_context()
+
+
+def http_client(timeout: httpx2.Timeout) -> httpx2.AsyncClient | None:
+    """The SDK's own HTTP client, with `tls_context`: made once per process, and in the warm
+    template once for every server it forks (loading the system's certificates was ~20 ms of
+    each fork's way to its first model request). None, so that the SDK makes its own, when
+    ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` is set: a context reads them when it is made, and
+    the template's was made in its own environment."""
+    if any(name in os.environ for name in TLS_ENV):
+        return None
+    return anthropic.DefaultAsyncHttpxClient(verify=tls_context(), timeout=timeout)
 
 
 class RawEvent(Protocol):

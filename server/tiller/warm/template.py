@@ -55,8 +55,9 @@ PRELOAD = (
     "tiller.faces.acp",
     "tiller.faces.acp.agent",
     "acp.core",
-    "acp.stdio",
+    "tiller.faces.acp.stdio",
 )
+HTTP_REQUEST_MODULES = ("anyio._backends._asyncio", "anyio._core._sockets", "anyio.streams.stapled")
 MAX_MESSAGE = 1 << 20
 DEFAULT_IDLE_SECONDS = 900.0
 STD_FDS = 3  # stdin, stdout, stderr
@@ -332,18 +333,40 @@ def warm_up() -> str | None:
     with preload.full_collections_paused():
         for name in PRELOAD:
             importlib.import_module(name)
-    from tiller.faces.lsp.wire import plain_dict_converter
+    from tiller.faces.lsp.wire import plain_dict_converter, warm_handshake
     from tiller.workspace.tool_env import tool_env
     from tiller.workspace.tools.bash_readonly import is_read_only_command
     from tiller.workspace.tools.sandbox import probed_bwrap
 
-    plain_dict_converter()
+    warm_handshake(plain_dict_converter())
+    warm_http()
     tool_env()  # compiles the secret-name patterns once
     is_read_only_command("true", Path("/"))
     bwrap = probed_bwrap()
     gc.collect()
     gc.freeze()  # what the template loaded stays shared with its forks, never copied by a pass
     return bwrap
+
+
+def warm_http() -> None:
+    """Import what the SDK imports for its first client and its first request (httpcore2, h11,
+    truststore, anyio's asyncio backend), and make the TLS context (``sdk_adapter.tls_context``):
+    ~0.1 s that every fork paid before its first model request. The client made for it never
+    sends anything and is dropped. (Not
+    ``opentelemetry.propagate``: it reads ``OTEL_PROPAGATORS`` from the environment, the
+    client's, when imported.)"""
+    import importlib
+
+    import anthropic
+
+    from tiller.model.sdk_adapter import client_timeout, http_client
+
+    timeout = client_timeout(5)  # and the TLS context every fork's client shares
+    anthropic.AsyncAnthropic(
+        api_key="t", base_url="http://127.0.0.1:9", http_client=http_client(timeout)
+    )
+    for name in HTTP_REQUEST_MODULES:
+        importlib.import_module(name)
 
 
 def _lock(place: Place) -> int:

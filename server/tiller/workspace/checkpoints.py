@@ -4,10 +4,11 @@ the files (the agent's edit tools or its shell commands).
 The shadow repository lives under ``dataDir`` (one per workspace); git runs with ``GIT_DIR``
 there and the workspace as work tree, so the user's own ``.git`` is never read or written
 (``shadow_git``). A snapshot lists the workspace as git would track it and hashes only files
-whose stat changed since the last snapshot (``shadow_scan``), then writes the tree through an
-index of its own (``update-index --index-info``). The data dir and the shadow repository are
-never part of a snapshot, wherever they sit (a workspace that is ``$HOME`` holds the default
-data dir).
+that may have changed since the last snapshot (``shadow_scan``; with a watch, only the files
+the kernel said changed are looked at), then writes their blobs, the trees of their folders
+and the commit straight into the repository (``shadow_objects``). The data dir and the shadow
+repository are never part of a snapshot, wherever they sit (a workspace that is ``$HOME``
+holds the default data dir).
 
 Restoring writes blobs back byte for byte with their modes; a journal makes a restore cut by
 ``kill -9`` finish on the next call. Every restore write is confined to the workspace
@@ -18,7 +19,6 @@ Everything here is blocking: callers run it in a worker thread.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tiller.workspace.shadow_git import CheckpointError, Entry, ShadowGit
+from tiller.workspace.shadow_objects import ObjectWriter, TreeCache
 from tiller.workspace.shadow_scan import WorkspaceScan, within
+from tiller.workspace.shadow_watch import FolderWatch
 from tiller.workspace.shadow_writer import RestoreWriter
 
 __all__ = [
@@ -52,6 +54,7 @@ ZERO_ID = "0" * 40
 class Snapshot:
     commit: str
     skipped: tuple[str, ...] = ()  # over the size limit or unreadable
+    tree: str = ""  # the commit's tree: two snapshots of the same files share it
 
 
 @dataclass(frozen=True)
@@ -95,14 +98,6 @@ class Changes:
         }
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
-
-
 def git_available() -> bool:
     return shutil.which("git") is not None
 
@@ -115,21 +110,25 @@ def shadow_dir_for(data_dir: Path, workspace: Path) -> Path:
 @dataclass
 class ShadowRepo:
     """The shadow repository of one workspace. Mutable: between snapshots it keeps the stat
-    cache and what the index file holds (the reason an incremental snapshot costs
-    milliseconds)."""
+    cache, every folder's tree and, with ``watch``, the kernel's word on what changed (the
+    reason an incremental snapshot costs milliseconds)."""
 
     git_dir: Path
     workspace: Path
     max_file_bytes: int = MAX_FILE_BYTES
     private: tuple[Path, ...] = ()  # never snapshotted or restored (the data dir); git_dir too
-    _indexed: dict[str, Entry] | None = None  # what the index file holds (this process)
-    _index_stamp: tuple[int, int, int] | None = None  # the index file as this process left it
+    watch: bool = False  # follow changes with inotify (a server; not a one-off reader)
     _git: ShadowGit = field(init=False, repr=False)
+    _objects: ObjectWriter = field(init=False, repr=False)
+    _trees: TreeCache = field(init=False, repr=False)
     _files: WorkspaceScan = field(init=False, repr=False)  # the listing and the stat cache
 
     def __post_init__(self) -> None:
         self._git = ShadowGit(self.git_dir, self.workspace)
-        self._files = WorkspaceScan(self._git)
+        self._objects = ObjectWriter(self.git_dir)
+        self._trees = TreeCache(self._objects)
+        watch = FolderWatch.start(self.workspace) if self.watch else None
+        self._files = WorkspaceScan(self._git, self._hash_link, watch)
 
     def ensure(self) -> None:
         """Create the shadow repository unless it exists."""
@@ -140,43 +139,15 @@ class ShadowRepo:
     def snapshot(self, message: str) -> Snapshot:
         """Record the workspace as it is now; returns the commit.
 
-        The index of the shadow repository holds the previous snapshot, so only changed
-        entries are written and ``write-tree`` reuses the cached trees of unchanged folders.
-        """
+        Only the blobs of changed files and the trees of the folders that hold them are
+        written (``shadow_objects``), straight into the repository: no git process runs
+        unless a full scan lists the workspace."""
         self.ensure()
         entries, skipped = self._files.scan(
             self.private_paths(), self.max_file_bytes, self._hash_files
         )
-        index = self.git_dir / "tiller-index"
-        if self._indexed is None or _stamp(index) != self._index_stamp:
-            # A new process, or another one wrote the index: start it afresh.
-            with contextlib.suppress(FileNotFoundError):
-                index.unlink()
-            self._indexed = {}
-        previous = self._indexed
-        lines = [f"0 {ZERO_ID}\t{path}" for path in previous.keys() - entries.keys()]
-        lines += [
-            f"{entry.mode} {entry.blob}\t{path}"
-            for path, entry in entries.items()
-            if previous.get(path) != entry
-        ]
-        if lines:
-            self._indexed = None  # unknown until the update succeeds
-            self._git.run(
-                "update-index",
-                "--index-info",
-                stdin=("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"),
-                index=index,
-            )
-            self._indexed = entries
-            self._index_stamp = _stamp(index)
-        if entries:
-            tree = self._git.run("write-tree", index=index).decode().strip()
-        else:
-            tree = self._git.run("mktree", stdin=b"").decode().strip()  # the empty tree
-        commit = self._git.run("commit-tree", tree, "-m", message).decode().strip()
-        self._files.save()
-        return Snapshot(commit, tuple(skipped))
+        tree = self._trees.root(entries)
+        return Snapshot(self._objects.commit(tree, message), tuple(skipped), tree)
 
     def private_paths(self) -> tuple[str, ...]:
         """The shadow repository and the ``private`` places (the data dir) that lie inside
@@ -189,17 +160,11 @@ class ShadowRepo:
                 found.append(relative)
         return tuple(found)
 
-    def _hash_files(self, paths: Sequence[str]) -> list[str]:
-        if not paths:
-            return []
-        out = self._git.run(
-            "hash-object", "-w", "--no-filters", "--stdin-paths",
-            stdin=("\n".join(paths) + "\n").encode("utf-8", "surrogateescape"),
-        )  # fmt: skip
-        blobs = out.decode().split()
-        if len(blobs) != len(paths):
-            raise CheckpointError("git hash-object returned a short list")
-        return blobs
+    def _hash_files(self, paths: Sequence[str]) -> list[str | None]:
+        return [self._objects.blob_of(self.workspace / path) for path in paths]
+
+    def _hash_link(self, target: bytes) -> str:
+        return self._objects.put(b"blob", target)
 
     # --- reading snapshots ---------------------------------------------------------------
 
@@ -249,7 +214,7 @@ class ShadowRepo:
             for path in diff.added:
                 writer.remove(path)
             self._write_blobs(writer, {p: wanted[p] for p in (*diff.changed, *diff.removed)})
-        self._files.forget()  # restored files have new stats: rehash on the next snapshot
+        self._files.forget((*diff.changed, *diff.added, *diff.removed))  # rewritten: hash anew
         journal.unlink()
         return diff
 
@@ -325,7 +290,13 @@ class ShadowRepo:
         return [parts[0] for parts in found if parts[-1] == "commit"]
 
     def gc(self) -> None:
-        self._git.run("gc", "--quiet", "--prune=1.day.ago")
+        self._git.run("gc", "--quiet", "--prune=1.day.ago", timeout=3600)
+        self._objects.forget()  # what it pruned must be written again when next needed
+        self._trees.reset()
+
+    def close(self) -> None:
+        """Stop following changes (the next snapshot scans everything)."""
+        self._files.close()
 
     def disk_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.git_dir.rglob("*") if p.is_file())

@@ -7,7 +7,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +19,17 @@ from tiller.workspace.checkpoints import (
     shadow_dir_for,
 )
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.shadow_roots import RootsShadow, commits_of_root
+from tiller.workspace.shadow_roots import RootsShadow, absent_roots, commits_of_root
 from tiller.workspace.store import CheckpointRow, CheckpointTable, SessionStore
 
 log = logging.getLogger(__name__)
 
 GC_EVERY = 50  # snapshots between background packs
+Wanted = Callable[[], bool]  # whether the turn still waits for its snapshot
+
+
+def _always() -> bool:
+    return True
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class CheckpointKeeper:
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _recovered: list[str] = field(default_factory=list)  # finished, not yet reported
     _restores: int = 0  # restores asked for in this process and not yet done
+    _before_tree: tuple[str, str] | None = None  # (turn id, tree) of the last "before" kept
 
     @staticmethod
     def open(
@@ -62,10 +68,12 @@ class CheckpointKeeper:
             return None
         repo: ShadowRepo | RootsShadow
         if roots.several:
-            repo = RootsShadow.open(data_dir, roots)
+            repo = RootsShadow.open(data_dir, roots, watch=True)
         else:
             workspace = roots.primary
-            repo = ShadowRepo(shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,))
+            repo = ShadowRepo(
+                shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,), watch=True
+            )
         return CheckpointKeeper(repo, CheckpointTable(store), retention_days)
 
     async def recover(self) -> tuple[str, ...]:
@@ -100,17 +108,38 @@ class CheckpointKeeper:
             log.warning("finished a restore to %s that was cut short", target)
             self._recovered.append(target)
 
-    async def before_turn(self, session_id: str, turn_id: str, prompt: str) -> None:
-        """Snapshot the workspace as the turn starts; raises CheckpointError."""
+    async def before_turn(
+        self, session_id: str, turn_id: str, prompt: str, wanted: Wanted = _always
+    ) -> None:
+        """Snapshot the workspace as the turn starts; raises CheckpointError. No row is kept
+        when ``wanted()`` says the turn stopped waiting for it meanwhile (its tools may have
+        written since, so the snapshot may not be the turn's "before" any more)."""
         async with self._lock:  # the row is written before the turn's closing snapshot looks
             await self._finish_pending()
             snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
+            if not wanted():
+                return
+            self._before_tree = (turn_id, snap.tree)
             self.table.add(
                 CheckpointRow(
                     session_id, turn_id, prompt.strip()[:200], time.time(), snap.commit, None, 0,
                     snap.skipped,
                 )
             )  # fmt: skip
+
+    async def before_writes(self, session_id: str, turn_id: str, wanted: Wanted = _always) -> None:
+        """Bring the turn's snapshot up to date right before its first tool that may write:
+        what changed since the turn started (the user saving a file, a hook) is part of the
+        workspace as the turn found it, so rewinding the turn keeps it. With a watch this
+        looks at the changed files only; raises CheckpointError."""
+        async with self._lock:
+            rows = self.table.of_session(session_id)
+            if not any(r.turn_id == turn_id for r in rows):
+                return  # no snapshot was taken as the turn started
+            snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
+            if wanted() and (not snap.tree or self._before_tree != (turn_id, snap.tree)):
+                self._before_tree = (turn_id, snap.tree)
+                self.table.retake(session_id, turn_id, snap.commit, snap.skipped)
 
     def after_turn(self, session_id: str, turn_id: str) -> None:
         """Snapshot the workspace as the turn ended, in the background (the turn's end is
@@ -168,6 +197,15 @@ class CheckpointKeeper:
         async with self._lock:
             await self._finish_pending()
             return (await asyncio.to_thread(self.repo.snapshot, why)).commit
+
+    def absent_roots(self, commit: str) -> tuple[str, ...]:
+        """The workspace folders snapshot id ``commit`` covers that this workspace lacks now
+        (removed since the snapshot): restoring it would bring back only part of the turn."""
+        repo = self.repo
+        present = (
+            [Path(k) for k in repo.repos] if isinstance(repo, RootsShadow) else [repo.workspace]
+        )
+        return absent_roots(commit, present)
 
     async def restore(self, commit: str) -> Changes:
         self._restores += 1  # a turn that starts meanwhile waits for it (``recover``)

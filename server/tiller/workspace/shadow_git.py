@@ -23,6 +23,9 @@ _IDENTITY = {
 }
 
 
+GIT_TIMEOUT_S = 120.0  # one git run of a snapshot or a restore; gc gets longer
+
+
 class CheckpointError(TillerError):
     def __init__(self, message: str) -> None:
         super().__init__(message, code="checkpoint")
@@ -61,19 +64,25 @@ class ShadowGit:
         stdin: bytes | None = None,
         index: Path | None = None,
         work_tree: Path | None = None,
+        timeout: float = GIT_TIMEOUT_S,
     ) -> bytes:
-        """git's output; CheckpointError with its stderr when it fails."""
+        """git's output; CheckpointError with its stderr when it fails or outlasts
+        ``timeout`` (then it is killed: a checkpoint never holds a turn for good)."""
         env = self._env(index)
         if work_tree is not None:
             env["GIT_WORK_TREE"] = str(work_tree)
-        done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            input=stdin,
-            capture_output=True,
-            env=env,
-            cwd=self.workspace,
-            check=False,
-        )
+        try:
+            done = subprocess.run(
+                ["git", "-c", "core.quotepath=off", *args],
+                input=stdin,
+                capture_output=True,
+                env=env,
+                cwd=self.workspace,
+                check=False,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(f"git {args[0]} took longer than {timeout:.0f} s") from None
         if done.returncode != 0:
             why = done.stderr.decode(errors="replace").strip()
             raise CheckpointError(f"git {args[0]} failed: {why}")

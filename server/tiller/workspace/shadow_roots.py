@@ -12,8 +12,8 @@ workspace are found by its primary root, and ``keep_alive`` keeps what they name
 A restore writes a journal of its own naming the whole target before it restores any root,
 so a restore cut short (``kill -9`` between two roots) is finished in every root; restoring a
 root to the commit it holds already changes nothing. A root added since a snapshot is left
-as it is by a rewind to it; a root removed since is no longer touched (confinement covers
-only the current roots).
+as it is by a rewind to it; a rewind to a snapshot of a root removed since is refused
+(``absent_roots``: it would bring back only part of the turn), naming the folder.
 """
 
 from __future__ import annotations
@@ -91,12 +91,15 @@ class RootsShadow:
     workspace: Path  # the primary root as given: its sessions' checkpoint rows are these
 
     @staticmethod
-    def open(data_dir: Path, roots: WorkspaceRoots) -> RootsShadow:
+    def open(data_dir: Path, roots: WorkspaceRoots, watch: bool = False) -> RootsShadow:
         primary = roots.folders[0].real
         repos = {
             str(f.real): ShownRepo(
                 ShadowRepo(
-                    shadow_dir_of_root(data_dir, primary, f.real), f.real, private=(data_dir,)
+                    shadow_dir_of_root(data_dir, primary, f.real),
+                    f.real,
+                    private=(data_dir,),
+                    watch=watch,
                 ),
                 roots.label(f),
             )
@@ -119,12 +122,14 @@ class RootsShadow:
 
     def snapshot(self, message: str) -> Snapshot:
         commits: dict[str, str] = {}
+        trees: dict[str, str] = {}
         skipped: list[str] = []
         for key, shown in self.repos.items():
             snap = shown.repo.snapshot(message)
             commits[key] = snap.commit
+            trees[key] = snap.tree
             skipped += [shown.label.of(tuple(p.split("/"))) for p in snap.skipped]
-        return Snapshot(encode(commits), tuple(skipped))
+        return Snapshot(encode(commits), tuple(skipped), encode(trees))
 
     def changes(self, now: str, then: str) -> Changes:
         a, b = self._at(decode(now)), self._at(decode(then))
@@ -175,6 +180,12 @@ class RootsShadow:
     def gc(self) -> None:
         for shown in self.repos.values():
             shown.repo.gc()
+
+
+def absent_roots(commit: str, present: Iterable[Path]) -> tuple[str, ...]:
+    """The roots snapshot id ``commit`` names that are not among ``present`` (paths)."""
+    here = {os.path.realpath(p) for p in present}
+    return tuple(sorted(k for k in decode(commit) if k and k not in here))
 
 
 def commits_of_root(commits: Iterable[str], root: Path) -> set[str]:

@@ -16,6 +16,7 @@ from tiller.jsontypes import JSON
 from tiller.model.usage import NO_USAGE, ContextUse, Usage
 from tiller.protocol import MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
 from tiller.workspace.edit_history import add_edits
+from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -101,6 +102,15 @@ def _add_web_fetch(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE sessions ADD COLUMN web_fetch TEXT")
 
 
+def _add_roots(db: sqlite3.Connection) -> None:
+    """The workspace folders a session worked in besides its primary one (JSON list of
+    ``{"path", "name"}``): a resumed session whose client names no such folder gets them back.
+    NULL: one folder, or stored before."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
+    if "roots" not in columns:
+        db.execute("ALTER TABLE sessions ADD COLUMN roots TEXT")
+
+
 # The migration ladder: step N brings a store from ``user_version`` N to N + 1. Stores written
 # before the ladder existed are at 0 with some steps already done, so every step is
 # idempotent. Append steps; never edit one that has shipped.
@@ -111,6 +121,7 @@ MIGRATIONS: tuple[Callable[[sqlite3.Connection], object], ...] = (
     _add_children,
     add_edits,  # edit history (edit_history.py)
     _add_web_fetch,
+    _add_roots,
 )
 STORE_VERSION = len(MIGRATIONS)
 
@@ -156,6 +167,7 @@ class SessionRow:
     agent: str | None = None  # a subagent: its agent kind
     agents: str | None = None  # the agent kinds the task tool offers (JSON); None: not fixed yet
     web_fetch: str | None = None  # web_fetch as the rules shaped it (JSON); None: not fixed yet
+    roots: tuple[WorkspaceFolder, ...] = ()  # the folders besides the primary one, last stored
 
     def to_wire(self) -> JSON:
         wire: JSON = {
@@ -215,14 +227,14 @@ class SessionStore:
         """Store a new session; one already stored is kept, only a missing title (stored
         before its first prompt) is filled in."""
         self.db.execute(
-            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET title=excluded.title WHERE sessions.title=''",
             (
                 row.id, row.workspace, row.title, row.parent_id, row.created_at, row.updated_at,
                 row.model, row.mode, json.dumps(row.thinking.to_wire()),
                 json.dumps([t.to_wire() for t in row.todos]), row.turns,
                 json.dumps(row.usage.to_wire()), row.system, row.parent_turn_id, row.agent,
-                row.agents, row.web_fetch,
+                row.agents, row.web_fetch, _roots_json(row.roots),
             ),
         )  # fmt: skip
 
@@ -243,6 +255,12 @@ class SessionStore:
         self.db.execute(
             "UPDATE sessions SET web_fetch=? WHERE id=? AND web_fetch IS NULL",
             (web_fetch, session_id),
+        )
+
+    def set_roots(self, session_id: str, roots: WorkspaceRoots) -> None:
+        """Keep the folders ``session_id`` works in besides its primary one (the last set)."""
+        self.db.execute(
+            "UPDATE sessions SET roots=? WHERE id=?", (_roots_json(roots.folders[1:]), session_id)
         )
 
     def children(self, session_id: str) -> list[SessionRow]:
@@ -385,6 +403,23 @@ def _context(raw: Any) -> ContextUse | None:
     return None
 
 
+def _roots_json(folders: Sequence[WorkspaceFolder]) -> str | None:
+    if not folders:
+        return None
+    return json.dumps([{"path": str(f.path), "name": f.name} for f in folders])
+
+
+def _roots(raw: str | None) -> tuple[WorkspaceFolder, ...]:
+    if not raw:
+        return ()
+    found = json.loads(raw)
+    return tuple(
+        WorkspaceFolder(Path(item["path"]), str(item["name"]))
+        for item in (found if isinstance(found, list) else [])
+        if isinstance(item, dict) and isinstance(item.get("path"), str)
+    )
+
+
 def _row(r: Any) -> SessionRow:
     usage = json.loads(r[11] or "{}")
     thinking = json.loads(r[8])
@@ -394,7 +429,7 @@ def _row(r: Any) -> SessionRow:
         thinking=Thinking.from_wire(thinking),
         todos=_todos(r[9]), turns=r[10], usage=Usage.from_wire(usage),
         context=_context(usage.get("context")), system=r[12], parent_turn_id=r[13],
-        agent=r[14], agents=r[15], web_fetch=r[16],
+        agent=r[14], agents=r[15], web_fetch=r[16], roots=_roots(r[17]),
     )  # fmt: skip
 
 
@@ -446,6 +481,13 @@ class CheckpointTable:
                 row.changed_files, json.dumps(list(row.skipped)),
             ),
         )  # fmt: skip
+
+    def retake(self, session_id: str, turn_id: str, before: str, skipped: Sequence[str]) -> None:
+        """The turn's workspace as its first write found it (newer than as it started)."""
+        self.db.execute(
+            "UPDATE checkpoints SET before_commit=?, skipped=? WHERE session_id=? AND turn_id=?",
+            (before, json.dumps(list(skipped)), session_id, turn_id),
+        )
 
     def finish(self, session_id: str, turn_id: str, after: str, changed_files: int) -> None:
         self.db.execute(

@@ -6,135 +6,29 @@ protocol onto it (see docs/acp.md). Built on the official SDK (``agent-client-pr
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import os
-import signal
-from typing import TYPE_CHECKING, Any
+import sys
 
-from tiller.faces.lsp.wire import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, flaw
+from tiller import preload
+from tiller.faces.acp.opening import Opening, read_opening, write_all
 
-if TYPE_CHECKING:
-    from acp.interfaces import Agent
-
-log = logging.getLogger(__name__)
-
-
-class CheckedTransport:
-    """The SDK's stdio transport with the Tiller protocol's edge check in front of it.
-
-    The SDK hands a lone surrogate (``"\\ud800"`` in JSON) to the agent like any string;
-    it then fails wherever it is encoded (SQLite, the Messages API) with -32603. Here every
-    message is checked once with `tiller.faces.lsp.wire.flaw`, like the Tiller protocol's: a request
-    whose params hold a lone surrogate or a number beyond int64 is answered -32602 naming
-    the field, a notification is dropped, an answer becomes an error (fail closed). (A
-    number of more than 4,300 digits never gets here: the SDK's own parser drops its line.)
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-
-    async def send(self, message: dict[str, Any]) -> None:
-        await self.inner.send(message)
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    async def receive(self) -> dict[str, Any] | None:
-        while (message := await self.inner.receive()) is not None:
-            checked = await self._checked(message)
-            if checked is not None:
-                return checked
-        return None
-
-    async def _checked(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        msg_id = message.get("id")
-        problem = flaw(msg_id, "id") if isinstance(msg_id, str) else None
-        if problem is not None:
-            await self._answer(None, INVALID_REQUEST, problem)
-            return None
-        if "method" not in message:  # an answer to the agent's request
-            problem = flaw(message.get("result"), "result")
-            if problem is None:
-                return message
-            return _error(msg_id, INTERNAL_ERROR, f"unusable answer: {problem}")
-        method = message["method"]
-        code, problem = INVALID_REQUEST, flaw(method, "method")
-        if problem is None:
-            code, problem = INVALID_PARAMS, flaw(message.get("params"), "params")
-        if problem is None:
-            return message
-        if "id" in message:
-            await self._answer(msg_id, code, problem)
-        else:
-            log.warning("notification %r dropped: %s", method, problem)
-        return None
-
-    async def _answer(self, msg_id: Any, code: int, problem: str) -> None:
-        log.warning("invalid message from the client: %s", problem)
-        await self.inner.send(_error(msg_id, code, problem))
-
-
-_LABELS = {
-    INVALID_REQUEST: "Invalid request",
-    INVALID_PARAMS: "Invalid params",
-    INTERNAL_ERROR: "Internal error",
-}
-
-
-def _error(msg_id: Any, code: int, problem: str) -> dict[str, Any]:
-    """An error answer shaped like the SDK's own (``data.message``: what is wrong)."""
-    error = {"code": code, "message": f"{_LABELS[code]}: {problem}", "data": {"message": problem}}
-    return {"jsonrpc": "2.0", "id": msg_id, "error": error}
+AGENT_MODULE = "tiller.faces.acp.agent"  # the agent, the core and the ACP SDK: ~1.5 s cold
 
 
 def serve() -> None:
     """Serve ACP on stdin/stdout until the client closes stdin (or SIGTERM).
 
-    The SDK starts loading now, in a thread (``tiller.preload``): an editor sends its first
-    prompt soon after ``initialize``, and the import is most of a cold start. (In a server
-    forked from the warm template it is loaded already, and this costs nothing.)
+    The agent, then the Anthropic SDK, start loading now in a thread (``tiller.preload``):
+    an editor sends its first prompt soon after ``initialize``, and the imports are most of a
+    cold start. Meanwhile the client's first line is read here and, when it is an
+    ``initialize``, answered at once (`tiller.faces.acp.opening`). In a server forked from
+    the warm template all is loaded already: the SDK reads everything, as it always did.
     """
-    from tiller import preload
+    loaded = AGENT_MODULE in sys.modules
+    preload.after(AGENT_MODULE, lambda: preload.start(preload.SDK_MODULE))
+    loading = preload.start(AGENT_MODULE)
+    opening = Opening(b"") if loaded else read_opening(sys.stdin.fileno())
+    write_all(sys.stdout.fileno(), opening.answer)
+    loading.result()
+    from tiller.faces.acp.stdio import serve_stdio
 
-    preload.start(preload.SDK_MODULE)
-    asyncio.run(_serve())
-
-
-async def _run_agent(agent: Agent) -> None:
-    """``acp.run_agent(agent)`` with `CheckedTransport` in front of the SDK's transport."""
-    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES, AgentSideConnection
-    from acp.stdio import stdio_streams
-
-    output_stream, input_stream = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-    conn = AgentSideConnection(agent, input_stream, output_stream, listening=False)
-    # The one place the SDK's internals are used: its connection reads raw messages from
-    # ``_conn._transport`` (agent-client-protocol 0.12); tests/e2e/test_acp.py fails if moved.
-    inner = conn._conn._transport
-    conn._conn._transport = CheckedTransport(inner)
-    try:
-        await conn.listen()
-    finally:
-        await asyncio.shield(conn.close())
-
-
-async def _serve() -> None:
-    from tiller.faces.acp.agent import TillerAgent
-
-    agent = TillerAgent()
-    loop = asyncio.get_running_loop()
-    stopping: set[asyncio.Task[None]] = set()
-
-    async def terminate() -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(agent.shutdown(), 5)
-        logging.shutdown()
-        os._exit(128 + signal.SIGTERM)
-
-    loop.add_signal_handler(signal.SIGTERM, lambda: stopping.add(loop.create_task(terminate())))
-    try:
-        await _run_agent(agent)
-    finally:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(agent.shutdown(), 5)
+    serve_stdio(opening)

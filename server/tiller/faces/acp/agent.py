@@ -33,6 +33,7 @@ from acp.schema import (
     ForkSessionResponse,
     HttpMcpServer,
     Implementation,
+    InitializeRequest,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
@@ -56,6 +57,7 @@ from acp.schema import (
     SseMcpServer,
     UnstructuredCommandInput,
 )
+from pydantic import ValidationError
 
 from tiller import __version__
 from tiller.config import parse_config
@@ -181,6 +183,8 @@ class AcpSession:
             if restore
             else sessions.create(roots, seat, session_id=session_id, stored=True)
         )
+        # A loaded session may work in the folders stored with it (its client named none).
+        self.calls.roots = self.session.roots if self.session.roots.several else None
         if not restore:
             sessions.greet(self.session)
         self._shown_mode = self.session.mode
@@ -350,13 +354,14 @@ class TillerAgent:
         self.client_capabilities = ClientCapabilities()
         self.seats: dict[str, AcpSession] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._refused: RequestError | None = None  # the early-answered initialize's failure
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn
 
     def _live(self) -> tuple[Client, Sessions]:
         if self.client is None or self.sessions is None:
-            raise RequestError(-32600, "Invalid request: call initialize first")
+            raise self._refused or RequestError(-32600, "Invalid request: call initialize first")
         return self.client, self.sessions
 
     def _session(self, session_id: str) -> AcpSession:
@@ -401,6 +406,26 @@ class TillerAgent:
             auth_methods=[],
             agent_info=Implementation(name="tiller", title="Tiller", version=__version__),
         )
+
+    async def initialize_answered(self, params: JSON) -> None:
+        """Run the ``initialize`` answered before the SDK was loaded (`tiller.faces.acp.opening`),
+        as the SDK's router would have. What was not checked before the answer can still fail
+        here (the settings from the environment): every request that needs a session then
+        answers with that error instead of "call initialize first"."""
+        try:
+            request = InitializeRequest.model_validate(params)
+            fields = (name for name in InitializeRequest.model_fields if name != "field_meta")
+            kwargs = {name: getattr(request, name) for name in fields}
+            await self.initialize(**kwargs, **(request.field_meta or {}))
+            return
+        except RequestError as err:
+            self._refused = err
+        except ValidationError as err:
+            self._refused = invalid_params(f"initialize: {err}")
+        except Exception as err:  # what the SDK answers when a handler fails
+            log.exception("initialize failed")
+            self._refused = RequestError.internal_error({"details": str(err)})
+        log.error("initialize, answered before the SDK was loaded, failed: %s", self._refused)
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         raise invalid_params(
@@ -503,6 +528,7 @@ class TillerAgent:
                 SessionInfo(
                     session_id=r.id,
                     cwd=r.workspace,
+                    additional_directories=[str(f.path) for f in r.roots] or None,
                     title=r.title or None,  # not prompted yet
                     updated_at=r.to_wire()["updatedAt"],
                 )

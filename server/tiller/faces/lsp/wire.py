@@ -14,14 +14,14 @@ finds the first such value and names its path (``params.todos[2].content``).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tiller.jsontypes import JSON
-from tiller.protocol import INT64_MAX, INT64_MIN
+from tiller.jsontypes import INT64_MAX, INT64_MIN, JSON
 
 if TYPE_CHECKING:
     from cattrs import Converter
@@ -89,11 +89,16 @@ def flaw(value: Any, path: str) -> str | None:
     return None
 
 
+@functools.cache
 def plain_dict_converter() -> Converter:
     """pygls's converter, but custom-method params and results stay plain dicts.
 
     (pygls 2 would turn them into namedtuples.) A message without ``params`` gets
     ``params: None`` (JSON-RPC allows leaving it out) and unknown members are ignored.
+    One per process: cattrs writes a function per type the first time it meets it (tens of
+    ms for the handshake's types), and a converter keeps no state of a connection, so the
+    servers and clients of a process share it, and a server forked from the warm template
+    finds the handshake's functions written (`warm_handshake`).
     """
     # Imported here: pygls and lsprotocol take a second to import, and the ACP face uses this
     # module (`flaw`) without them.
@@ -116,6 +121,34 @@ def plain_dict_converter() -> Converter:
     for message_type in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(message_type, keep)
     return converter
+
+
+def warm_handshake(converter: Converter) -> None:
+    """Have ``converter`` write its functions for what every connection starts with: the
+    ``initialize`` request and its answer, ``initialized``, ``shutdown`` and ``exit``."""
+    from lsprotocol import types as lsp
+
+    for message_type in (lsp.InitializeRequest, lsp.InitializedNotification):
+        converter.get_structure_hook(message_type)
+    answer = lsp.InitializeResult(
+        capabilities=lsp.ServerCapabilities(
+            text_document_sync=lsp.TextDocumentSyncOptions(
+                open_close=False, change=lsp.TextDocumentSyncKind.None_
+            ),
+            execute_command_provider=lsp.ExecuteCommandOptions(commands=[]),
+            workspace=lsp.WorkspaceOptions(
+                workspace_folders=lsp.WorkspaceFoldersServerCapabilities(
+                    supported=True, change_notifications=True
+                )
+            ),
+            experimental={},
+        ),
+        server_info=lsp.ServerInfo(name="tiller", version="0"),
+    )
+    converter.unstructure(lsp.InitializeResponse(id=0, result=answer))
+    converter.unstructure(lsp.ShutdownResponse(id=0, result=None))
+    converter.get_structure_hook(lsp.ShutdownRequest)
+    converter.get_structure_hook(lsp.ExitNotification)
 
 
 def error_response(msg_id: MsgId | None, code: int, message: str) -> JSON:

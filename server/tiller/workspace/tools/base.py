@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
@@ -271,15 +271,18 @@ class Tool(Protocol):
 
 @runtime_checkable
 class WorkspaceReadOnly(Protocol):
-    """A tool whose read-only test depends on the workspace (bash: paths must stay inside)."""
+    """A tool whose read-only test depends on the workspace (bash: paths must stay inside
+    ``workspace``, the primary root, or one of the ``others`` roots)."""
 
-    def is_read_only_in(self, tool_input: JSON, workspace: Path) -> bool: ...
+    def is_read_only_in(
+        self, tool_input: JSON, workspace: Path, others: Sequence[Path] = ()
+    ) -> bool: ...
 
 
 def read_only_call(tool: Tool, tool_input: JSON, ctx: ToolContext) -> bool:
-    """Whether one call of ``tool`` only reads, judged in ``ctx``'s workspace."""
+    """Whether one call of ``tool`` only reads, judged in ``ctx``'s workspace (every root)."""
     if isinstance(tool, WorkspaceReadOnly):
-        return tool.is_read_only_in(tool_input, ctx.workspace)
+        return tool.is_read_only_in(tool_input, ctx.workspace, ctx.roots.paths[1:])
     return tool.is_read_only(tool_input)
 
 

@@ -21,7 +21,9 @@ configuration names no program (``git_config.py``): fsmonitor, filters, textconv
 diff or a pager would run code the repository chose.
 
 Paths given to programs that read files must resolve (``..``, absolute paths, ``~`` and
-symlinks followed) inside the workspace, never under ``/proc``; environment dumps (``env``,
+symlinks followed) inside the workspace, never under ``/proc``. A workspace of several roots
+(``workspace/roots.py``) counts as one: relative paths resolve against the primary root, where
+the command runs, and a path inside any root is inside; environment dumps (``env``,
 ``printenv``, ``set``, ``declare -p``, ``/proc/*/environ``) are never read-only. Anything
 unknown, unparsable, or too long to judge cheaply is not read-only: a wrong "no" only costs
 a confirmation, a wrong "yes" could write or leak.
@@ -179,11 +181,13 @@ def scan_word(raw: str) -> Word:
 
 
 class _Workspace:
-    """Resolves paths the way the command will see them, and expands globs within a budget."""
+    """Resolves paths the way the command will see them, and expands globs within a budget.
+    ``root``: the primary root, where the command runs; ``others``: the workspace's other
+    roots, inside like it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, others: Sequence[Path] = ()) -> None:
         self.root = os.path.realpath(root)
-        self.prefix = self.root.rstrip("/") + "/"
+        self.roots = (self.root, *(os.path.realpath(p) for p in others))
         self.scanned = 0
         self.matched = 0
 
@@ -201,7 +205,14 @@ class _Workspace:
         resolved = os.path.realpath(self.absolute(value, tilde))
         if resolved.startswith("/proc/") or "environ" in resolved:
             return False
-        return resolved == self.root or resolved.startswith(self.prefix)
+        return self.root_of(resolved) is not None
+
+    def root_of(self, resolved: str) -> str | None:
+        """The innermost root that holds the resolved path ``resolved``, if any."""
+        holders = [
+            r for r in self.roots if resolved == r or resolved.startswith(r.rstrip("/") + "/")
+        ]
+        return max(holders, key=len) if holders else None
 
     def expand(self, word: Word) -> list[str]:
         """The names bash gives a glob word (the word itself when nothing matches)."""
@@ -344,10 +355,13 @@ def _git_directory(args: Sequence[str], root: str) -> str:
     return where
 
 
-def _git_repository_inert(args: Sequence[str], root: str) -> bool:
+def _git_repository_inert(args: Sequence[str], workspace: _Workspace) -> bool:
     # The repository's config can name programs that even ``git status`` runs (fsmonitor,
     # filters, textconv, an external diff, a pager): only harmless configs are read-only.
-    return repository_is_inert(_git_directory(args, root), root)
+    # Git started in another root (``git -C ../api status``) must find its repository there.
+    directory = _git_directory(args, workspace.root)
+    root = workspace.root_of(os.path.realpath(directory)) or workspace.root
+    return repository_is_inert(directory, root, workspace.roots)
 
 
 def _git_ok(args: Sequence[str]) -> bool:
@@ -367,7 +381,7 @@ def _git_ok(args: Sequence[str]) -> bool:
     return check is not None and check(rest[1:])
 
 
-def _anywhere(_args: Sequence[str], _root: str) -> bool:
+def _anywhere(_args: Sequence[str], _workspace: _Workspace) -> bool:
     return True
 
 
@@ -380,7 +394,7 @@ class Program:
     args_ok: ArgsCheck = _any_args
     paths: bool = True
     prints: bool = False
-    workspace_ok: Callable[[Sequence[str], str], bool] = _anywhere
+    workspace_ok: Callable[[Sequence[str], _Workspace], bool] = _anywhere
 
 
 _PRINTERS = ("echo", "printf", "true", "false")
@@ -413,8 +427,9 @@ _PROGRAMS: dict[str, Program] = {
 # --- the check ---------------------------------------------------------------------------------
 
 
-def is_read_only_command(command: str, workspace: Path) -> bool:
-    """True only if ``command`` provably reads inside ``workspace`` and never writes."""
+def is_read_only_command(command: str, workspace: Path, others: Sequence[Path] = ()) -> bool:
+    """True only if ``command``, run in ``workspace``, provably reads inside it or the
+    workspace's other roots ``others`` and never writes."""
     if len(command) > MAX_COMMAND_BYTES or len(command.encode()) > MAX_COMMAND_BYTES:
         return False
     if not command.strip() or "\x00" in command:
@@ -425,7 +440,7 @@ def is_read_only_command(command: str, workspace: Path) -> bool:
         # worker threads, and several sessions may judge commands at once).
         with _PARSER_LOCK:
             trees = importlib.import_module("bashlex").parse(command)
-        checker = _Checker(command, _Workspace(workspace))
+        checker = _Checker(command, _Workspace(workspace, others))
         return bool(trees) and all(checker.node_ok(tree) for tree in trees)
     except _Refused:
         return False
@@ -492,7 +507,7 @@ class _Checker:
         return (
             program.args_ok(args)
             and (not program.paths or self.paths_ok(args))
-            and program.workspace_ok(args, self.workspace.root)
+            and program.workspace_ok(args, self.workspace)
         )
 
     def arguments(self, words: Sequence[Word], program: Program) -> list[str]:

@@ -33,7 +33,7 @@ import struct
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["key_is_harmless", "repository_is_inert"]
@@ -487,15 +487,22 @@ def _user_configs() -> Iterator[str]:
         yield os.path.join(home, ".gitconfig")
 
 
-def repository_is_inert(directory: str, workspace: str) -> bool:
+def repository_is_inert(directory: str, workspace: str, roots: Sequence[str] = ()) -> bool:
     """Whether git started in ``directory`` can only use repositories inside ``workspace``
-    whose configuration names no program (nor do user config files inside the workspace)."""
+    whose configuration names no program (nor do user config files inside the workspace or
+    any other of the workspace's ``roots``, which the agent may write too)."""
     if any(os.environ.get(name) for name in _LOCATION_VARIABLES):
         return False
     root = os.path.realpath(workspace)
+    writable = {root, *(os.path.realpath(r) for r in roots)}
+    git = shutil.which("git")
+    if git is not None and any(_inside(os.path.realpath(git), w) for w in writable):
+        return False  # the git the command would run is one the agent may have written
     try:
         for path in _user_configs():
-            if _inside(os.path.realpath(path), root) and not _read_config(path, root).harmless:
+            real = os.path.realpath(path)
+            holder = next((w for w in writable if _inside(real, w)), None)
+            if holder is not None and not _read_config(path, holder).harmless:
                 return False
         _Search(root).walk(directory)
     except (_NotInert, OSError):
