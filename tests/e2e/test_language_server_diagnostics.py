@@ -90,6 +90,9 @@ async def test_tiller_run_tells_the_model_its_type_error_and_the_next_step_fixes
     (workspace / ".tiller").mkdir()
     (workspace / ".tiller" / "settings.json").write_text(
         json.dumps({"languageServers": {"pyright": PYRIGHT_ENTRY}})
+    )  # checked in: it runs once the user enabled it
+    (workspace / ".tiller" / "settings.local.json").write_text(
+        json.dumps({"enabledLanguageServers": ["pyright"]})
     )
     (workspace / "m.py").write_text('old: int = "x"\n')  # an error that was there before
     api.enqueue(*write_then_fix("m.py"))
@@ -229,7 +232,7 @@ async def test_an_interrupt_stops_waiting_for_a_language_server_at_once(
 async def test_a_bad_entry_is_a_notice_naming_its_file(
     start: Any, workspace: Path, tmp_path: Path
 ) -> None:
-    settings = workspace / ".tiller" / "settings.json"
+    settings = workspace / ".tiller" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"languageServers": {"ts": {"command": ["tsls"]}}}))
     tiller = await start()

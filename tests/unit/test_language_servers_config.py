@@ -13,6 +13,7 @@ from tiller.errors import ConfigError
 from tiller.extend.language_servers.config import read_language_servers
 
 PYRIGHT = {"command": ["pyright-langserver", "--stdio"], "extensions": [".py", ".PYI"]}
+TS = {"command": ["typescript-language-server", "--stdio"], "extensions": [".ts"]}
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
@@ -32,6 +33,7 @@ def test_nothing_configured_is_no_servers_and_no_problems(tmp_path: Path) -> Non
 
 def test_a_server_checks_the_files_of_its_extensions(tmp_path: Path) -> None:
     write(tmp_path / ".tiller" / "settings.json", {"languageServers": {"pyright": PYRIGHT}})
+    write(tmp_path / ".tiller" / "settings.local.json", {"enabledLanguageServers": ["pyright"]})
     found = read_language_servers(tmp_path, None, env_for(tmp_path))
     server = found.server_for(tmp_path / "pkg" / "m.PY")
     assert server is not None and server.name == "pyright"
@@ -79,10 +81,36 @@ def test_a_bad_entry_is_a_problem_naming_its_file_and_the_others_still_work(
 def test_a_broken_override_does_not_fall_back_to_the_entry_it_replaced(tmp_path: Path) -> None:
     env = env_for(tmp_path)
     write(tmp_path / "user" / "settings.json", {"languageServers": {"pyright": PYRIGHT}})
-    write(tmp_path / ".tiller" / "settings.json", {"languageServers": {"pyright": {}}})
+    write(tmp_path / ".tiller" / "settings.local.json", {"languageServers": {"pyright": {}}})
     found = read_language_servers(tmp_path, None, env)
     assert found.servers == ()
-    assert found.problems and str(tmp_path / ".tiller" / "settings.json") in found.problems[0]
+    assert found.problems and str(tmp_path / ".tiller" / "settings.local.json") in found.problems[0]
+
+
+def test_a_checked_in_entry_runs_nothing_until_the_user_enables_it(tmp_path: Path) -> None:
+    """A cloned repository's settings must not start a command at the first edit."""
+    env = env_for(tmp_path)
+    checked_in = tmp_path / ".tiller" / "settings.json"
+    mine = {"command": ["my-pyright", "--stdio"], "extensions": [".py"]}
+    write(tmp_path / "user" / "settings.json", {"languageServers": {"pyright": mine}})
+    write(checked_in, {"languageServers": {"pyright": PYRIGHT, "ts": TS}})
+    found = read_language_servers(tmp_path, None, env)
+    assert [(s.name, s.command) for s in found.servers] == [("pyright", ("my-pyright", "--stdio"))]
+    assert len(found.problems) == 2
+    assert found.problems[1].startswith(f"{checked_in}: languageServers.ts: not enabled")
+    assert '"enabledLanguageServers": ["ts"]' in found.problems[1]
+    # enabled by name in the user's settings, or all of them in the local settings
+    write(tmp_path / "user" / "settings.json", {"enabledLanguageServers": ["ts"]})
+    found = read_language_servers(tmp_path, None, env)
+    assert [s.name for s in found.servers] == ["ts"] and len(found.problems) == 1
+    write(tmp_path / ".tiller" / "settings.local.json", {"enableAllProjectLanguageServers": True})
+    found = read_language_servers(tmp_path, None, env)
+    assert [s.name for s in found.servers] == ["pyright", "ts"] and found.problems == ()
+    # the checked-in file cannot enable itself
+    write(tmp_path / "user" / "settings.json", {})
+    (tmp_path / ".tiller" / "settings.local.json").unlink()
+    write(checked_in, {"languageServers": {"ts": TS}, "enableAllProjectLanguageServers": True})
+    assert read_language_servers(tmp_path, None, env).servers == ()
 
 
 def test_initialization_options_must_hold_an_object_of_servers() -> None:

@@ -7,10 +7,14 @@ files (``settings_files.py``: user, workspace, local scopes), then
     "pyright": {"command": ["pyright-langserver", "--stdio"], "extensions": [".py", ".pyi"],
                 "languageId": "python", "timeoutSeconds": 20, "initializationOptions": {}}
 
-``command`` and ``extensions`` are required; ``languageId`` defaults from the extension. Like a
-hook, an entry of a checked-in settings file names a command Tiller runs: the first edit of a
-matching file starts it. A bad entry is a problem naming its file and entry; the others are
-still read. Nothing configured: no language server, no diagnostics, no cost.
+``command`` and ``extensions`` are required; ``languageId`` defaults from the extension. An
+entry names a command Tiller runs (the first edit of a matching file starts it), so an entry of
+the workspace's checked-in settings (``.claude/settings.json``, ``.tiller/settings.json``) is
+used only once the user enabled it, as MCP's workspace servers are: ``enabledLanguageServers``
+(names) or ``enableAllProjectLanguageServers`` in the user's or the local settings. Else cloning
+a repository and asking for one edit would run its commands. A bad or not enabled entry is a
+problem naming its file and entry; the others are still read. Nothing configured: no language
+server, no diagnostics, no cost.
 """
 
 from __future__ import annotations
@@ -21,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tiller.extend.settings_files import read_settings_files
+from tiller.extend.settings_files import SettingsFile, read_settings_files
 from tiller.jsontypes import JSON
 
 KEY: Final = "languageServers"
+ENABLE_ALL: Final = "enableAllProjectLanguageServers"
+ENABLED: Final = "enabledLanguageServers"
 ENTRY_KEYS: Final = frozenset(
     {"command", "extensions", "languageId", "timeoutSeconds", "initializationOptions"}
 )
@@ -114,18 +120,48 @@ def parse_entry(name: str, raw: Any, source: str) -> LanguageServerConfig:
     )
 
 
+@dataclass(frozen=True)
+class Enabled:
+    """Which of the workspace's checked-in entries the user enabled."""
+
+    all: bool = False
+    names: frozenset[str] = frozenset()
+
+    @classmethod
+    def by(cls, files: list[SettingsFile]) -> Enabled:
+        trusted = [f.data for f in files if f.scope != "workspace"]
+        names = (
+            n for data in trusted if isinstance(data.get(ENABLED), list) for n in data[ENABLED]
+        )
+        return cls(
+            any(data.get(ENABLE_ALL) is True for data in trusted),
+            frozenset(n for n in names if isinstance(n, str)),
+        )
+
+    def allows(self, name: str) -> bool:
+        return self.all or name in self.names
+
+
 @dataclass
 class _Reader:
     servers: dict[str, LanguageServerConfig] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, block: Any, source: str) -> None:
+    def add(self, block: Any, source: str, enabled: Enabled | None = None) -> None:
+        """``enabled``: for a checked-in file, the entries the user enabled (None: trusted)."""
         if block is None:
             return
         if not isinstance(block, dict):
             self.problems.append(f"{source}: {KEY} must be an object of servers")
             return
         for name, raw in block.items():
+            if enabled is not None and not enabled.allows(name):
+                self.problems.append(
+                    f"{source}: {KEY}.{name}: not enabled: this file is part of the workspace, "
+                    f'so its command runs only once you add "{ENABLED}": ["{name}"] (or '
+                    f'"{ENABLE_ALL}": true) to your user or local settings'
+                )
+                continue  # an entry of the user's own of that name stays
             try:
                 self.servers[name] = parse_entry(name, raw, source)
             except ValueError as err:
@@ -139,7 +175,11 @@ def read_language_servers(
     """Every configured language server of ``workspace`` as its sources say now; ``client``:
     ``initializationOptions.languageServers``."""
     reader = _Reader()
-    for found in read_settings_files(workspace, env):
-        reader.add(found.data.get(KEY), str(found.path))
+    files = read_settings_files(workspace, env)
+    enabled = Enabled.by(files)
+    for found in files:
+        reader.add(
+            found.data.get(KEY), str(found.path), enabled if found.scope == "workspace" else None
+        )
     reader.add(client, f"initializationOptions.{KEY}")
     return LanguageServersConfig(tuple(reader.servers.values()), tuple(reader.problems))
