@@ -93,21 +93,27 @@ def client_timeout(stream_idle_seconds: float) -> httpx2.Timeout:
 TLS_ENV: Final = ("SSL_CERT_FILE", "SSL_CERT_DIR")  # read when a TLS context is made
 
 
+def tls_settings() -> tuple[str | None, ...]:
+    """What a TLS context made now reads from the environment (httpx2's `create_ssl_context`
+    takes the certificates named by ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the system's)."""
+    return tuple(os.environ.get(name) for name in TLS_ENV)
+
+
 @functools.cache
-def tls_context() -> ssl.SSLContext:
-    """This process's one TLS context, as the SDK's HTTP client makes its own."""
+def tls_context(settings: tuple[str | None, ...] = ()) -> ssl.SSLContext:
+    """This process's one TLS context for ``settings`` (`tls_settings`, read when it is made),
+    as the SDK's HTTP client makes its own. Keyed by them: a warm template's context serves
+    every fork whose client names the same certificates (the same files, read once), and a
+    fork that names others gets one made in its own environment."""
+    del settings  # the cache key: create_ssl_context reads the same environment now
     return httpx2.create_ssl_context()
 
 
-def http_client(timeout: httpx2.Timeout) -> httpx2.AsyncClient | None:
-    """The SDK's own HTTP client, with `tls_context`: made once per process, and in the warm
-    template once for every server it forks (loading the system's certificates was ~20 ms of
-    each fork's way to its first model request). None, so that the SDK makes its own, when
-    ``SSL_CERT_FILE`` or ``SSL_CERT_DIR`` is set: a context reads them when it is made, and
-    the template's was made in its own environment."""
-    if any(name in os.environ for name in TLS_ENV):
-        return None
-    return anthropic.DefaultAsyncHttpxClient(verify=tls_context(), timeout=timeout)
+def http_client(timeout: httpx2.Timeout) -> httpx2.AsyncClient:
+    """The SDK's own HTTP client, with `tls_context`: made once per process and certificate
+    settings, and in the warm template once for every server it forks (loading the
+    certificates was 20-50 ms of each fork's way to its first model request)."""
+    return anthropic.DefaultAsyncHttpxClient(verify=tls_context(tls_settings()), timeout=timeout)
 
 
 class RawEvent(Protocol):

@@ -46,6 +46,7 @@ ATTEMPTS = 3  # a template that exits as we connect (idle, replaced): try again
 IDLE_ENV = "TILLER_WARM_IDLE_SECONDS"
 TEMPLATE_ENV = (  # what a template is started with: enough to import; never a key
     "PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH", "TILLER_LOG_LEVEL",
+    "SSL_CERT_FILE", "SSL_CERT_DIR",  # the certificates its TLS context reads (no secret)
 )  # fmt: skip
 MAX_MESSAGE = 1 << 16
 _templates: list[subprocess.Popen[bytes]] = []  # started here; never waited for
