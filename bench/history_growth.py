@@ -49,10 +49,9 @@ from _common import (
     scratch,
     stderr_tail,
     text,
-    tool_results_in,
-    tool_use,
 )
 from _lsp import Received, TillerClient, rss_kib
+from _sdk_replay import reading_model, stream_once
 
 STEPS = 1000
 SIZES = (10, 100, 1000)
@@ -63,21 +62,7 @@ ROUNDS = 3  # 1,000-step turns, each followed at once by its bare SDK loop
 JSON = dict[str, Any]
 
 
-def next_step(body: JSON) -> JSON:
-    done = tool_results_in(body)
-    if done < STEPS:
-        return {"content": [tool_use("read_file", f"toolu_step_{done}", path="tiny.txt")]}
-    return {"content": [text(f"Read it {done} times.")]}
-
-
-async def stream_once(client: anthropic.AsyncAnthropic, body: JSON) -> float:
-    params = {k: v for k, v in body.items() if k != "stream"}
-    started = time.perf_counter()
-    async with client.messages.stream(**params) as stream:
-        async for _event in stream:
-            pass
-        await stream.get_final_message()
-    return time.perf_counter() - started
+next_step = reading_model(STEPS)
 
 
 def task_cpu_ns(pid: int) -> int:

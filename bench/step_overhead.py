@@ -41,10 +41,9 @@ from _common import (
     scratch,
     stderr_tail,
     text,
-    tool_results_in,
-    tool_use,
 )
 from _lsp import TillerClient, cpu_seconds
+from _sdk_replay import reading_model, stream_once
 
 STEPS = 200
 ROUNDS = 3
@@ -52,24 +51,11 @@ TARGET_MS = 5.0
 JSON = dict[str, Any]
 
 
-def next_step(body: JSON) -> JSON:
-    """The instant model: read the tiny file until STEPS results are in, then finish."""
-    done = tool_results_in(body)
-    if done < STEPS:
-        return {"content": [tool_use("read_file", f"toolu_step_{done}", path="tiny.txt")]}
-    return {"content": [text(f"Read it {done} times.")]}
+next_step = reading_model(STEPS)
 
 
 def enqueue_steps(api: FakeMessagesAPI) -> None:
     api.enqueue(*([next_step] * (STEPS + 1)))
-
-
-async def stream_once(client: anthropic.AsyncAnthropic, body: JSON) -> None:
-    params = {k: v for k, v in body.items() if k != "stream"}
-    async with client.messages.stream(**params) as stream:
-        async for _event in stream:
-            pass
-        await stream.get_final_message()
 
 
 async def replay(sdk: anthropic.AsyncAnthropic, api: FakeMessagesAPI, bodies: list[JSON]) -> float:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from tiller.jsontypes import JSON
 
@@ -28,15 +28,7 @@ HookEvent = Literal[
     "SessionStart",
     "Notification",
 ]
-HOOK_EVENTS: tuple[HookEvent, ...] = (
-    "PreToolUse",
-    "PostToolUse",
-    "UserPromptSubmit",
-    "Stop",
-    "PreCompact",
-    "SessionStart",
-    "Notification",
-)
+HOOK_EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 TOOL_EVENTS: frozenset[HookEvent] = frozenset({"PreToolUse", "PostToolUse"})
 DEFAULT_TIMEOUT_SECONDS = 60.0
 MAX_TIMEOUT_SECONDS = 3600.0
