@@ -7,7 +7,6 @@ import {
   ErrorAction,
   LanguageClient,
   State as ClientState,
-  TransportKind,
   type CancellationToken,
   type ErrorHandler,
   type LanguageClientOptions,
@@ -214,7 +213,9 @@ export class TillerServer implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command: python,
       args: serverArgs(warm),
-      transport: TransportKind.stdio,
+      // No `transport`: stdio all the same, and the args stay exactly serverArgs' (with
+      // TransportKind.stdio vscode-languageclient appends `--stdio`, which the warm template
+      // refuses: every server was then imported anew, ~1.5 s of CPU each).
       options: { env, cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
     };
     const initializationOptions = toInitializationOptions(settings, hasKey);

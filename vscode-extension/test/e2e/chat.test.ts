@@ -293,7 +293,7 @@ test("a turn cut by a server crash is marked, and the restart notice stays", { t
     const allow = row.locator('.card.confirm[data-state="pending"] button.allow');
     if ((await allow.count()) > 0) await allow.click();
     await chat.locator('.tool.running[data-tool-use-id="toolu_crash"]').waitFor({ timeout: 30_000 });
-    const [pid] = session.serverPids();
+    const [pid] = session.servingPids();
     assert.ok(pid !== undefined);
     process.kill(pid, "SIGKILL");
     await chat.locator('.turn-end.interrupted[data-cause="server_stopped"]').waitFor({ timeout: 90_000 });

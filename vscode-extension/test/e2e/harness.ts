@@ -1,7 +1,7 @@
 // End-to-end harness: the real Python server, the fake Messages API (tests/fakeapi.py),
 // code-server with the built VSIX installed, and Debian's Chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
@@ -150,15 +150,21 @@ export interface Session {
   /** code-server's user data dir (settings, logs). */
   userData: string;
   fake: FakeApi;
-  /** Pids of the Tiller servers started under this code-server. */
+  /** Pids of the Tiller servers started under this code-server (`python -m tiller --warm`: the
+   *  process the extension supervises; the server the template forked for it dies with it). */
   serverPids(): number[];
-  /** Pids of the processes under this code-server whose command line contains `text`. */
+  /** Pids of the processes that run the servers: the ones the warm template forked for this
+   *  code-server, and any server started plainly. Killing one is a server crash (killing its
+   *  client only has the template stop the server). */
+  servingPids(): number[];
+  /** Pids of the processes under this code-server, or under a server forked for it, whose
+   *  command line contains `text`. */
   processPids(text: string): number[];
   close(): Promise<void>;
 }
 
-/** Pids of processes whose command line contains `text` and that descend from `root`. */
-function processesUnder(root: number, text: string): number[] {
+/** The processes of the system now: each one's parent and command line. */
+function processTable(): { parents: Map<number, number>; commands: Map<number, string> } {
   const parents = new Map<number, number>();
   const commands = new Map<number, string>();
   for (const name of readdirSync("/proc")) {
@@ -172,13 +178,59 @@ function processesUnder(root: number, text: string): number[] {
       // gone meanwhile
     }
   }
-  const descends = (pid: number): boolean => {
-    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) {
-      if (p === root) return true;
+  return { parents, commands };
+}
+
+/** What runs under one code-server: the Tiller servers it started, and the processes under them.
+ *  The extension starts `python -m tiller --warm`, which has the user's warm template fork the
+ *  server and waits for it: that server is the template's child, known as this code-server's by
+ *  its working directory (inside `run`). */
+class ProcessesUnder {
+  private readonly parents: Map<number, number>;
+  private readonly commands: Map<number, string>;
+
+  constructor(
+    private readonly root: number,
+    private readonly run: string,
+  ) {
+    ({ parents: this.parents, commands: this.commands } = processTable());
+  }
+
+  /** Pids whose command line contains `text`, under the code-server or a server forked for it. */
+  matching(text: string): number[] {
+    return [...this.commands].filter(([pid, cmd]) => cmd.includes(text) && this.descends(pid)).map(([pid]) => pid);
+  }
+
+  /** The servers forked for this code-server's clients by the warm template. */
+  forked(): number[] {
+    return [...this.commands.keys()].filter((pid) => this.forkedHere(pid));
+  }
+
+  private forkedHere(pid: number): boolean {
+    if (!(this.commands.get(this.parents.get(pid) ?? -1) ?? "").includes("tiller.warm.template")) return false;
+    try {
+      return readlinkSync(`/proc/${pid}/cwd`).startsWith(this.run + path.sep);
+    } catch {
+      return false; // gone meanwhile
+    }
+  }
+
+  private descends(pid: number): boolean {
+    for (let p = this.parents.get(pid); p !== undefined && p > 1; p = this.parents.get(p)) {
+      if (p === this.root || this.forkedHere(p)) return true;
     }
     return false;
-  };
-  return [...commands].filter(([pid, cmd]) => cmd.includes(text) && descends(pid)).map(([pid]) => pid);
+  }
+}
+
+/** Whether `pid` is a warm client whose server runs elsewhere (it handed its stdio to the
+ *  server and keeps /dev/null), not a server started plainly. */
+function waitsForForkedServer(pid: number): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/fd/1`) === "/dev/null";
+  } catch {
+    return false; // gone meanwhile
+  }
 }
 
 /** Installs the VSIX into a fresh code-server profile, starts it and opens the workspace
@@ -265,8 +317,12 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
     settingsFile,
     userData,
     fake,
-    serverPids: () => processesUnder(codeServer.pid ?? -1, " -m tiller"),
-    processPids: (text) => processesUnder(codeServer.pid ?? -1, text),
+    serverPids: () => new ProcessesUnder(codeServer.pid ?? -1, run).matching(" -m tiller "),
+    servingPids: () => {
+      const processes = new ProcessesUnder(codeServer.pid ?? -1, run);
+      return [...processes.forked(), ...processes.matching(" -m tiller ").filter((pid) => !waitsForForkedServer(pid))];
+    },
+    processPids: (text) => new ProcessesUnder(codeServer.pid ?? -1, run).matching(text),
     close: async () => {
       await browser.close().catch(() => undefined);
       await stop(codeServer);

@@ -281,6 +281,9 @@ test("Set API Key… restarts the server with the key in its environment only", 
       return pids.length === 1 && pids[0] !== before ? pids[0] : undefined;
     }, 60_000);
     await waitFor("the server environment", () => (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`ANTHROPIC_API_KEY=${key}`) ? true : undefined), 10_000);
+    // Launched as `python -m tiller --warm` and nothing more: an extra argument (the `--stdio`
+    // vscode-languageclient adds for TransportKind.stdio) made the warm template refuse it.
+    assert.deepEqual(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(1, -1), ["-m", "tiller", "--warm"]);
     await waitFor("the state after the restart", async () => ((await chatFrame(page).locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
     assert.equal(grepTree(session.userData, key), undefined);
   });
@@ -294,7 +297,9 @@ test("after a crash the server restarts and resumes the session", { timeout: 180
     assert.ok(sessionId);
     const [pid, ...others] = session.serverPids();
     assert.ok(pid !== undefined && others.length === 0, `expected one server, got ${String(pid)} ${others.join(" ")}`);
-    process.kill(pid, "SIGKILL");
+    const [serving, ...alsoServing] = session.servingPids();
+    assert.ok(serving !== undefined && alsoServing.length === 0, `expected one serving process, got ${String(serving)} ${alsoServing.join(" ")}`);
+    process.kill(serving, "SIGKILL");
     await waitFor("a new server", () => {
       const pids = session.serverPids();
       return pids.length === 1 && pids[0] !== pid ? true : undefined;
