@@ -7,8 +7,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
-import type { FrameLocator, Locator, Page } from "playwright-core";
-import { chatFrame, runCommand, screenshot, startChatSession, statusItem, waitFor, type Session } from "./harness";
+import type { FrameLocator, Page } from "playwright-core";
+import { answerCard, chatFrame, chatState, runCommand, screenshot, setMode, startChatSession, statusItem, statusShows, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 
@@ -33,32 +33,11 @@ async function step(name: string, body: (page: Page, chat: FrameLocator) => Prom
   }
 }
 
-/** Click ``button`` on a pending card until the card is answered (a click that lands while the
- * diff editor opens and the webview re-renders can be lost). */
-async function answer(card: Locator, button: string): Promise<void> {
-  await card.waitFor({ timeout: 30_000 });
-  await waitFor(`the card to take ${button}`, async () => {
-    if ((await card.count()) === 0) return true;
-    await card.locator(button).click({ timeout: 2_000 }).catch(() => undefined);
-    return undefined;
-  }, 30_000);
-}
-
 async function send(page: Page, text: string): Promise<void> {
   const input = chatFrame(page).locator("#input");
   await input.click();
   await input.fill(text);
   await input.press("Enter");
-}
-
-async function waitIdle(page: Page): Promise<void> {
-  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
-}
-
-async function setMode(page: Page, label: string): Promise<void> {
-  await runCommand(page, "Tiller: Set Mode…");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click();
-  await waitFor(`mode ${label}`, async () => ((await statusItem(page).innerText()).includes(label) ? true : undefined), 10_000);
 }
 
 function text(value: string): Record<string, unknown> {
@@ -161,7 +140,7 @@ test("a command asks on its row before any output, streams its output live with 
     assert.equal(await row.locator(".output").count(), 0, "no output before the answer");
     assert.match(await row.locator(".duration").innerText(), /waiting for you/);
     await screenshot(page, "confirm-on-row");
-    await answer(card, "button.allow");
+    await answerCard(card, "button.allow");
     await row.locator(".output", { hasText: "line1" }).waitFor({ timeout: 20_000 });
     assert.equal(await row.getAttribute("class"), "tool running open", "output arrived while the command runs");
     const first = await row.locator(".duration.elapsed").innerText();
@@ -179,7 +158,7 @@ test("an interrupted command keeps its partial output and its real duration", { 
   await step("interrupted-partial", async (page, chat) => {
     await send(page, "Work for a while");
     const row = chat.locator('.tool[data-tool-use-id="toolu_cut"]');
-    await row.locator('.card.confirm[data-state="pending"] button.allow').click({ timeout: 30_000 });
+    await answerCard(row.locator('.card.confirm[data-state="pending"]'), "button.allow");
     await row.locator(".output", { hasText: "a second in" }).waitFor({ timeout: 20_000 });
     await chat.locator("#input").press("Escape");
     await chat.locator('.tool.interrupted[data-tool-use-id="toolu_cut"]').waitFor({ timeout: 15_000 });
@@ -256,11 +235,11 @@ test("a chat redrawn after a restart equals the live one", { timeout: 240_000 },
     await second.locator('input[value="default"]').check();
     await second.locator("button.approve").click();
     const write = chat.locator('.tool[data-tool-use-id="toolu_w"] .card.confirm[data-state="pending"]');
-    await answer(write, "button.allow");
+    await answerCard(write, "button.allow");
     const rm = chat.locator('.tool[data-tool-use-id="toolu_rm"] .card.confirm[data-state="pending"]');
     await rm.waitFor({ timeout: 30_000 });
     await rm.locator("textarea.feedback").fill("keep it");
-    await answer(rm, "button.deny");
+    await answerCard(rm, "button.deny");
     // The turn's last item is drawn: nothing more comes for it.
     await chat.locator('.msg.assistant:has-text("you kept it") ~ .turn-end.completed').waitFor({ timeout: 30_000 });
     await waitIdle(page);
@@ -276,7 +255,7 @@ test("a chat redrawn after a restart equals the live one", { timeout: 240_000 },
     await runCommand(page, "Tiller: Restart Server");
     await chat.locator(".notice.local", { hasText: "Restarting" }).waitFor({ timeout: 30_000 });
     await waitFor("the redraw", async () => ((await livePrompt.evaluate((element) => element.isConnected)) ? undefined : true), 60_000);
-    await waitFor("the restarted server", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
+    await chatState(page, "connection", "running", 60_000);
     assert.equal(await chat.locator("body").getAttribute("data-session"), sessionId);
     const redrawn = await chatSnapshot(chat);
     assert.deepEqual(redrawn, live);
@@ -317,14 +296,14 @@ async function settingInput(page: Page, key: string, title: string): Promise<Ret
 }
 
 test("a setting changed in the Settings editor restarts the server once, with the new value and launch.sh's Python; a bad base URL says so", { timeout: 240_000 }, async () => {
-  const running = async (): Promise<boolean | undefined> => ((await chatFrame(session.page).locator("body").getAttribute("data-connection")) === "running" ? true : undefined);
+  const running = (): Promise<void> => chatState(session.page, "connection", "running", 60_000);
   const readTwice = [
     { content: [tool("toolu_b1", "read_file", { path: "README.md" })] },
     { content: [tool("toolu_b2", "read_file", { path: "README.md" })] },
     { content: [text("Read it twice.")] },
   ];
   await step("settings-restart", async (page, chat) => {
-    await waitFor("a running server", running, 60_000);
+    await running();
     const [before] = session.serverPids();
     const seen = new Set<number>();
     const watch = setInterval(() => session.serverPids().forEach((pid) => seen.add(pid)), 100);
@@ -337,7 +316,7 @@ test("a setting changed in the Settings editor restarts the server once, with th
         const pids = session.serverPids();
         return pids.length === 1 && pids[0] !== before ? true : undefined;
       }, 60_000);
-      await waitFor("running again", running, 60_000);
+      await running();
       // The restarted server has the new value (it asks to go on after one tool call): the
       // change was seen before it started, so nothing is left to cause another restart.
       await session.fake.load(readTwice);
@@ -363,7 +342,7 @@ test("a setting changed in the Settings editor restarts the server once, with th
       const pids = session.serverPids();
       return pids.length === 1 && pids[0] !== pid ? true : undefined;
     }, 60_000);
-    await waitFor("running again", running, 60_000);
+    await running();
 
     // Typed key by key in the Settings editor: every prefix of this is malformed.
     const baseUrl = await settingInput(page, "tiller.baseUrl", "Base Url");
@@ -374,7 +353,7 @@ test("a setting changed in the Settings editor restarts the server once, with th
     await screenshot(page, "bad-base-url");
     // The good URL in one change: no prefix of it (a valid URL with another port) starts a server.
     await baseUrl.fill(session.fake.baseUrl);
-    await waitFor("running with the good URL", running, 60_000);
+    await running();
     await page.keyboard.press("Control+W");
   });
 });
@@ -401,7 +380,7 @@ test("sessions: title-bar New chat and History, this folder's chats with turns a
     await screenshot(page, "history");
     await page.keyboard.press("Escape");
     await send(page, `/resume ${previous}`);
-    await waitFor("the resumed chat", async () => ((await chat.locator("body").getAttribute("data-session")) === previous ? true : undefined), 20_000);
+    await chatState(page, "session", previous, 20_000);
     await chat.locator(".msg.user", { hasText: "Rework plan.txt" }).waitFor({ timeout: 20_000 });
     await chat.locator(".card.plan").first().waitFor();
   });
@@ -452,9 +431,12 @@ test("a window reload comes back to the same chat", { timeout: 240_000 }, async 
     await waitIdle(page);
     const sessionId = await chat.locator("body").getAttribute("data-session");
     assert.ok(sessionId !== null && sessionId !== "");
+    // The reload navigates the page: wait for that, not for a status bar the old page still shows.
+    const reloading = page.waitForEvent("framenavigated", { predicate: (frame) => frame === page.mainFrame(), timeout: 60_000 });
     await runCommand(page, "Developer: Reload Window");
+    await reloading;
     await statusItem(page).waitFor({ timeout: 90_000 });
-    await waitFor("the server's first state", async () => ((await statusItem(page).innerText()).includes("·") ? true : undefined), 90_000);
+    await statusShows(page, "·", 90_000);
     await runCommand(page, "Tiller: Open Chat");
     const reloaded = chatFrame(page);
     await reloaded.locator(".msg.user", { hasText: "Remember this chat" }).waitFor({ timeout: 60_000 });
@@ -468,7 +450,7 @@ test("the offline demo answers prompt after prompt, and its closing words follow
     const demo = await settingInput(page, "tiller.demoScript", "Demo Script");
     await demo.fill("demo");
     await page.keyboard.press("Control+W");
-    await waitFor("the demo server", async () => ((await chat.locator("#mode").innerText()).includes("offline demo") ? true : undefined), 60_000);
+    await chat.locator("#mode", { hasText: /offline demo/ }).waitFor({ timeout: 60_000 });
     await runCommand(page, "Tiller: New Chat");
     await chat.locator(".welcome", { hasText: "Offline demo" }).waitFor({ timeout: 20_000 });
     await screenshot(page, "demo-welcome");

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { deflateSync } from "node:zlib";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { chatFrame, runCommand, screenshot, startChatSession, statusItem, waitFor, type Session } from "./harness";
+import { chatFrame, openQuickInput, runCommand, screenshot, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 
@@ -88,23 +88,15 @@ async function step(name: string, body: (page: Page, chat: FrameLocator) => Prom
 /** Waits for the answer `text` to show, then for the turn to end. */
 async function waitAnswer(page: Page, text: string): Promise<void> {
   await chatFrame(page).locator(".msg.assistant", { hasText: text }).last().waitFor({ timeout: 60_000 });
-  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
+  await waitIdle(page);
 }
 
 async function openFile(page: Page, name: string): Promise<void> {
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor();
+  const input = await openQuickInput(page, "Control+P");
   await input.fill(name);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
   await input.press("Enter");
   await page.locator(".tab.active", { hasText: name }).waitFor();
-}
-
-async function setMode(page: Page, label: string): Promise<void> {
-  await runCommand(page, "Tiller: Set Mode…");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click();
-  await waitFor(`mode ${label}`, async () => ((await statusItem(page).innerText()).includes(label) ? true : undefined), 10_000);
 }
 
 type Block = Record<string, unknown> & { type: string; text?: string };
@@ -166,7 +158,7 @@ test("@ opens a fuzzy picker without ignored files; picked mentions and the edit
     await input.press("Enter");
     await chat.locator("#attachments .chip.mention.diff").waitFor();
     // TypeScript has reported app.ts's error (the Problems count in the status bar).
-    await waitFor("TypeScript's report", async () => (/[1-9]/.test(await page.locator('[id="status.problems"]').innerText()) ? true : undefined), 60_000);
+    await page.locator('[id="status.problems"]', { hasText: /[1-9]/ }).waitFor({ timeout: 60_000 });
     await screenshot(page, "chips-before-sending");
     await input.press("Enter");
     await waitAnswer(page, "It greets.");

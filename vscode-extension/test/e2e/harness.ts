@@ -307,7 +307,9 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.setDefaultTimeout(30_000);
   const query = moreFolders.length > 0 ? `workspace=${encodeURIComponent(workspaceFile)}` : `folder=${encodeURIComponent(workspace)}`;
-  await page.goto(`http://127.0.0.1:${port}/?${query}`);
+  // Waits for the workbench, not for the page's load event (the default, within 30 s: the
+  // workbench's scripts take longer than that on a busy 2-core machine).
+  await page.goto(`http://127.0.0.1:${port}/?${query}`, { waitUntil: "commit", timeout: 60_000 });
   await page.locator(".monaco-workbench").waitFor({ timeout: 90_000 });
   return {
     page,
@@ -344,23 +346,40 @@ export function statusItem(page: Page): Locator {
   return page.locator('[id="tiller.tiller.tiller.status"]');
 }
 
-/** Runs a command from the palette by its title. */
-export async function runCommand(page: Page, title: string): Promise<void> {
+/** Presses `key` until the quick input shows and returns its input box. A key can be lost: just
+ *  after a window reload the focused chat webview may not forward keys to the workbench yet (CI
+ *  saw the palette stay hidden for 30 s). After the first miss, the focus is taken out of any
+ *  webview frame before pressing again. */
+export async function openQuickInput(page: Page, key: string): Promise<Locator> {
   const input = page.locator(".quick-input-widget input");
-  // An F1 can be lost: just after a window reload the focused chat webview may not forward keys
-  // to the workbench yet (CI saw the palette stay hidden for 30 s). Press it again until the
-  // palette shows, after the first miss with the focus taken out of any webview frame.
   let presses = 0;
-  await waitFor("the command palette", async () => {
+  await waitFor(`the quick input (${key})`, async () => {
     if (await input.isVisible()) return true;
     if (presses > 0) await page.evaluate(() => (document.activeElement instanceof HTMLIFrameElement ? document.activeElement.blur() : undefined));
     presses += 1;
-    await page.keyboard.press("F1");
+    await page.keyboard.press(key);
     return input.waitFor({ timeout: 3_000 }).then(() => true, () => undefined);
   }, 60_000);
+  return input;
+}
+
+/** Runs a command from the palette by its title. */
+export async function runCommand(page: Page, title: string): Promise<void> {
+  const input = await openQuickInput(page, "F1");
   await input.fill(`>${title}`);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
   await input.press("Enter");
+}
+
+/** Clicks `button` on a pending card until the card is answered: a click that lands while the
+ *  webview re-renders (the diff editor opening, a state arriving) can be lost. */
+export async function answerCard(card: Locator, button: string): Promise<void> {
+  await card.waitFor({ timeout: 30_000 });
+  await waitFor(`the card to take ${button}`, async () => {
+    if ((await card.count()) === 0) return true;
+    await card.locator(button).click({ timeout: 2_000 }).catch(() => undefined);
+    return undefined;
+  }, 30_000);
 }
 
 /** The chat webview's document (two nested iframes in code-server). */
@@ -368,11 +387,35 @@ export function chatFrame(page: Page): FrameLocator {
   return page.frameLocator('iframe.webview.ready[src*="extensionId=tiller.tiller"]').frameLocator("iframe#active-frame");
 }
 
+/** Waits until the chat's `data-<name>` (busy, connection, session, mode) reads `value`: one
+ *  Playwright wait on a selector (it retries with a backoff to 500 ms) instead of reading the
+ *  attribute through both webview frames every 200 ms. */
+export async function chatState(page: Page, name: "busy" | "connection" | "session" | "mode", value: string, timeoutMs: number): Promise<void> {
+  await chatFrame(page).locator(`body[data-${name}=${JSON.stringify(value)}]`).waitFor({ timeout: timeoutMs });
+}
+
+/** Waits for the running turn, if any, to end. */
+export async function waitIdle(page: Page): Promise<void> {
+  await chatState(page, "busy", "false", 60_000);
+}
+
+/** Waits until the status bar item's text contains `text` (case and all). */
+export async function statusShows(page: Page, text: string, timeoutMs: number): Promise<void> {
+  await statusItem(page).filter({ hasText: new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")) }).waitFor({ timeout: timeoutMs });
+}
+
+/** Sets the permission mode from the palette and waits for the status bar to show it. */
+export async function setMode(page: Page, label: string): Promise<void> {
+  await runCommand(page, "Tiller: Set Mode…");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click();
+  await statusShows(page, label, 10_000);
+}
+
 /** A code-server session with the server's first state shown and the chat open and ready. */
 export async function startChatSession(moreFolders: readonly string[] = []): Promise<Session> {
   const session = await startSession(moreFolders);
   await statusItem(session.page).waitFor({ timeout: 90_000 });
-  await waitFor("the server's first state", async () => ((await statusItem(session.page).innerText()).includes("·") ? true : undefined), 90_000);
+  await statusShows(session.page, "·", 90_000);
   await runCommand(session.page, "Tiller: Open Chat");
   await chatFrame(session.page).locator("#input").waitFor({ timeout: 60_000 });
   return session;

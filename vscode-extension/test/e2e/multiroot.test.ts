@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { chatFrame, runCommand, screenshot, startChatSession, statusItem, waitFor, type Session } from "./harness";
+import { chatFrame, screenshot, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 let api: string;
@@ -41,16 +41,6 @@ async function step(name: string, body: (page: Page, chat: FrameLocator) => Prom
     await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
     throw error;
   }
-}
-
-async function setMode(page: Page, label: string): Promise<void> {
-  await runCommand(page, "Tiller: Set Mode…");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().click();
-  await waitFor(`mode ${label}`, async () => ((await statusItem(page).innerText()).includes(label) ? true : undefined), 10_000);
-}
-
-async function waitIdle(page: Page): Promise<void> {
-  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
 }
 
 function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import type { Page } from "playwright-core";
-import { chatFrame, runCommand, screenshot, startChatSession, waitFor, type Session } from "./harness";
+import { answerCard, chatFrame, runCommand, screenshot, startChatSession, waitIdle, type Session } from "./harness";
 
 let session: Session;
 
@@ -37,10 +37,6 @@ async function send(page: Page, value: string, steer = false): Promise<void> {
   await input.press(steer ? "Control+Enter" : "Enter");
 }
 
-async function waitIdle(page: Page): Promise<void> {
-  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
-}
-
 test("a compound command's card shows the split and its rules; Always allow keeps exactly the parts shown", { timeout: 180_000 }, async () => {
   const claude = path.join(session.workspace, ".claude");
   mkdirSync(claude, { recursive: true });
@@ -57,11 +53,7 @@ test("a compound command's card shows the split and its rules; Always allow keep
   assert.match(await card.locator(".segment.mode").innerText(), /touch made\.txt[\s\S]*no rule/);
   assert.match(await row.locator(".decided-by").innerText(), /ask: mode default/);
   await screenshot(page, "segments-card");
-  await waitFor("the card to take Always allow", async () => {
-    if ((await card.count()) === 0) return true;
-    await card.locator("button.allow-always").click({ timeout: 2_000 }).catch(() => undefined);
-    return undefined;
-  }, 30_000);
+  await answerCard(card, "button.allow-always");
   await chat.locator('.tool.ok[data-tool-use-id="toolu_split"]').waitFor({ timeout: 30_000 });
   await waitIdle(page);
   const kept = JSON.parse(readFileSync(path.join(session.workspace, ".tiller", "settings.local.json"), "utf8")) as { permissions: { allow: string[] } };
@@ -93,11 +85,7 @@ test("Ctrl+Enter while the agent works steers the running turn; the chat says wh
   await send(page, "Wait for it");
   const card = chat.locator('.tool[data-tool-use-id="toolu_wait"] .card.confirm.command[data-state="pending"]');
   await card.waitFor({ timeout: 30_000 });
-  await waitFor("the card to take Allow", async () => {
-    if ((await card.count()) === 0) return true;
-    await card.locator("button.allow").click({ timeout: 2_000 }).catch(() => undefined);
-    return undefined;
-  }, 30_000);
+  await answerCard(card, "button.allow");
   await send(page, "use tabs, not spaces", true);
   await chat.locator(".notice", { hasText: "Steering: use tabs" }).waitFor({ timeout: 30_000 });
   writeFileSync(gate, "");

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import type { Page } from "playwright-core";
-import { chatFrame, runCommand, screenshot, startChatSession, statusItem, waitFor, type Session } from "./harness";
+import { answerCard, chatFrame, chatState, runCommand, screenshot, startChatSession, statusItem, statusShows, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 
@@ -43,10 +43,6 @@ async function status(page: Page): Promise<string> {
   return (await statusItem(page).innerText()).trim();
 }
 
-async function waitIdle(page: Page): Promise<void> {
-  await waitFor("the turn to end", async () => ((await chatFrame(page).locator("body").getAttribute("data-busy")) === "false" ? true : undefined), 60_000);
-}
-
 test("a prompt streams into the chat as markdown", { timeout: 120_000 }, async () => {
   const answer = "Hello from the **fake model**. " + "This answer arrives in small pieces. ".repeat(6);
   await session.fake.load([{ content: [{ type: "text", text: answer }], chunkDelay: 0.08, textChunk: 8 }]);
@@ -75,7 +71,7 @@ test("queued prompts are shown and can be cleared", { timeout: 120_000 }, async 
     const queue = chat.locator("#queue");
     await queue.locator(".queue-title", { hasText: "Queued (2)" }).waitFor({ timeout: 10_000 });
     assert.match(await queue.innerText(), /Second prompt[\s\S]*Third prompt/);
-    await waitFor("the status to count the queue", async () => ((await status(page)).includes("2 queued") ? true : undefined), 10_000);
+    await statusShows(page, "2 queued", 10_000);
     await screenshot(page, "queue-shown");
     await queue.locator("button.clear-queue").click();
     await queue.waitFor({ state: "hidden", timeout: 10_000 });
@@ -88,15 +84,14 @@ test("the status bar follows a mode cycle", { timeout: 60_000 }, async () => {
   await step("mode-cycle", async (page) => {
     assert.match(await status(page), /ask before edits · /);
     await statusItem(page).click();
-    await waitFor("accept edits", async () => ((await status(page)).includes("accept edits") ? true : undefined), 10_000);
+    await statusShows(page, "accept edits", 10_000);
     await screenshot(page, "mode-accept-edits");
     await statusItem(page).click();
     await waitFor("plan mode", async () => ((await status(page)).startsWith("plan") || (await status(page)).includes(" plan ·") ? true : undefined), 10_000);
     // The chat hears of the mode after the status bar (another message, to the webview): wait
     // for it to follow (read at once, it failed a run under load with 'acceptEdits').
-    const chatMode = async (): Promise<string | null> => chatFrame(page).locator("#mode").getAttribute("data-mode");
-    await waitFor("the chat's mode to follow", async () => ((await chatMode()) === "plan" ? true : undefined), 10_000);
-    assert.equal(await chatMode(), "plan");
+    await chatFrame(page).locator('#mode[data-mode="plan"]').waitFor({ timeout: 10_000 });
+    assert.equal(await chatFrame(page).locator("#mode").getAttribute("data-mode"), "plan");
   });
 });
 
@@ -119,7 +114,7 @@ test("a plan approved in the inline card gets implemented", { timeout: 120_000 }
     assert.match(await card.innerText(), /Create planned\.txt containing hello plan/);
     await screenshot(page, "plan-card");
     await card.locator('input[value="acceptEdits"]').check();
-    await card.locator("button.approve").click();
+    await answerCard(card, "button.approve");
     await chat.locator('.card.plan[data-state="approved"]', { hasText: "Approved" }).waitFor();
     const file = path.join(session.workspace, "planned.txt");
     await waitFor("planned.txt on disk", () => (existsSync(file) ? true : undefined), 30_000);
@@ -142,9 +137,9 @@ test("an edit denied in the diff flow leaves the file unchanged", { timeout: 120
     // Back to "ask before edits": shift+tab in the chat cycles acceptEdits → plan → default.
     await chat.locator("#input").click();
     await chat.locator("#input").press("Shift+Tab");
-    await waitFor("plan mode", async () => ((await chat.locator("#mode").getAttribute("data-mode")) === "plan" ? true : undefined), 10_000);
+    await chat.locator('#mode[data-mode="plan"]').waitFor({ timeout: 10_000 });
     await chat.locator("#input").press("Shift+Tab");
-    await waitFor("default mode", async () => ((await status(page)).includes("ask before edits") ? true : undefined), 10_000);
+    await statusShows(page, "ask before edits", 10_000);
 
     await send(page, "Change notes.txt");
     const card = chat.locator('.card.confirm.diff[data-state="pending"]');
@@ -192,7 +187,7 @@ test("Escape in the chat interrupts a running command", { timeout: 120_000 }, as
     await card.waitFor({ timeout: 30_000 });
     assert.match(await card.locator("pre.command").innerText(), /\$ sleep 600 && touch slept\.txt/);
     await screenshot(page, "command-confirm");
-    await card.locator("button.allow").click();
+    await answerCard(card, "button.allow");
     await running.locator(".duration.elapsed").waitFor({ timeout: 30_000 });
     await waitFor("the command's process", () => (session.processPids("sleep 600").length > 0 ? true : undefined), 30_000);
     await screenshot(page, "command-running");
@@ -239,7 +234,7 @@ test("the todo tree shows the board", { timeout: 120_000 }, async () => {
     for (const label of ["Write the tests, done", "Run the tests, in progress when the turn stopped", "Ship it, pending"]) {
       await page.getByRole("treeitem", { name: label }).waitFor({ timeout: 20_000 });
     }
-    await waitFor("the board's counts in the status bar", async () => ((await status(page)).includes("(1/3)") ? true : undefined), 15_000);
+    await statusShows(page, "(1/3)", 15_000);
     assert.ok(!(await status(page)).includes("Running the tests"), "nothing is in progress while idle");
   });
 });
@@ -263,7 +258,7 @@ test("the model is switched from a quick pick of the API's models", { timeout: 6
     await row.first().waitFor({ timeout: 20_000 });
     await screenshot(page, "model-pick");
     await row.first().click();
-    await waitFor("the new model in the status bar", async () => ((await status(page)).includes("claude-haiku-4-5") ? true : undefined), 10_000);
+    await statusShows(page, "claude-haiku-4-5", 10_000);
   });
 });
 
@@ -273,7 +268,7 @@ test("Set API Key… restarts the server with the key in its environment only", 
     const [before] = session.serverPids();
     await runCommand(page, "Tiller: Set API Key…");
     const input = page.locator(".quick-input-widget input");
-    await waitFor("the password box", async () => ((await input.getAttribute("type")) === "password" ? true : undefined), 10_000);
+    await page.locator('.quick-input-widget input[type="password"]').waitFor({ timeout: 10_000 });
     await input.fill(key);
     await input.press("Enter");
     const pid = await waitFor("a restarted server", () => {
@@ -284,7 +279,7 @@ test("Set API Key… restarts the server with the key in its environment only", 
     // Launched as `python -m tiller --warm` and nothing more: an extra argument (the `--stdio`
     // vscode-languageclient adds for TransportKind.stdio) made the warm template refuse it.
     assert.deepEqual(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(1, -1), ["-m", "tiller", "--warm"]);
-    await waitFor("the state after the restart", async () => ((await chatFrame(page).locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
+    await chatState(page, "connection", "running", 60_000);
     assert.equal(grepTree(session.userData, key), undefined);
   });
 });
@@ -304,7 +299,7 @@ test("after a crash the server restarts and resumes the session", { timeout: 180
       const pids = session.serverPids();
       return pids.length === 1 && pids[0] !== pid ? true : undefined;
     }, 60_000);
-    await waitFor("the state after the restart", async () => ((await chat.locator("body").getAttribute("data-connection")) === "running" ? true : undefined), 60_000);
+    await chatState(page, "connection", "running", 60_000);
     // The same session, redrawn from the server's transcript.
     await chat.locator(".msg.user", { hasText: "Say hello" }).waitFor({ timeout: 30_000 });
     assert.equal(await chat.locator("body").getAttribute("data-session"), sessionId);
@@ -318,6 +313,7 @@ test("a new session starts empty and the old one can be resumed", { timeout: 120
   await step("sessions", async (page) => {
     const chat = chatFrame(page);
     const previous = await chat.locator("body").getAttribute("data-session");
+    assert.ok(previous);
     await runCommand(page, "Tiller: New Chat");
     await waitFor("a new session", async () => {
       const current = await chat.locator("body").getAttribute("data-session");
@@ -329,7 +325,7 @@ test("a new session starts empty and the old one can be resumed", { timeout: 120
     await rows.first().waitFor({ timeout: 20_000 });
     await screenshot(page, "session-pick");
     await page.locator(".quick-input-list .monaco-list-row", { hasText: "Say hello" }).first().click();
-    await waitFor("the resumed session", async () => ((await chat.locator("body").getAttribute("data-session")) === previous ? true : undefined), 20_000);
+    await chatState(page, "session", previous, 20_000);
     await chat.locator(".msg.user", { hasText: "Say hello" }).waitFor({ timeout: 20_000 });
   });
 });
