@@ -1,7 +1,7 @@
 // End-to-end harness: the real Python server, the fake Messages API (tests/fakeapi.py),
 // code-server with the built VSIX installed, and Debian's Chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
@@ -233,18 +233,36 @@ function waitsForForkedServer(pid: number): boolean {
   }
 }
 
-/** Installs the VSIX into a fresh code-server profile, starts it and opens the workspace
- *  (`moreFolders`: a `.code-workspace` of the folder `workspace` and these, made in the run
- *  directory, is opened instead). */
+/** The extensions folder with the built VSIX installed: once per VSIX (a code-server CLI run
+ *  costs a few seconds of CPU), shared by the sessions that follow; each has its own profile. */
+function installedVsix(userData: string): string {
+  const extensions = path.join(CACHE, "extensions");
+  const stampFile = path.join(extensions, ".installed-vsix");
+  const vsix = statSync(VSIX);
+  const stamp = `${vsix.size} ${vsix.mtimeMs}`;
+  if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return extensions;
+  rmSync(extensions, { recursive: true, force: true });
+  mkdirSync(extensions, { recursive: true });
+  const install = spawnSync(CODE_SERVER, ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", VSIX, "--force"], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  if (install.status !== 0) throw new Error(`installing the VSIX failed:\n${install.stdout}\n${install.stderr}`);
+  writeFileSync(stampFile, stamp);
+  return extensions;
+}
+
+/** Starts code-server on a fresh profile, with the VSIX installed (once per build), and opens the
+ *  workspace (`moreFolders`: a `.code-workspace` of the folder `workspace` and these, made in the
+ *  run directory, is opened instead). */
 export async function startSession(moreFolders: readonly string[] = []): Promise<Session> {
   if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run the build first`);
   if (!existsSync(CODE_SERVER)) throw new Error(`${CODE_SERVER} is missing: run scripts/setup.sh first`);
   const run = path.join(CACHE, "run");
   rmSync(run, { recursive: true, force: true });
   const userData = path.join(run, "user-data");
-  const extensions = path.join(run, "extensions");
   const workspace = path.join(run, "workspace");
-  for (const dir of [path.join(userData, "User"), path.join(userData, "Machine"), extensions, workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
+  for (const dir of [path.join(userData, "User"), path.join(userData, "Machine"), workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(workspace, "README.md"), "# e2e workspace\n");
   const folders = [workspace, ...moreFolders.map((name) => path.join(run, name))];
   for (const folder of folders) mkdirSync(folder, { recursive: true });
@@ -277,11 +295,7 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
         "tiller.trace.server": "messages",
   };
   writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
-  const install = spawnSync(CODE_SERVER, ["--user-data-dir", userData, "--extensions-dir", extensions, "--install-extension", VSIX, "--force"], {
-    encoding: "utf8",
-    timeout: 120_000,
-  });
-  if (install.status !== 0) throw new Error(`installing the VSIX failed:\n${install.stdout}\n${install.stderr}`);
+  const extensions = installedVsix(userData);
 
   const configFile = path.join(run, "code-server.yaml");
   writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\n`);
