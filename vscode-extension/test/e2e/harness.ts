@@ -47,13 +47,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number): Promise<T> {
+/** Probes until `probe` gives a value, every `intervalMs` (a probe of the page costs Chromium and
+ *  this process: prefer a locator's waitFor there; a file's existence can be checked often). */
+async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
+    await sleep(intervalMs);
   }
 }
 
@@ -115,7 +117,8 @@ export class FakeApi {
       stdio: ["ignore", "ignore", "pipe"],
     });
     this.child.stderr?.on("data", (data: Buffer) => writeFileSync(log, data, { flag: "a" }));
-    await waitFor("the fake API", () => (existsSync(portFile) && readFileSync(portFile, "utf8").trim() !== "" ? true : undefined), 20_000);
+    // Loaded once per test: its start (~0.2 s) is waited for closely.
+    await waitFor("the fake API", () => (existsSync(portFile) && readFileSync(portFile, "utf8").trim() !== "" ? true : undefined), 20_000, 25);
   }
 
   close(): Promise<void> {
