@@ -1,8 +1,10 @@
 // End-to-end harness: the real Python server, the fake Messages API (tests/fakeapi.py),
 // code-server with the built VSIX installed, and Debian's Chromium driven by playwright-core.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
 import * as net from "node:net";
+import * as os from "node:os";
 import * as path from "node:path";
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
 
@@ -14,6 +16,16 @@ const CODE_SERVER = path.join(CACHE, "code-server", "node_modules", ".bin", "cod
 const PYTHON = process.env.TILLER_PYTHON ?? path.join(REPO, ".venv", "bin", "python");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const VSIX = path.join(EXT_DIR, "dist", "tiller.vsix");
+
+/** The servers' warm template (server/tiller/warm) is this checkout's e2e runs' own: its socket
+ *  in a private folder of ours (short: a socket path has ~100 bytes), shared by the sessions one
+ *  after another, and gone a minute after the last server (not the user's, kept 15 minutes). */
+function warmEnv(): Record<string, string> {
+  const runtime = path.join(os.tmpdir(), `tiller-e2e-${createHash("sha256").update(EXT_DIR).digest("hex").slice(0, 12)}`);
+  mkdirSync(runtime, { recursive: true, mode: 0o700 });
+  chmodSync(runtime, 0o700);
+  return { XDG_RUNTIME_DIR: runtime, TILLER_WARM_IDLE_SECONDS: "60" };
+}
 
 export interface ScriptedResponse {
   content: Array<Record<string, unknown>>;
@@ -308,7 +320,7 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
     {
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ANTHROPIC_API_KEY: "sk-ant-e2e-fake" },
+      env: { ...process.env, ANTHROPIC_API_KEY: "sk-ant-e2e-fake", ...warmEnv() },
     },
   );
   const serverLog = path.join(ARTIFACTS, "code-server.log");
