@@ -23,8 +23,7 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 from test_cli import CLI, RUN_TIMEOUT, CliProcess, cli_env, text, tool_use
-from tiller.warm.client import start_template
-from warm import WarmPlace
+from warm import suite
 
 RESULT_KEYS = {"type", "outcome", "exitCode", "usage", "turnId", "sessionId", "durationMs"}
 
@@ -404,24 +403,21 @@ def server_pid(client_pid: int) -> int:
 async def test_a_server_that_dies_mid_turn_is_70(
     api: FakeMessagesAPI, start_run: Any, start: str
 ) -> None:
+    """Forked: from the test process's template (``tests/warm.py``), which every ``tiller
+    run`` of these tests would use; its servers of earlier tests are told apart by pid."""
     api.enqueue({"content": [text("Thinking about it for a long while.")], "hangAfterEvents": 4})
-    warm = WarmPlace()
-    try:
-        env = {"TILLER_WARM": "0"}
-        if start != "spawned":
-            env = {"XDG_RUNTIME_DIR": str(warm.root)}
-            start_template(warm.place, warm.env())
-            template = await warm.ready()
-        cli = await start_run("--output-format", "stream-json", "hello", api=api, env=env)
-        await cli.wait_output('"textDelta"')
-        if start == "spawned":
-            os.kill(server_pid(cli.process.pid), signal.SIGKILL)
-        else:
-            [server] = warm.children_of(template)
-            os.kill(server, signal.SIGKILL)
-        assert await cli.wait() == 70, cli.report()
-    finally:
-        await warm.close()
+    warm = suite()
+    template = await warm.ready()
+    earlier = set(warm.children_of(template))
+    env = {"TILLER_WARM": "0"} if start == "spawned" else {"XDG_RUNTIME_DIR": str(warm.root)}
+    cli = await start_run("--output-format", "stream-json", "hello", api=api, env=env)
+    await cli.wait_output('"textDelta"')
+    if start == "spawned":
+        os.kill(server_pid(cli.process.pid), signal.SIGKILL)
+    else:
+        [server] = [pid for pid in warm.children_of(template) if pid not in earlier]
+        os.kill(server, signal.SIGKILL)
+    assert await cli.wait() == 70, cli.report()
     result = json_lines(cli)[-1]
     assert result["outcome"] == "server_died" and result["exitCode"] == 70
     assert result["error"]["kind"] == "server_died"
