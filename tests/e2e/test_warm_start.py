@@ -9,6 +9,7 @@ stopped after it. Clients are the real ones: ``tiller run``, ``tiller acp`` and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -133,7 +134,7 @@ async def test_a_dead_template_falls_back_to_a_plain_spawn_and_is_started_again(
     warm: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
     env = hello_env(warm, api, tmp_path)
-    assert (await run_cli(["run", "--yes", "hello"], env, workspace))[0] == 0
+    warm_client.start_template(warm.place, env)  # as the first run starts it (test above)
     template = await warm.ready()
     os.kill(template, signal.SIGKILL)  # its socket stays behind, refusing connections
     await until(lambda: not alive(template))
@@ -280,14 +281,33 @@ def test_a_runtime_dir_others_can_enter_is_not_used(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.getuid() != 0, reason="connecting as another uid takes root")
 async def test_the_template_closes_a_connection_from_another_uid_without_an_answer(
-    warm: WarmPlace,
+    shared: WarmPlace,
 ) -> None:
-    warm_client.start_template(warm.place, warm.env())
-    await warm.ready()
+    await shared.ready()
     # Open the folder and the socket to everyone, as a mistake would: SO_PEERCRED still holds.
-    warm.root.chmod(0o755)
-    warm.place.directory.chmod(0o755)
-    warm.place.socket.chmod(0o666)
+    # (Closed again after: the module's other tests use this template.)
+    with opened_to_everyone(shared):
+        said = await said_to_another_uid(shared.place.socket)
+    assert said == "b''"  # closed, nothing said (else: "refused")
+
+
+@contextlib.contextmanager
+def opened_to_everyone(warm: WarmPlace) -> Iterator[None]:
+    modes = [(path, path.stat().st_mode & 0o777) for path in (warm.root, warm.place.directory)]
+    socket_mode = warm.place.socket.stat().st_mode & 0o777
+    try:
+        warm.root.chmod(0o755)
+        warm.place.directory.chmod(0o755)
+        warm.place.socket.chmod(0o666)
+        yield
+    finally:
+        warm.place.socket.chmod(socket_mode)
+        for path, mode in modes:
+            path.chmod(mode)
+
+
+async def said_to_another_uid(socket_path: Path) -> str:
+    """What the template answers uid 65534's ``{}`` on ``socket_path`` (its repr)."""
     probe = (
         "import socket, sys\n"
         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
@@ -300,11 +320,11 @@ async def test_the_template_closes_a_connection_from_another_uid_without_an_answ
     )
     done = await asyncio.to_thread(
         subprocess.run,
-        ["/usr/bin/python3", "-c", probe, str(warm.place.socket)],
+        ["/usr/bin/python3", "-c", probe, str(socket_path)],
         user=65534,
         capture_output=True,
         text=True,
         timeout=30,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "b''"  # closed, nothing said (else: "refused")
+    return done.stdout.strip()
