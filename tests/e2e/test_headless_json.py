@@ -415,7 +415,11 @@ async def test_a_server_that_dies_mid_turn_is_70(
     if start == "spawned":
         os.kill(server_pid(cli.process.pid), signal.SIGKILL)
     else:
-        [server] = [pid for pid in warm.children_of(template) if pid not in earlier]
+        # The template's two new children: the command (``tiller run`` hands itself to a
+        # fork; its stdin is the test's /dev/null) and the server it asked for (on pipes).
+        forks = [pid for pid in warm.children_of(template) if pid not in earlier]
+        [server] = [pid for pid in forks if os.readlink(f"/proc/{pid}/fd/0") != os.devnull]
+        assert len(forks) == 2, forks
         os.kill(server, signal.SIGKILL)
     assert await cli.wait() == 70, cli.report()
     result = json_lines(cli)[-1]

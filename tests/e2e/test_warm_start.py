@@ -109,7 +109,7 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     seen: dict[str, Any] = {}
 
     def ask_for_the_marker(body: Any) -> dict[str, Any]:
-        seen["servers"] = warm.children_of(template)  # while the server waits for this answer
+        seen["forks"] = warm.children_of(template)  # while the server waits for this answer
         return {"content": [{"type": "tool_use", "id": "t1", "name": "bash",
                              "input": {"command": "echo marker=$WARM_MARKER"}}]}  # fmt: skip
 
@@ -122,7 +122,7 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     assert code == 0, output
     assert "second" in output
 
-    assert len(seen["servers"]) == 1  # the template's child served it
+    assert len(seen["forks"]) == 2  # the template's children ran it: the command, its server
     requests = api.message_requests()
     assert [r.api_key for r in requests] == ["test-key", "second-key", "second-key"]
     assert "marker=from-the-client" in json.dumps(requests[-1].body["messages"][-1])
@@ -130,11 +130,67 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     assert warm.templates() == [template]
 
 
+async def test_tiller_run_is_run_by_a_fork_with_the_clients_streams_stdin_and_exit_code(
+    shared: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """The ``tiller`` process hands the whole command to a fork of the template: the process
+    started has no child of its own (no server spawned), the fork's output is encoded as the
+    client's interpreter would (here ``PYTHONIOENCODING``, which the template's own streams
+    never saw), the prompt comes from the client's stdin, and its exit code is the client's."""
+    template = await shared.ready()
+    env = hello_env(shared, api, tmp_path, PYTHONIOENCODING="latin-1:backslashreplace")
+    seen: dict[str, Any] = {}
+
+    def answer(body: Any) -> dict[str, Any]:
+        seen["forks"] = shared.children_of(template)
+        seen["client children"] = shared.children_of(seen["client"])
+        return {"content": [{"type": "text", "text": "café ☃"}]}
+
+    api.enqueue(answer)
+    process = await asyncio.create_subprocess_exec(
+        *TILLER, "run", "--yes", "-",
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, cwd=workspace,
+    )  # fmt: skip
+    seen["client"] = process.pid
+    out, err = await asyncio.wait_for(process.communicate(b"a prompt from stdin\n"), 60)
+    assert await process.wait() == 0, err
+    assert len(seen["forks"]) == 2 and seen["client children"] == [], seen  # command + server
+    assert b"caf\xe9 \\u2603" in out  # latin-1, and the rest escaped, as the client's stdout
+    [request] = api.message_requests()
+    assert "a prompt from stdin" in json.dumps(request.body["messages"][-1])
+
+    code, output = await run_cli(["run", "--no-such-option"], env, workspace)
+    assert code == 64 and "unrecognized arguments: --no-such-option" in output, output
+    assert shared.templates() == [template]
+
+
+async def test_ctrl_c_on_a_forked_tiller_run_ends_it_as_a_spawned_one_would(
+    shared: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """SIGINT reaches the ``tiller`` process (the terminal's foreground); it passes it on to
+    the fork running the command, which quits as the plain client does: exit 130, and the
+    command and its server are gone."""
+    template = await shared.ready()
+    api.enqueue({"content": [{"type": "text", "text": "never whole"}], "hangAfterEvents": 2})
+    process = await asyncio.create_subprocess_exec(
+        *TILLER, "run", "--yes", "hello",
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=hello_env(shared, api, tmp_path), cwd=workspace,
+    )  # fmt: skip
+    await api.wait_hanging(timeout=60)
+    assert len(shared.children_of(template)) == 2
+    process.send_signal(signal.SIGINT)
+    output, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert await process.wait() == 130, output
+    await until(lambda: shared.children_of(template) == [])
+
+
 async def test_a_dead_template_falls_back_to_a_plain_spawn_and_is_started_again(
     warm: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
     env = hello_env(warm, api, tmp_path)
-    warm_client.start_template(warm.place, env)  # as the first run starts it (test above)
+    warm_client.start_template(warm.place, env)  # as a first run starts it (the first test)
     template = await warm.ready()
     os.kill(template, signal.SIGKILL)  # its socket stays behind, refusing connections
     await until(lambda: not alive(template))
