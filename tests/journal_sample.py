@@ -206,14 +206,16 @@ async def run_turn(server: ServerProcess, session: Session, prompt: str) -> str:
     return turn_id
 
 
-async def sample(workspace: Path, data_dir: Path) -> JSON:
+async def sample(workspace: Path, data_dir: Path, warm: bool = False) -> JSON:
+    """``warm``: the server is forked from the warm template of this environment's runtime
+    dir (the pytest suite's own); else a plain spawn, as run by the extension's unit tests
+    too, which must not start (and leave) a warm template in the user's own runtime dir."""
     (workspace / "notes.txt").write_text("hello\nwrold\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["TILLER_DATA_DIR"] = str(data_dir)
     env.setdefault("TILLER_LOG_LEVEL", "WARNING")
-    # A plain spawn: run by the extension's unit tests too, it must not start (and leave) a
-    # warm template in the user's own runtime dir.
-    env["TILLER_WARM"] = "0"
+    if not warm:
+        env["TILLER_WARM"] = "0"
     session = Session()
     async with FakeMessagesAPI(api_key=API_KEY) as api:
         server = await ServerProcess.start(session.handlers(), log_line, env=env)

@@ -107,6 +107,13 @@ def start_suite() -> WarmPlace:
     return SUITE
 
 
+def suite() -> WarmPlace:
+    """The test process's place (for a test that needs its template's pid: ``ready``)."""
+    if SUITE is None:
+        raise RuntimeError("no suite template: tests/e2e/conftest.py starts it")
+    return SUITE
+
+
 async def fork_server(env: dict[str, str]) -> ForkedProcess:
     """A server forked from the test process's template (waiting until it is warm)."""
     if SUITE is None:

@@ -51,11 +51,15 @@ from acp.schema import (
 
 import mcp_servers
 from fakeapi import FakeMessagesAPI
+from processes import until
 from test_turn_basics import text, tool_use
 from tiller.core.history import Message, problems
+from warm import suite
 
 # Served as an editor gets it: by a server forked from the warm template (the test process's
-# own, tests/e2e/conftest.py) once it is ready; the first ones spawn.
+# own, tests/e2e/conftest.py); `start` waits until it is ready, as the harness does, so none
+# of these spawn (a cold server per test while the template warms up only costs CPU; the
+# spawned start is test_acp_cold_initialize.py's).
 SERVER = (sys.executable, "-m", "tiller", "--warm", "--acp")
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[str | None]]
 
@@ -194,6 +198,7 @@ async def start(
     """``async with start(editor) as agent``: a fresh ``tiller --acp`` process, initialized."""
     data_dir = tmp_path / "data"
     data_dir.mkdir(exist_ok=True)
+    await until(suite().connectable, 60)
 
     @contextlib.asynccontextmanager
     async def starting(editor: Editor, **options: Any) -> AsyncIterator[Agent]:

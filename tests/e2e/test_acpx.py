@@ -1,8 +1,11 @@
 """A third-party ACP client against ``tiller acp``: acpx (openclaw/acpx), the headless ACP
 CLI, pinned in tests/e2e/acpx/package-lock.json and installed by scripts/setup-node-tests.sh.
 
-Each step is an ``acpx --agent '<python> -m tiller --acp'`` command, as a user or a script
-runs it; the agent talks to the fake Messages API (tests/fakeapi.py). acpx keeps its session
+Each step is an ``acpx --agent '<venv>/bin/tiller acp'`` command, as a user or a script runs
+it, with the command a user configures: ``tiller acp`` takes its server from the warm
+template (the test process's own, ``tests/e2e/conftest.py``), so each agent acpx starts is a
+server forked for it, a fresh process that has read nothing of the session yet. The agent
+talks to the fake Messages API (tests/fakeapi.py). acpx keeps its session
 records under ``$HOME/.acpx``, so every test has its own HOME. How acpx answers permissions:
 ``--approve-all`` / ``--deny-all``; with neither, a question is asked on the terminal when
 stdin and stderr are TTYs (here a pty), and ``--non-interactive-permissions fail`` answers
@@ -24,14 +27,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
+import warm
 from fakeapi import FakeMessagesAPI
+from processes import until
 from test_acp import agent_env, assert_valid_history, tool_results
 from test_turn_basics import text, tool_use
 
 ACPX_DIR = Path(os.environ.get("TILLER_ACPX_DIR", Path(__file__).parent / "acpx"))
 ACPX = ACPX_DIR / "node_modules" / ".bin" / "acpx"
-AGENT = f"{sys.executable} -m tiller --acp"
+AGENT = f"{Path(sys.executable).parent / 'tiller'} acp"  # the console script users configure
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or shutil.which("npm") is None,
@@ -101,10 +107,12 @@ def process_alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-@pytest.fixture
-def acpx(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> Acpx:
+@pytest_asyncio.fixture
+async def acpx(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> Acpx:
     if not ACPX.exists():
         pytest.fail(f"{ACPX} is missing: run scripts/setup-node-tests.sh")
+    assert warm.SUITE is not None  # its XDG_RUNTIME_DIR is in os.environ, so in the agent's
+    await until(warm.SUITE.connectable, 60)  # warm: every agent is forked, none spawned
     home = tmp_path / "home"
     home.mkdir()
     env = agent_env(api, tmp_path / "data")

@@ -24,8 +24,7 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
-from tiller.warm.client import start_template
-from warm import WarmPlace
+from warm import suite
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -549,27 +548,27 @@ async def test_resume_option_starts_in_a_stored_session_and_continues_it(
 async def test_a_server_crash_is_reported_and_the_session_resumed(
     api: FakeMessagesAPI, start_chat: Any, start: str
 ) -> None:
+    """Forked: from the test process's template (``tests/warm.py``), which every ``tiller
+    chat`` of these tests uses; its servers of earlier tests are told apart by pid."""
     api.enqueue(
         {"content": [text("First answer.")]},
         {"content": [text("Second answer, same session.")]},
     )
-    warm = WarmPlace()
-    try:
-        env = {"TILLER_WARM": "0"}
-        if start != "spawned":
-            env = {"XDG_RUNTIME_DIR": str(warm.root)}
-            start_template(warm.place, warm.env())
-            template = await warm.ready()
-        term = await start_chat(env=env)
-        term.type("first")
-        term.keys("Enter")
-        await term.wait("First answer.")
-        servers = children(term.pid() if start == "spawned" else template)
-        assert len(servers) == 1, servers
-        os.kill(servers[0], signal.SIGKILL)
-        await the_chat_resumes(term, api, servers[0])
-    finally:
-        await warm.close()
+    warm = suite()
+    template = await warm.ready()
+    earlier = set(children(template))
+    env = {"TILLER_WARM": "0"} if start == "spawned" else {"XDG_RUNTIME_DIR": str(warm.root)}
+    term = await start_chat(env=env)
+    term.type("first")
+    term.keys("Enter")
+    await term.wait("First answer.")
+    if start == "spawned":
+        servers = children(term.pid())
+    else:
+        servers = [pid for pid in children(template) if pid not in earlier]
+    assert len(servers) == 1, servers
+    os.kill(servers[0], signal.SIGKILL)
+    await the_chat_resumes(term, api, servers[0])
 
 
 async def the_chat_resumes(term: Terminal, api: FakeMessagesAPI, server: int) -> None:

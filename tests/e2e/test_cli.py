@@ -389,6 +389,31 @@ async def test_failed_turn_exits_1_with_the_error_kind(
     assert "failed" in cli.stdout
 
 
+async def test_a_reader_that_goes_away_ends_the_output_not_the_turn(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """``tiller run ... | head -1``: once the reader is gone the rest of the answer goes
+    nowhere, quietly. The turn ends as it would have (exit 0), with no traceback per line
+    on stderr (there was one for each text delta, and the run could hang)."""
+    line = "a line of the answer, long enough to fill the pipe soon\n"
+    api.enqueue({"content": [text(line * 4000)]})  # ~220 KB: more than a pipe holds
+    read_end, write_end = os.pipe()
+    process = await asyncio.create_subprocess_exec(
+        *CLI, "--workspace", str(workspace), "--base-url", api.base_url, "--model",
+        "claude-test-1", "--yes", "hello",
+        stdin=subprocess.DEVNULL, stdout=write_end, stderr=subprocess.PIPE,
+        env=cli_env(tmp_path / "data", "test-key"), cwd=workspace,
+    )  # fmt: skip
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as reader:
+        first = await asyncio.to_thread(reader.readline)
+    assert first  # the reader read a line, and is gone
+    _, err = await asyncio.wait_for(process.communicate(), RUN_TIMEOUT)
+    assert process.returncode == 0, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
+    assert len(api.message_requests()) == 1
+
+
 async def test_refused_key_fails_at_once_saying_the_key_was_refused(
     api: FakeMessagesAPI, start_cli: Any
 ) -> None:

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from journal_sample import sample
+from processes import until
 from tiller.core.transcript import as_events
 from tiller.faces.acp.updates import SessionUpdates, ToolCalls, replay
 from tiller.faces.chat.events import EventLog
 from tiller.faces.chat.printer import Printer
+from warm import suite
 
 JSON = dict[str, Any]
 STREAMED = {"textDelta", "thinkingDelta", "toolOutput"}  # folded, or not kept
@@ -27,7 +29,14 @@ ENVELOPE = {"seq", "sessionId"}  # the transcript numbers its entries itself
 def journaled(tmp_path_factory: pytest.TempPathFactory) -> JSON:
     base = tmp_path_factory.mktemp("journal")
     (base / "ws").mkdir()
-    return asyncio.run(sample(base / "ws", base / "data"))
+    return asyncio.run(forked_sample(base / "ws", base / "data"))
+
+
+async def forked_sample(workspace: Path, data_dir: Path) -> JSON:
+    """The sample, its server forked from the suite's warm template as the harness's are
+    (how it was started is not what these tests compare)."""
+    await until(suite().connectable, 60)
+    return await sample(workspace, data_dir, warm=True)
 
 
 def live_events(journaled: JSON) -> list[JSON]:

@@ -1,7 +1,15 @@
 """Attacks on the sandbox and on the server's API key, end to end: the scripted model calls
-``bash``, the real server (spawned over stdio, with the key in its environment as an editor
-starts it) runs the command, and the kernel says no. Every test runs as root and as an
-unprivileged user (``users.py``).
+``bash``, the real server (with the key in its environment, as an editor starts it) runs the
+command, and the kernel says no. Every test runs as root and as an unprivileged user
+(``users.py``). The server is the one an editor gets: forked from a warm template
+(``tiller.warm``), the key in the environment the client hands over. As root the template is
+the test process's own (``tests/warm.py``), which the harness asks directly; as the
+unprivileged user it is a template of that user's, started for this module in a runtime dir
+of the user's own (a template forks servers for its own user only), and each server is asked
+for by ``python -m tiller --warm`` run as that user, the extension's command. The one test
+that reads what ``exec`` wrote (root reading a server's ``/proc/<pid>/environ``) spawns
+``python -m tiller`` (the fallback when there is no template) for both users, the key in its
+environment at ``exec``: a forked server's block is the template's, which never held a key.
 
 - A hostile program in the sandbox (a repository's program that a read-only command runs) as
   root: bwrap started by uid 0 kept every capability, so ``mount``, remounting the read-only
@@ -19,6 +27,10 @@ unprivileged user (``users.py``).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +41,14 @@ import pytest_asyncio
 from lsprotocol import types
 
 from fakeapi import FakeMessagesAPI
-from harness import Tiller, server_env, spawn_client, stop_tiller
+from harness import FORK, Tiller, server_env, spawn_client, start_client, stop_tiller
+from processes import until
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
+from tiller.warm.client import TEMPLATE_ENV
 from tiller.workspace.tools.sandbox import bwrap_works
 from users import USERS, User, as_user, make_dir, python_for, require, user_dir
+from warm import parent_of
 
 SECRET = "sk-ant-attack-5e6f7a8b9c0d1e2f"
 
@@ -61,6 +76,60 @@ def place(request: pytest.FixtureRequest) -> Iterator[Place]:
         )
 
 
+@dataclass(frozen=True)
+class UserTemplate:
+    """A warm template running as the unprivileged user, in a runtime dir of its own."""
+
+    runtime: Path
+    process: subprocess.Popen[bytes]
+
+    async def ready(self) -> None:
+        """Until its socket is bound (a client that came earlier would spawn). Its name is
+        the user's interpreter's (``installation_id``), not this process's: any socket."""
+        folder = self.runtime / "tiller"
+        await until(lambda: any(folder.glob("*.sock")) or self.process.poll() is not None, 60)
+        assert self.process.poll() is None, "the user's template exited: see the output"
+
+    def server_of(self, client_pid: int) -> int:
+        """The server forked for the ``--warm`` client ``client_pid``: the template's one
+        child (each test stops its servers; the template reaps them before it says so)."""
+        servers = children_of(self.process.pid)
+        assert len(servers) == 1, (servers, client_pid)
+        return servers[0]
+
+
+@pytest.fixture(scope="module")
+def user_template() -> Iterator[UserTemplate]:
+    require("nobody")
+    python, python_env = python_for("nobody")
+    with user_dir("nobody", "tiller-warm-") as runtime:
+        runtime.chmod(0o700)
+        make_dir(runtime / "tiller", "nobody").chmod(0o700)
+        env = {name: os.environ[name] for name in TEMPLATE_ENV if name in os.environ}
+        env.update(python_env)
+        argv = [python, "-m", "tiller.warm.template", str(runtime / "tiller"), "--idle", "600"]
+        process = subprocess.Popen(
+            as_user("nobody", argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
+        try:
+            yield UserTemplate(runtime, process)
+        finally:
+            for pid in [process.pid, *children_of(process.pid)]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            process.wait(30)
+
+
+def children_of(pid: int) -> list[int]:
+    found = (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    return [child for child in found if parent_of(child) == pid]
+
+
 @pytest_asyncio.fixture
 async def api() -> AsyncIterator[FakeMessagesAPI]:
     async with FakeMessagesAPI(api_key=SECRET) as fake:
@@ -75,11 +144,15 @@ class Server:
 
 
 @pytest_asyncio.fixture
-async def launch(place: Place, api: FakeMessagesAPI) -> AsyncIterator[Any]:
-    """Start ``python -m tiller`` as ``place.user`` with the key in its environment."""
+async def launch(
+    place: Place, api: FakeMessagesAPI, request: pytest.FixtureRequest
+) -> AsyncIterator[Any]:
+    """Start a server for ``place.user`` with the key in its environment: forked from the
+    suite's template as root, from the user's template through ``python -m tiller --warm``
+    as the user; ``spawned`` (or ``TILLER_TEST_FORK=0``): ``python -m tiller`` as the user."""
     running: list[Tiller] = []
 
-    async def launcher(**options: Any) -> Server:
+    async def launcher(spawned: bool = False, **options: Any) -> Server:
         python, python_env = python_for(place.user)
         env = {
             **server_env(place.data),
@@ -87,7 +160,17 @@ async def launch(place: Place, api: FakeMessagesAPI) -> AsyncIterator[Any]:
             "HOME": str(place.home),
             "ANTHROPIC_API_KEY": SECRET,
         }
-        client = await spawn_client(as_user(place.user, [python, "-m", "tiller"]), env)
+        template: UserTemplate | None = None
+        if spawned or (place.user != "root" and not FORK):
+            client = await spawn_client(as_user(place.user, [python, "-m", "tiller"]), env)
+        elif place.user == "root":
+            client = await start_client(env)  # its _server.pid: the forked server's own
+        else:
+            template = request.getfixturevalue("user_template")
+            await template.ready()
+            env["XDG_RUNTIME_DIR"] = str(template.runtime)
+            argv = as_user(place.user, [python, "-m", "tiller", "--warm"])
+            client = await spawn_client(argv, env)
         tiller = Tiller(client, place.ws)
         running.append(tiller)
         await client.initialize_session(
@@ -105,7 +188,8 @@ async def launch(place: Place, api: FakeMessagesAPI) -> AsyncIterator[Any]:
         )
         server = client._server
         assert server is not None
-        return Server(tiller, server.pid, python)
+        pid = server.pid if template is None else template.server_of(server.pid)
+        return Server(tiller, pid, python)
 
     yield launcher
     for tiller in running:
@@ -340,8 +424,10 @@ async def test_unsandboxed_approved_command_cannot_read_server_environ(
     place: Place, launch: Any, api: FakeMessagesAPI
 ) -> None:
     """The walk reaches the server. A normal user may not read its environment (the server
-    is not dumpable); root may, and finds the key blanked there."""
-    server = await launch(sandbox="off")
+    is not dumpable); root may, and finds the key blanked there. Spawned as root too: the
+    block is the one ``exec`` wrote with the key in it (a forked server shows the
+    template's, which never held one)."""
+    server = await launch(spawned=True, sandbox="off")
     assert await sandbox_of(server) == "none"
     out = await approved(server, api, environ_walk(server.pid))
     found = server_sections(out)

@@ -9,6 +9,7 @@ stopped after it. Clients are the real ones: ``tiller run``, ``tiller acp`` and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -108,7 +109,7 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     seen: dict[str, Any] = {}
 
     def ask_for_the_marker(body: Any) -> dict[str, Any]:
-        seen["servers"] = warm.children_of(template)  # while the server waits for this answer
+        seen["forks"] = warm.children_of(template)  # while the server waits for this answer
         return {"content": [{"type": "tool_use", "id": "t1", "name": "bash",
                              "input": {"command": "echo marker=$WARM_MARKER"}}]}  # fmt: skip
 
@@ -121,7 +122,7 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     assert code == 0, output
     assert "second" in output
 
-    assert len(seen["servers"]) == 1  # the template's child served it
+    assert len(seen["forks"]) == 2  # the template's children ran it: the command, its server
     requests = api.message_requests()
     assert [r.api_key for r in requests] == ["test-key", "second-key", "second-key"]
     assert "marker=from-the-client" in json.dumps(requests[-1].body["messages"][-1])
@@ -129,11 +130,67 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     assert warm.templates() == [template]
 
 
+async def test_tiller_run_is_run_by_a_fork_with_the_clients_streams_stdin_and_exit_code(
+    shared: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """The ``tiller`` process hands the whole command to a fork of the template: the process
+    started has no child of its own (no server spawned), the fork's output is encoded as the
+    client's interpreter would (here ``PYTHONIOENCODING``, which the template's own streams
+    never saw), the prompt comes from the client's stdin, and its exit code is the client's."""
+    template = await shared.ready()
+    env = hello_env(shared, api, tmp_path, PYTHONIOENCODING="latin-1:backslashreplace")
+    seen: dict[str, Any] = {}
+
+    def answer(body: Any) -> dict[str, Any]:
+        seen["forks"] = shared.children_of(template)
+        seen["client children"] = shared.children_of(seen["client"])
+        return {"content": [{"type": "text", "text": "café ☃"}]}
+
+    api.enqueue(answer)
+    process = await asyncio.create_subprocess_exec(
+        *TILLER, "run", "--yes", "-",
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env, cwd=workspace,
+    )  # fmt: skip
+    seen["client"] = process.pid
+    out, err = await asyncio.wait_for(process.communicate(b"a prompt from stdin\n"), 60)
+    assert await process.wait() == 0, err
+    assert len(seen["forks"]) == 2 and seen["client children"] == [], seen  # command + server
+    assert b"caf\xe9 \\u2603" in out  # latin-1, and the rest escaped, as the client's stdout
+    [request] = api.message_requests()
+    assert "a prompt from stdin" in json.dumps(request.body["messages"][-1])
+
+    code, output = await run_cli(["run", "--no-such-option"], env, workspace)
+    assert code == 64 and "unrecognized arguments: --no-such-option" in output, output
+    assert shared.templates() == [template]
+
+
+async def test_ctrl_c_on_a_forked_tiller_run_ends_it_as_a_spawned_one_would(
+    shared: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """SIGINT reaches the ``tiller`` process (the terminal's foreground); it passes it on to
+    the fork running the command, which quits as the plain client does: exit 130, and the
+    command and its server are gone."""
+    template = await shared.ready()
+    api.enqueue({"content": [{"type": "text", "text": "never whole"}], "hangAfterEvents": 2})
+    process = await asyncio.create_subprocess_exec(
+        *TILLER, "run", "--yes", "hello",
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=hello_env(shared, api, tmp_path), cwd=workspace,
+    )  # fmt: skip
+    await api.wait_hanging(timeout=60)
+    assert len(shared.children_of(template)) == 2
+    process.send_signal(signal.SIGINT)
+    output, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert await process.wait() == 130, output
+    await until(lambda: shared.children_of(template) == [])
+
+
 async def test_a_dead_template_falls_back_to_a_plain_spawn_and_is_started_again(
     warm: WarmPlace, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
     env = hello_env(warm, api, tmp_path)
-    assert (await run_cli(["run", "--yes", "hello"], env, workspace))[0] == 0
+    warm_client.start_template(warm.place, env)  # as a first run starts it (the first test)
     template = await warm.ready()
     os.kill(template, signal.SIGKILL)  # its socket stays behind, refusing connections
     await until(lambda: not alive(template))
@@ -280,14 +337,33 @@ def test_a_runtime_dir_others_can_enter_is_not_used(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(os.getuid() != 0, reason="connecting as another uid takes root")
 async def test_the_template_closes_a_connection_from_another_uid_without_an_answer(
-    warm: WarmPlace,
+    shared: WarmPlace,
 ) -> None:
-    warm_client.start_template(warm.place, warm.env())
-    await warm.ready()
+    await shared.ready()
     # Open the folder and the socket to everyone, as a mistake would: SO_PEERCRED still holds.
-    warm.root.chmod(0o755)
-    warm.place.directory.chmod(0o755)
-    warm.place.socket.chmod(0o666)
+    # (Closed again after: the module's other tests use this template.)
+    with opened_to_everyone(shared):
+        said = await said_to_another_uid(shared.place.socket)
+    assert said == "b''"  # closed, nothing said (else: "refused")
+
+
+@contextlib.contextmanager
+def opened_to_everyone(warm: WarmPlace) -> Iterator[None]:
+    modes = [(path, path.stat().st_mode & 0o777) for path in (warm.root, warm.place.directory)]
+    socket_mode = warm.place.socket.stat().st_mode & 0o777
+    try:
+        warm.root.chmod(0o755)
+        warm.place.directory.chmod(0o755)
+        warm.place.socket.chmod(0o666)
+        yield
+    finally:
+        warm.place.socket.chmod(socket_mode)
+        for path, mode in modes:
+            path.chmod(mode)
+
+
+async def said_to_another_uid(socket_path: Path) -> str:
+    """What the template answers uid 65534's ``{}`` on ``socket_path`` (its repr)."""
     probe = (
         "import socket, sys\n"
         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
@@ -300,11 +376,11 @@ async def test_the_template_closes_a_connection_from_another_uid_without_an_answ
     )
     done = await asyncio.to_thread(
         subprocess.run,
-        ["/usr/bin/python3", "-c", probe, str(warm.place.socket)],
+        ["/usr/bin/python3", "-c", probe, str(socket_path)],
         user=65534,
         capture_output=True,
         text=True,
         timeout=30,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "b''"  # closed, nothing said (else: "refused")
+    return done.stdout.strip()

@@ -14,6 +14,10 @@ template's warm-up.
 - `serve_forked`: the server takes this process's own stdio (``tiller acp``,
   ``python -m tiller --warm``); this process waits, forwards SIGTERM/SIGINT/SIGHUP, and
   exits with the server's code.
+- `run_forked`: the same for a command of the terminal client (``tiller run ...``): the fork
+  runs the client itself (which then asks the template for its server), with standard
+  streams made as this process's interpreter made them (`stdio_streams`), and this process
+  also passes on SIGQUIT, SIGWINCH and job control (Ctrl-Z stops the fork with it).
 - `start_forked`: for an asyncio client (``tiller run``, ``tiller chat``): new pipes, and a
   `ForkedProcess` that looks like the ``asyncio.subprocess.Process`` a spawn gives.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import json
 import logging
 import os
@@ -90,26 +95,40 @@ def exit_code(message: dict[str, Any] | None) -> int:
     return code if isinstance(code, int) else -signal.SIGKILL
 
 
+StreamSpec = tuple[str, str, bool, bool]  # encoding, errors, line buffering, write through
+
+
 def fork_server(
     args: Sequence[str],
     fds: Sequence[int],
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     place: Place | None = None,
+    streams: Sequence[StreamSpec] | None = None,
 ) -> Forked | None:
-    """A server forked from the template on ``fds`` (stdin, stdout, stderr), or None."""
+    """A server forked from the template on ``fds`` (stdin, stdout, stderr), or None. With
+    ``args`` a client command (``["run", ...]``), the fork runs that command instead, its
+    ``sys.stdin``/``stdout``/``stderr`` made as ``streams`` say."""
     env = dict(os.environ if env is None else env)
     if not enabled(env):
         return None
     try:
         where = place or Place.find(env)
-        return _fork(where, list(args), list(fds), env, cwd or os.getcwd())
+        extra = {} if streams is None else {"streams": [list(spec) for spec in streams]}
+        return _fork(where, list(args), list(fds), env, cwd or os.getcwd(), extra)
     except (OSError, WarmError, ValueError) as err:
         log.info("no warm start (%s): spawning the server", err)
         return None
 
 
-def _fork(place: Place, args: list[str], fds: list[int], env: dict[str, str], cwd: str) -> Forked:
+def _fork(
+    place: Place,
+    args: list[str],
+    fds: list[int],
+    env: dict[str, str],
+    cwd: str,
+    extra: dict[str, Any],
+) -> Forked:
     stamp = version_stamp()
     for _ in range(ATTEMPTS):
         sock = _connect(place)
@@ -125,7 +144,7 @@ def _fork(place: Place, args: list[str], fds: list[int], env: dict[str, str], cw
             sock.settimeout(None)  # from here it forks at once; a late fork must not happen
             umask = os.umask(0o077)
             os.umask(umask)
-            request = {"fork": True, "args": args, "env": env, "cwd": cwd, "umask": umask}
+            request = {"fork": True, "args": args, "env": env, "cwd": cwd, "umask": umask, **extra}
             socket.send_fds(sock, [json.dumps(request).encode()], fds)
             answer = _receive(sock)
             pid = (answer or {}).get("pid")
@@ -240,7 +259,53 @@ def serve_forked(args: Sequence[str]) -> int | None:
 
         preload.after(preload.SDK_MODULE, lambda: start_template_if_missing(os.environ))
         return None
-    # The server has the client's pipes; without our copies the client sees its end at once.
+    return _wait_serving(forked, (signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+
+
+def run_forked(args: Sequence[str]) -> int | None:
+    """The client command ``args`` (``["run", ...]``) run by a fork of the template on this
+    process's stdio: its exit code once it ends, or None: run it here instead (the command
+    then starts a template at its end, as a spawned client does)."""
+    streams = stdio_streams()
+    forked = None if streams is None else fork_server(args, [0, 1, 2], streams=streams)
+    if forked is None:
+        return None
+    pid = forked.pid
+
+    def stop(_sig: int, _: object) -> None:  # Ctrl-Z: the fork stops, then this process
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTSTP)
+
+    def resume(_sig: int, _: object) -> None:  # fg/bg: both go on
+        signal.signal(signal.SIGTSTP, stop)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+    signal.signal(signal.SIGTSTP, stop)
+    signal.signal(signal.SIGCONT, resume)
+    forwarded = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGWINCH)
+    return _wait_serving(forked, forwarded)
+
+
+def stdio_streams() -> list[StreamSpec] | None:
+    """How this interpreter made ``sys.stdin``/``stdout``/``stderr`` (from its environment and
+    whether each is a terminal), for a fork to make its own the same: the template's were
+    made for ``/dev/null`` and its own locale. None when one is missing or replaced."""
+    specs: list[StreamSpec] = []
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        if not isinstance(stream, io.TextIOWrapper):
+            return None
+        errors = stream.errors or "strict"
+        specs.append((stream.encoding, errors, stream.line_buffering, stream.write_through))
+    return specs
+
+
+def _wait_serving(forked: Forked, forwarded: Sequence[signal.Signals]) -> int:
+    """Pass ``forwarded`` signals on to the fork and wait for it: its exit code (128 + N when
+    a signal N ended it)."""
+    # The fork has the client's pipes; without our copies the client sees its end at once.
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
@@ -250,7 +315,7 @@ def serve_forked(args: Sequence[str]) -> int | None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(forked.pid, sig)
 
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for sig in forwarded:
         signal.signal(sig, forward)
     code = forked.wait()
     return 128 - code if code < 0 else code

@@ -18,18 +18,22 @@ in a session of its own, with a short allow-listed environment (no key). In orde
    once its servers have ended, and the client starts a new one. Else it answers
    ``ready``; the client sends its ``fork`` request (argv, environment, cwd, umask) with its
    stdin, stdout and stderr attached. The template forks; the child becomes the server
-   (`become_server`) and the template answers its pid, later its exit code. A client whose
-   connection ends while its server runs has gone away: the server gets SIGTERM.
+   (`become_server`), or runs the client command the request names (``tiller run ...``, with
+   its standard streams made as the client's were: ``tiller.faces.cli``), and the template
+   answers its pid, later its exit code. A client whose connection ends while its server
+   runs has gone away: the server gets SIGTERM.
 4. It exits after ``--idle`` seconds with no server and no client.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import errno
 import fcntl
 import gc
+import io
 import json
 import logging
 import os
@@ -56,6 +60,8 @@ PRELOAD = (
     "tiller.faces.acp.agent",
     "acp.core",
     "tiller.faces.acp.stdio",
+    "tiller.faces.command_line",  # ``tiller run``, run by a fork (``ForkRequest.streams``)
+    "tiller.faces.client.headless",
 )
 HTTP_REQUEST_MODULES = ("anyio._backends._asyncio", "anyio._core._sockets", "anyio.streams.stapled")
 MAX_MESSAGE = 1 << 20
@@ -246,14 +252,20 @@ class Template:
             self._gone(client)
 
 
+StreamSpec = tuple[str, str, bool, bool]  # encoding, errors, line buffering, write through
+
+
 @dataclass(frozen=True)
 class ForkRequest:
-    """What the server takes from its client: argv, environment, working dir, umask."""
+    """What the fork takes from its client: argv, environment, working dir, umask, and for a
+    client command (``args`` ``["run", ...]``: ``tiller run``) how its standard streams are
+    made. ``args`` ``[]`` or ``["--acp"]`` is a server."""
 
     args: tuple[str, ...]
     env: dict[str, str]
     cwd: str
     umask: int
+    streams: tuple[StreamSpec, ...] = ()
 
     @classmethod
     def parse(cls, message: Any) -> ForkRequest:
@@ -261,19 +273,55 @@ class ForkRequest:
             raise WarmError("expected a fork request")
         args, env = message.get("args"), message.get("env")
         cwd, umask = message.get("cwd"), message.get("umask")
-        if args not in ([], ["--acp"]):  # never --warm: a server forks no server
-            raise WarmError(f"args: expected [] or ['--acp'], got {args!r}")
+        match args:
+            case [] | ["--acp"]:  # a server (never --warm: a fork forks nothing)
+                command = False
+            case ["run", *rest] if all(isinstance(arg, str) for arg in rest):
+                command = True
+            case _:
+                raise WarmError(f"args: expected [], ['--acp'] or ['run', ...], got {args!r}")
         if not isinstance(env, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in env.items()
         ):
             raise WarmError("env: expected an object of strings")
         if not isinstance(cwd, str) or not isinstance(umask, int):
             raise WarmError("cwd and umask: expected a string and a number")
-        return cls(tuple(args), env, cwd, umask)
+        streams = _streams(message.get("streams")) if command else ()
+        return cls(tuple(str(arg) for arg in args), env, cwd, umask, streams)
+
+
+def _streams(value: object) -> tuple[StreamSpec, ...]:
+    def spec(item: object) -> StreamSpec:
+        match item:
+            case [str(encoding), str(errors), bool(lines), bool(through)]:
+                codecs.lookup(encoding)  # LookupError: no such codec
+                codecs.lookup_error(errors)  # LookupError: no such error handler
+                return (encoding, errors, lines, through)
+        raise WarmError(f"streams: expected [encoding, errors, bool, bool], got {item!r}")
+
+    if not isinstance(value, list) or len(value) != STD_FDS:
+        raise WarmError("streams: expected three (stdin, stdout, stderr)")
+    try:
+        return tuple(spec(item) for item in value)
+    except LookupError as err:
+        raise WarmError(f"streams: {err}") from err
+
+
+def _standard_streams(specs: tuple[StreamSpec, ...]) -> None:
+    """``sys.stdin``/``stdout``/``stderr`` on descriptors 0-2, made as the client's interpreter
+    made its own (the template's were made for ``/dev/null``, in its own locale)."""
+    made = []
+    for fd, (encoding, errors, lines, through) in enumerate(specs):
+        mode = "rb" if fd == 0 else "wb"
+        raw = open(fd, mode, closefd=False)  # noqa: SIM115 (the process's own, never closed)
+        stream = io.TextIOWrapper(raw, encoding, errors, "\n", lines, through)
+        made.append(stream)
+    sys.stdin, sys.stdout, sys.stderr = made
 
 
 def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> None:
-    """In the fork: take the client's stdio, environment, cwd and umask; run the server."""
+    """In the fork: take the client's stdio, environment, cwd and umask; run the server, or
+    the client command the request names."""
     code = 1
     try:
         os.setsid()  # its own session, as a spawned server: the client's Ctrl-C is the client's
@@ -287,14 +335,20 @@ def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> No
         os.environ.update(request.env)
         os.chdir(request.cwd)
         os.umask(request.umask)
-        from tiller.workspace.tools.sandbox import keep_probe_if_same
-
-        keep_probe_if_same(bwrap)  # the template's probe, where it holds for this PATH
         sys.argv = ["tiller", *request.args]
-        logging.getLogger().handlers.clear()  # main() configures logging for this server
-        from tiller.__main__ import main
+        logging.getLogger().handlers.clear()  # the template's; each main() makes its own
+        if request.streams:
+            _standard_streams(request.streams)
+            from tiller.faces.command_line import main as command
 
-        main()
+            command(request.args)
+        else:
+            from tiller.workspace.tools.sandbox import keep_probe_if_same
+
+            keep_probe_if_same(bwrap)  # the template's probe, where it holds for this PATH
+            from tiller.__main__ import main
+
+            main()
         code = 0
     except SystemExit as done:
         code = _exit_code(done.code)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tiller.faces.client.options import EXIT_OUTCOME, EXIT_STOPPED
+from tiller.faces.client.terminal import write_flushed
 from tiller.jsontypes import JSON
 
 NO_USAGE: JSON = {
@@ -123,9 +124,9 @@ class JsonLines:
             self._line(params)
 
     def _line(self, value: JSON) -> None:
+        text = json.dumps(value, ensure_ascii=False)
         try:
-            text = json.dumps(value, ensure_ascii=False)
-            self.out.write(text + "\n")
-        except UnicodeEncodeError:  # a lone surrogate, or stdout that is not UTF-8
-            self.out.write(json.dumps(value) + "\n")
-        self.out.flush()
+            text.encode(self.out.encoding or "utf-8", self.out.errors or "strict")
+        except (UnicodeEncodeError, LookupError):  # a lone surrogate, or stdout not UTF-8
+            text = json.dumps(value)
+        write_flushed(self.out, text + "\n")

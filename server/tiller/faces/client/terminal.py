@@ -11,6 +11,19 @@ from typing import TextIO
 from tiller.faces.client.render import DIM, RESET
 
 
+def write_flushed(stream: TextIO, text: str) -> None:
+    """Write ``text`` and flush it. Once the reader is gone (``tiller run ... | head``), what
+    follows goes to ``/dev/null``: the turn goes on and ends as it would, with no traceback
+    per line."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
 class Output:
     """stdout for the answer and the tool log, stderr for everything else."""
 
@@ -23,8 +36,7 @@ class Output:
 
     def write(self, text: str) -> None:
         if text:
-            self.out.write(text)
-            self.out.flush()
+            write_flushed(self.out, text)
             self._at_line_start = text.endswith("\n")
 
     def line(self, text: str) -> None:
@@ -39,8 +51,7 @@ class Output:
         """A line on stderr; on a shared terminal, first finish the answer's open line."""
         if self.out_tty:
             self.end_line()
-        self.err.write(text + "\n")
-        self.err.flush()
+        write_flushed(self.err, text + "\n")
 
     def dim(self, text: str) -> str:
         return f"{DIM}{text}{RESET}" if self.out_tty else text
