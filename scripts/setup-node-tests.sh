@@ -14,12 +14,29 @@ if ! command -v npm >/dev/null 2>&1; then
   echo "npm is required for the ACP client, MCP server and language server tests (tests/e2e/acp-ts, acpx, mcp-npm, lsp-npm); install Node.js 20" >&2
   exit 1
 fi
-for dir in acp-ts acpx mcp-npm lsp-npm; do
-  cd "$(dirname "$0")/../tests/e2e/$dir"
-  # Only when the lock changed since the last install (npm ci always starts from scratch).
+# The four installs run at once (each waits on the registry and the disk as much as it
+# computes; npm's cache is safe to share); a failing one fails the script, with its output.
+install() {  # install DIR: only when the lock changed since the last install (npm ci starts from scratch)
+  cd "$(dirname "$0")/../tests/e2e/$1"
   if ! cmp -s package-lock.json node_modules/.installed-lock.json 2>/dev/null; then
     npm ci --no-audit --no-fund --loglevel=error
     cp package-lock.json node_modules/.installed-lock.json
   fi
-  cd - >/dev/null
+}
+pids=()
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+for dir in acp-ts acpx mcp-npm lsp-npm; do
+  install "$dir" >"$logs/$dir" 2>&1 &
+  pids+=("$!")
 done
+status=0
+for i in "${!pids[@]}"; do
+  dir=$(echo acp-ts acpx mcp-npm lsp-npm | cut -d' ' -f$((i + 1)))
+  if ! wait "${pids[$i]}"; then
+    echo "npm ci failed in tests/e2e/$dir:" >&2
+    status=1
+  fi
+  cat "$logs/$dir"
+done
+exit "$status"
