@@ -43,6 +43,10 @@ async def test_a_line_starting_with_gt_steers_the_running_turn(
     await term.wait("… bash until")
     term.type("> use tabs, not spaces")
     term.keys("Enter")
+    # The server took it for the running turn (the command is still waiting for ``go``): only
+    # then may the step end. (Touched at once, under load the step could end first, and the
+    # line became a prompt of its own.)
+    await term.wait("· steering at the next step: use tabs, not spaces")
     (workspace / "go").touch()
     screen = await term.wait(lambda s: "Using tabs from now on." in s and idle(s))
     assert "↪ steered: use tabs, not spaces" in screen

@@ -34,7 +34,7 @@ from tiller.faces.chat.slash import SlashCommands
 from tiller.faces.client.jsonrpc import Handlers, RpcError
 from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
-from tiller.faces.client.render import DIM, RED
+from tiller.faces.client.render import DIM, RED, first_line, terminal_safe
 from tiller.faces.client.server import ServerProcess
 from tiller.jsontypes import JSON
 from tiller.workspace.roots import WorkspaceRoots
@@ -258,6 +258,10 @@ class ChatShell:
             return
         except ConnectionError:
             self.print(f"the server went away; not sent: {text}", RED)
+            return
+        if isinstance(answer, dict) and answer.get("status") == "steered":
+            # taken: the ``steered`` event shows it when the model gets it, at the next step
+            self.print(terminal_safe(f"· steering at the next step: {first_line(text)}"), DIM)
             return
         if not isinstance(answer, dict) or answer.get("status") != "handled":
             return  # started: turnStarted shows it; queued: the toolbar and the queue show it
