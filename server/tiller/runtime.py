@@ -46,6 +46,7 @@ class Runtime:
         self.store = open_store(config)
         self.shell = open_shell(config)  # probes bwrap once
         self._keepers: dict[WorkspaceRoots, CheckpointKeeper | None] = {}
+        self._checkpoint_lock = asyncio.Lock()  # one for every keeper: their repos overlap
         self._mcp: dict[Path, McpManager] = {}
         self._language_servers: dict[Path, LanguageServers] = {}
         self._background: set[asyncio.Future[Any]] = set()
@@ -58,7 +59,7 @@ class Runtime:
         missing). The first use starts its housekeeping: a restore cut by a crash is
         finished, old checkpoints are pruned, the shadow repositories are packed."""
         if roots not in self._keepers:
-            keeper = open_checkpoints(self.config, roots, self.store)
+            keeper = open_checkpoints(self.config, roots, self.store, self._checkpoint_lock)
             self._keepers[roots] = keeper
             if keeper is not None:
                 self.background(keeper.housekeeping())

@@ -6,6 +6,7 @@ no pygls, no SDK."""
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
 
 from tiller.config import AnthropicSettings, Config, ScriptedSettings
 from tiller.errors import ConfigError
@@ -14,6 +15,9 @@ from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore, StoreTooNew
 from tiller.workspace.tools.sandbox import ShellPolicy, shell_policy
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def make_provider(config: Config) -> Provider:
@@ -48,9 +52,10 @@ def open_shell(config: Config) -> ShellPolicy:
 
 
 def open_checkpoints(
-    config: Config, roots: WorkspaceRoots, store: SessionStore
+    config: Config, roots: WorkspaceRoots, store: SessionStore, lock: asyncio.Lock
 ) -> CheckpointKeeper | None:
-    """None when git is missing: checkpoints are then off (the caller tells the user)."""
+    """None when git is missing: checkpoints are then off (the caller tells the user).
+    ``lock``: the one every keeper of this data dir shares (``CheckpointKeeper``)."""
     return CheckpointKeeper.open(
-        config.resolved_data_dir, roots, store, config.checkpoint_retention_days
+        config.resolved_data_dir, roots, store, config.checkpoint_retention_days, lock
     )

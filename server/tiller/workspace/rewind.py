@@ -47,12 +47,15 @@ class CheckpointKeeper:
 
     A restore cut short (the server killed mid-rewind, or a failed one) is finished before
     anything else touches the workspace: every operation here finishes it first, under the
-    same lock, and ``recover`` lets a turn wait for it before it runs at all."""
+    same lock, and ``recover`` lets a turn wait for it before it runs at all. Keepers whose
+    shadow repositories overlap (a folder's, alone and with other roots, after the workspace
+    folders changed) must share ``lock``: else one's housekeeping "finishes" the other's
+    restore under way, or packs the repository a snapshot is writing into."""
 
     repo: ShadowRepo | RootsShadow  # one root's, or every root's (one snapshot id for all)
     table: CheckpointTable
     retention_days: int = 30
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _since_gc: int = 0
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _recovered: list[str] = field(default_factory=list)  # finished, not yet reported
@@ -61,7 +64,11 @@ class CheckpointKeeper:
 
     @staticmethod
     def open(
-        data_dir: Path, roots: WorkspaceRoots, store: SessionStore, retention_days: int
+        data_dir: Path,
+        roots: WorkspaceRoots,
+        store: SessionStore,
+        retention_days: int,
+        lock: asyncio.Lock | None = None,
     ) -> CheckpointKeeper | None:
         """None when git is missing (checkpoints are then off, and the user is told)."""
         if not git_available():
@@ -74,7 +81,8 @@ class CheckpointKeeper:
             repo = ShadowRepo(
                 shadow_dir_for(data_dir, workspace), workspace, private=(data_dir,), watch=True
             )
-        return CheckpointKeeper(repo, CheckpointTable(store), retention_days)
+        table = CheckpointTable(store)
+        return CheckpointKeeper(repo, table, retention_days, lock or asyncio.Lock())
 
     async def recover(self) -> tuple[str, ...]:
         """Wait until no restore is pending: one cut short (the server killed mid-rewind, or
@@ -98,7 +106,7 @@ class CheckpointKeeper:
         return done
 
     async def _locked_finish(self) -> None:
-        async with self._lock:
+        async with self.lock:
             await self._finish_pending()
 
     async def _finish_pending(self) -> None:
@@ -114,7 +122,7 @@ class CheckpointKeeper:
         """Snapshot the workspace as the turn starts; raises CheckpointError. No row is kept
         when ``wanted()`` says the turn stopped waiting for it meanwhile (its tools may have
         written since, so the snapshot may not be the turn's "before" any more)."""
-        async with self._lock:  # the row is written before the turn's closing snapshot looks
+        async with self.lock:  # the row is written before the turn's closing snapshot looks
             await self._finish_pending()
             snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
             if not wanted():
@@ -132,7 +140,7 @@ class CheckpointKeeper:
         what changed since the turn started (the user saving a file, a hook) is part of the
         workspace as the turn found it, so rewinding the turn keeps it. With a watch this
         looks at the changed files only; raises CheckpointError."""
-        async with self._lock:
+        async with self.lock:
             rows = self.table.of_session(session_id)
             if not any(r.turn_id == turn_id for r in rows):
                 return  # no snapshot was taken as the turn started
@@ -150,7 +158,7 @@ class CheckpointKeeper:
 
     async def _after(self, session_id: str, turn_id: str) -> None:
         try:
-            async with self._lock:
+            async with self.lock:
                 rows = self.table.of_session(session_id)
                 row = next((r for r in rows if r.turn_id == turn_id), None)
                 if row is None:
@@ -176,7 +184,7 @@ class CheckpointKeeper:
     async def preview(self, rows: Sequence[CheckpointRow], index: int) -> RewindPreview:
         """Rewinding to before ``rows[index]``: the changes, and the files changed by someone
         else than the agent since (between turns, or after the last one)."""
-        async with self._lock:
+        async with self.lock:
             await self._finish_pending()
             now = (await asyncio.to_thread(self.repo.snapshot, "rewind preview")).commit
             changes = await asyncio.to_thread(self.repo.changes, now, rows[index].before)
@@ -194,7 +202,7 @@ class CheckpointKeeper:
         return RewindPreview(changes, tuple(sorted(outside & touched)))
 
     async def snapshot_now(self, why: str) -> str:
-        async with self._lock:
+        async with self.lock:
             await self._finish_pending()
             return (await asyncio.to_thread(self.repo.snapshot, why)).commit
 
@@ -210,7 +218,7 @@ class CheckpointKeeper:
     async def restore(self, commit: str) -> Changes:
         self._restores += 1  # a turn that starts meanwhile waits for it (``recover``)
         try:
-            async with self._lock:
+            async with self.lock:
                 await self._finish_pending()
                 return await asyncio.to_thread(self.repo.restore, commit)
         finally:
@@ -224,7 +232,7 @@ class CheckpointKeeper:
         if isinstance(self.repo, ShadowRepo):  # multi-root sessions of it name its commits too
             live = commits_of_root(live, self.repo.workspace)
         try:
-            async with self._lock:
+            async with self.lock:
                 await self._finish_pending()
                 await asyncio.to_thread(self.repo.ensure)
                 await asyncio.to_thread(self.repo.keep_alive, live)
