@@ -2,14 +2,12 @@
 # Set up everything and run every test: lint, types, Python unit + end-to-end tests, and the
 # VS Code extension's tests. Each phase prints its duration, and a summary of them all comes last.
 #
-# The node test tools' setup (npm only) runs in the background beside the Python and MCP
-# servers' setup and ruff; pytest waits for it. The extension's phase (npm ci, build, then
-# code-server and Chromium) runs in the background from after the Python setup on, beside the
-# rest and pytest: it waits on the disk, the browser and the servers more than it computes.
-# mypy runs beside pytest. A phase in the background writes its output to a file, printed whole
-# when it ends, so nothing interleaves. A failing phase does not stop the others: the run fails
-# at the end, naming every phase that failed. A setup failing stops the run (the node tools'
-# once pytest would wait for them).
+# The extension's phase (npm ci, build, then code-server and Chromium) runs in the background
+# from after the Python setup on, beside the node tools' and MCP servers' setup, ruff, mypy and
+# pytest: it waits on the disk, the browser and the servers more than it computes. mypy runs
+# beside pytest. A phase in the background writes its output to a file, printed whole when it
+# ends, so nothing interleaves. A failing phase does not stop the others: the run fails at the end,
+# naming every phase that failed. A setup failing stops the run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,11 +70,10 @@ beside() {  # beside NAME COMMAND...: start it in the background
     "$dir" "$@" >"$dir/output" 2>&1 </dev/null &
   BESIDE_NAMES+=("$name") BESIDE_PIDS+=($!) BESIDE_DIRS+=("$dir")
 }
-join_beside() {  # join_beside [NAME]: wait for each (or the one named) in turn, print its output whole, remember its time
+join_beside() {  # wait for each in turn, print its output whole, remember its time
   local i name dir status seconds cpu waited
   for i in "${!BESIDE_PIDS[@]}"; do
     name=${BESIDE_NAMES[$i]} dir=${BESIDE_DIRS[$i]} waited=$SECONDS
-    [ $# -eq 0 ] || [ "$name" = "$1" ] || continue
     wait "${BESIDE_PIDS[$i]}" || true
     unset "BESIDE_PIDS[$i]"
     seconds=$(cat "$dir/seconds" 2>/dev/null || echo 0)
@@ -122,19 +119,13 @@ types() {
 export -f lint types
 
 setup "setup: system packages" scripts/setup-system.sh
-# The node tools (npm only) install beside the Python setup; pytest waits for them below.
-beside "setup: node test tools" scripts/setup-node-tests.sh
 setup "setup: python" scripts/setup-python.sh
 # From here on the extension needs nothing the other phases make (its e2e tests need .venv):
 # its npm ci and build overlap the node tools' npm ci, which waits on the disk and network.
 beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
+setup "setup: node test tools" scripts/setup-node-tests.sh
 setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
 phase "ruff" lint
-join_beside "setup: node test tools"
-if [ "${#FAILED[@]}" -gt 0 ]; then  # a setup failing stops the run (finish stops the rest)
-  echo "== FAILED: ${FAILED[*]}"
-  exit 1
-fi
 # mypy reads the sources only: pytest need not wait for it.
 beside "mypy (strict) + protocol.ts" types
 phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 2 --durations=10 "$@"  # the 10 slowest tests last
