@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tiller.warm.place import PACKAGE, Place, WarmError, peer_uid, version_stamp
+from tiller.warm.place import PACKAGE, Place, StreamSpec, WarmError, peer_uid, version_stamp
 
 if TYPE_CHECKING:
     import asyncio
@@ -95,9 +95,6 @@ def exit_code(message: dict[str, Any] | None) -> int:
     return code if isinstance(code, int) else -signal.SIGKILL
 
 
-StreamSpec = tuple[str, str, bool, bool]  # encoding, errors, line buffering, write through
-
-
 def fork_server(
     args: Sequence[str],
     fds: Sequence[int],
@@ -114,8 +111,7 @@ def fork_server(
         return None
     try:
         where = place or Place.find(env)
-        extra = {} if streams is None else {"streams": [list(spec) for spec in streams]}
-        return _fork(where, list(args), list(fds), env, cwd or os.getcwd(), extra)
+        return _fork(where, list(args), list(fds), env, cwd or os.getcwd(), streams)
     except (OSError, WarmError, ValueError) as err:
         log.info("no warm start (%s): spawning the server", err)
         return None
@@ -127,7 +123,7 @@ def _fork(
     fds: list[int],
     env: dict[str, str],
     cwd: str,
-    extra: dict[str, Any],
+    streams: Sequence[StreamSpec] | None,
 ) -> Forked:
     stamp = version_stamp()
     for _ in range(ATTEMPTS):
@@ -144,7 +140,9 @@ def _fork(
             sock.settimeout(None)  # from here it forks at once; a late fork must not happen
             umask = os.umask(0o077)
             os.umask(umask)
-            request = {"fork": True, "args": args, "env": env, "cwd": cwd, "umask": umask, **extra}
+            request = {"fork": True, "args": args, "env": env, "cwd": cwd, "umask": umask}
+            if streams is not None:
+                request["streams"] = [list(spec) for spec in streams]
             socket.send_fds(sock, [json.dumps(request).encode()], fds)
             answer = _receive(sock)
             pid = (answer or {}).get("pid")

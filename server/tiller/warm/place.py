@@ -30,6 +30,10 @@ from tiller.errors import TillerError
 PACKAGE = Path(__file__).resolve().parent.parent  # the tiller package's folder
 SDK_FOLDERS = ("anthropic", "pygls", "acp", "httpx", "pydantic")
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+# How a client's interpreter made one of its standard streams, for the fork that runs its
+# command (``client.stdio_streams``, ``template.ForkRequest``): encoding, error handler, line
+# buffering, write-through.
+StreamSpec = tuple[str, str, bool, bool]
 
 
 class WarmError(TillerError):

@@ -47,7 +47,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tiller.warm.place import Place, WarmError, checked_dir, peer_uid, version_stamp
+from tiller.warm.place import (
+    Place,
+    StreamSpec,
+    WarmError,
+    checked_dir,
+    peer_uid,
+    version_stamp,
+)
 
 log = logging.getLogger("tiller.warm.template")
 
@@ -250,9 +257,6 @@ class Template:
                 send(client.sock, {"exit": os.waitstatus_to_exitcode(status)})
             client.server = None
             self._gone(client)
-
-
-StreamSpec = tuple[str, str, bool, bool]  # encoding, errors, line buffering, write through
 
 
 @dataclass(frozen=True)
