@@ -139,6 +139,13 @@ class Terminal:
         tmpdir = Path(os.environ.get("TMUX_TMPDIR", "/tmp"))
         (tmpdir / f"tmux-{os.getuid()}" / self.socket).unlink(missing_ok=True)
 
+    def hang_up(self) -> None:
+        """The terminal goes away (its chat gets SIGHUP). A later ``start`` gets a tmux server
+        of its own: a client that reaches the old one while it exits fails ("server exited
+        unexpectedly"), which is how killing the last session and starting again failed."""
+        self.close()
+        self.socket = f"tiller-test-{uuid.uuid4().hex[:10]}"
+
 
 @pytest.fixture
 def terminal() -> Iterator[Terminal]:
@@ -533,7 +540,7 @@ async def test_resume_option_starts_in_a_stored_session_and_continues_it(
     term.keys("Enter")
     found = re.search(r"^(\S+)\s.*\(current\)", await term.wait("(current)"), re.M)
     assert found, term.screen()
-    terminal.tmux("kill-session", "-t", "chat")  # the terminal goes away: so does the chat
+    terminal.hang_up()  # the terminal goes away: so does the chat
 
     term = await start_chat("--resume", found.group(1))
     screen = await term.wait(lambda s: "The answer is 42." in s and idle(s))
