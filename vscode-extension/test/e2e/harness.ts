@@ -31,6 +31,8 @@ export interface ScriptedResponse {
   content: Array<Record<string, unknown>>;
   chunkDelay?: number;
   textChunk?: number;
+  /** Stream this many events, then nothing more until the client goes away (an interrupt). */
+  hangAfterEvents?: number;
   error?: Record<string, unknown>;
   stop_reason?: string;
 }

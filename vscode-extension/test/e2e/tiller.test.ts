@@ -61,7 +61,13 @@ test("a prompt streams into the chat as markdown", { timeout: 120_000 }, async (
 });
 
 test("queued prompts are shown and can be cleared", { timeout: 120_000 }, async () => {
-  await session.fake.load([{ content: [{ type: "text", text: "A slow answer. ".repeat(20) }], chunkDelay: 0.25, textChunk: 10 }]);
+  // The first answer streams a little and then hangs: only the interrupt ends that turn, so
+  // the queue is looked at and cleared while it runs, however slow the machine (a timed answer
+  // could end first and start the queued prompt: CI saw that under load).
+  await session.fake.load([
+    { content: [{ type: "text", text: "A slow answer. ".repeat(20) }], textChunk: 10, hangAfterEvents: 3 },
+    { content: [{ type: "text", text: "The fourth answer." }] },
+  ]);
   await step("queue-cleared", async (page) => {
     const chat = chatFrame(page);
     await send(page, "Take your time");
@@ -75,7 +81,17 @@ test("queued prompts are shown and can be cleared", { timeout: 120_000 }, async 
     await screenshot(page, "queue-shown");
     await queue.locator("button.clear-queue").click();
     await queue.waitFor({ state: "hidden", timeout: 10_000 });
+    // Queued prompts would run after the turn, however it ends: interrupt it, then one more
+    // prompt, and the model has seen only the first and that one.
+    await chat.locator("#input").click();
+    await chat.locator("#input").press("Escape");
+    await chat.locator(".turn-end.interrupted").last().waitFor({ timeout: 30_000 });
     await waitIdle(page);
+    await send(page, "Fourth prompt");
+    await chat.locator(".msg.assistant", { hasText: "The fourth answer." }).waitFor({ timeout: 30_000 });
+    const sent = JSON.stringify(session.fake.messageRequests().at(-1)?.messages);
+    assert.ok(sent.includes("Take your time") && sent.includes("Fourth prompt"), sent);
+    assert.ok(!sent.includes("Second prompt") && !sent.includes("Third prompt"), sent);
     assert.equal(await chat.locator(".msg.user", { hasText: "Second prompt" }).count(), 0);
   });
 });
