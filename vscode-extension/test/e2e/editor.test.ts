@@ -9,9 +9,10 @@ import * as path from "node:path";
 import { deflateSync } from "node:zlib";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { chatFrame, openQuickInput, runCommand, screenshot, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
+import { chatFrame, openQuickInput, runCommand, screenshots, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
+const screenshot = screenshots("editor");
 
 /** A `size`×`size` PNG of diagonal stripes, base64 (a real image to paste and to look at). */
 function stripesPng(size: number): string {

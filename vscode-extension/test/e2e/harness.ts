@@ -364,12 +364,14 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
   };
 }
 
-let shot = 0;
-/** Screenshots are named `<file prefix>-NN-<name>.png` (test.sh empties the folder first). */
-export async function screenshot(page: Page, name: string): Promise<void> {
-  shot += 1;
-  const prefix = path.basename(require.main?.filename ?? process.argv[1] ?? "e2e").replace(/\.test\.js$/, "");
-  await page.screenshot({ path: path.join(ARTIFACTS, `${prefix}-${String(shot).padStart(2, "0")}-${name}.png`) });
+/** A module's screenshots, named `<prefix>-NN-<name>.png` (NN counts the module's own; test.sh
+ *  empties the folder first). */
+export function screenshots(prefix: string): (page: Page, name: string) => Promise<void> {
+  let shot = 0;
+  return async (page, name) => {
+    shot += 1;
+    await page.screenshot({ path: path.join(ARTIFACTS, `${prefix}-${String(shot).padStart(2, "0")}-${name}.png`) });
+  };
 }
 
 /** The Tiller status bar item (the one that shows the mode). */
@@ -450,6 +452,41 @@ export async function startChatSession(moreFolders: readonly string[] = []): Pro
   await runCommand(session.page, "Tiller: Open Chat");
   await chatFrame(session.page).locator("#input").waitFor({ timeout: 60_000 });
   return session;
+}
+
+let shared: Promise<Session> | undefined;
+
+/** The chat session (plain workspace) that the modules of one test file share, started by the
+ *  first that asks: a session's start and close cost ~19 s of CPU on the 2-core CI machine. The
+ *  file closes it after its last test (`closeSharedChatSession`). */
+export function sharedChatSession(): Promise<Session> {
+  shared ??= startChatSession();
+  return shared;
+}
+
+export async function closeSharedChatSession(): Promise<void> {
+  const session = await shared?.catch(() => undefined);
+  await session?.close();
+}
+
+/** What each module of a shared session starts from, whatever the one before left: no quick
+ *  input open, the server running and idle, a new chat (its welcome view shown) in "ask before
+ *  edits". */
+export async function startNewChat(page: Page): Promise<void> {
+  const chat = chatFrame(page);
+  const quickInput = page.locator(".quick-input-widget");
+  if (await quickInput.isVisible()) {
+    await page.keyboard.press("Escape");
+    await quickInput.waitFor({ state: "hidden", timeout: 10_000 });
+  }
+  await chatState(page, "connection", "running", 60_000);
+  await waitIdle(page);
+  const previous = (await chat.locator("body").getAttribute("data-session")) ?? "";
+  await runCommand(page, "Tiller: New Chat");
+  await chat.locator(`body:not([data-session=${JSON.stringify(previous)}]):not([data-session=""])`).waitFor({ timeout: 20_000 });
+  await chat.locator(".welcome").waitFor({ timeout: 20_000 });
+  // A new chat keeps the mode of the one before.
+  if ((await chat.locator("body").getAttribute("data-mode")) !== "default") await setMode(page, "ask before edits");
 }
 
 export { waitFor };

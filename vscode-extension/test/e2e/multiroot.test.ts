@@ -8,9 +8,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { chatFrame, screenshot, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
+import { chatFrame, screenshots, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
+const screenshot = screenshots("multiroot");
 let api: string;
 
 before(

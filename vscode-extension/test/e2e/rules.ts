@@ -1,0 +1,105 @@
+// Issue 20 end to end in code-server: a compound command's card shows how the rules split it
+// and which rule matched each part, "Always allow" keeps exactly the parts shown, every tool row
+// names what decided it, the Permissions view lists the rules, Ctrl+Enter steers a running turn.
+// Run in the shared session of plain-workspace.test.ts, in order; the rule files it writes are
+// removed after its last test.
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, test } from "node:test";
+import type { Page } from "playwright-core";
+import { answerCard, chatFrame, runCommand, screenshots, sharedChatSession, startNewChat, waitIdle, type Session } from "./harness";
+
+let session: Session;
+const screenshot = screenshots("rules");
+
+function text(value: string): Record<string, unknown> {
+  return { type: "text", text: value };
+}
+
+function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
+  return { type: "tool_use", id, name, input };
+}
+
+async function send(page: Page, value: string, steer = false): Promise<void> {
+  const input = chatFrame(page).locator("#input");
+  await input.click();
+  await input.fill(value);
+  await input.press(steer ? "Control+Enter" : "Enter");
+}
+
+export function rulesTests(): void {
+  before(
+    async () => {
+      session = await sharedChatSession();
+      await startNewChat(session.page);
+    },
+    { timeout: 300_000 },
+  );
+  // The rules kept here would decide the calls of the modules that follow (the server reads
+  // the files afresh for every call).
+  after(() => {
+    const workspace = session?.workspace;
+    if (workspace === undefined) return; // the session never started
+    rmSync(path.join(workspace, ".claude"), { recursive: true, force: true });
+    rmSync(path.join(workspace, ".tiller", "settings.local.json"), { force: true });
+  });
+
+  test("a compound command's card shows the split and its rules; Always allow keeps exactly the parts shown", { timeout: 180_000 }, async () => {
+    const claude = path.join(session.workspace, ".claude");
+    mkdirSync(claude, { recursive: true });
+    writeFileSync(path.join(claude, "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(git status:*)"] } }));
+    await session.fake.load([{ content: [tool("toolu_split", "bash", { command: "git status && touch made.txt" })] }, { content: [text("Made.")] }]);
+    const page = session.page;
+    const chat = chatFrame(page);
+    await send(page, "Make the file");
+    const row = chat.locator('.tool[data-tool-use-id="toolu_split"]');
+    const card = row.locator('.card.confirm.command[data-state="pending"]');
+    await card.waitFor({ timeout: 30_000 });
+    const allowed = card.locator(".segment.allow");
+    assert.match(await allowed.innerText(), /git status[\s\S]*rule: Bash\(git status:\*\) \(workspace \.claude\/settings\.json\)/);
+    assert.match(await card.locator(".segment.mode").innerText(), /touch made\.txt[\s\S]*no rule/);
+    assert.match(await row.locator(".decided-by").innerText(), /ask: mode default/);
+    await screenshot(page, "segments-card");
+    await answerCard(card, "button.allow-always");
+    await chat.locator('.tool.ok[data-tool-use-id="toolu_split"]').waitFor({ timeout: 30_000 });
+    await waitIdle(page);
+    const kept = JSON.parse(readFileSync(path.join(session.workspace, ".tiller", "settings.local.json"), "utf8")) as { permissions: { allow: string[] } };
+    assert.deepEqual(kept.permissions.allow, ["Bash(touch made.txt)"]);
+  });
+
+  test("the next call names the rules that allowed it, and the Permissions view lists them by scope", { timeout: 180_000 }, async () => {
+    await session.fake.load([{ content: [tool("toolu_again", "bash", { command: "touch made.txt && git status" })] }, { content: [text("Again.")] }]);
+    const page = session.page;
+    const chat = chatFrame(page);
+    await send(page, "Once more");
+    const row = chat.locator('.tool.ok[data-tool-use-id="toolu_again"]');
+    await row.waitFor({ timeout: 30_000 });
+    assert.match(await row.locator(".decided-by").innerText(), /allow: rule: Bash\(touch made\.txt\) \(local \.tiller\/settings\.local\.json\); rule: Bash\(git status:\*\)/);
+    await waitIdle(page);
+    await runCommand(page, "Tiller: Refresh Permission Rules");
+    await runCommand(page, "Tiller: Focus on Permissions View");
+    const tree = page.locator('.monaco-list-row', { hasText: "Bash(touch made.txt)" });
+    await tree.first().waitFor({ timeout: 30_000 });
+    await page.locator('.monaco-list-row', { hasText: "Bash(git status:*)" }).first().waitFor({ timeout: 10_000 });
+    await screenshot(page, "permissions-view");
+  });
+
+  test("Ctrl+Enter while the agent works steers the running turn; the chat says when it landed", { timeout: 180_000 }, async () => {
+    const gate = path.join(session.workspace, "go");
+    await session.fake.load([{ content: [tool("toolu_wait", "bash", { command: "until [ -e go ]; do sleep 0.05; done" })] }, { content: [text("Steered answer.")] }]);
+    const page = session.page;
+    const chat = chatFrame(page);
+    await send(page, "Wait for it");
+    const card = chat.locator('.tool[data-tool-use-id="toolu_wait"] .card.confirm.command[data-state="pending"]');
+    await card.waitFor({ timeout: 30_000 });
+    await answerCard(card, "button.allow");
+    await send(page, "use tabs, not spaces", true);
+    await chat.locator(".notice", { hasText: "Steering: use tabs" }).waitFor({ timeout: 30_000 });
+    writeFileSync(gate, "");
+    await chat.locator(".notice", { hasText: "Steered: use tabs, not spaces" }).waitFor({ timeout: 60_000 });
+    await waitIdle(page);
+    assert.ok((await chat.locator(".queue", { hasText: "use tabs" }).count()) === 0, "steered, not queued");
+    await screenshot(page, "steered");
+  });
+}
