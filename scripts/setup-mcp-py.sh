@@ -4,12 +4,12 @@
 # tests/e2e/mcp-py/requirements.txt, so their dependencies never meet Tiller's. Nothing is
 # downloaded at test time. Regenerate the pins with the command at the top of requirements.txt.
 set -euo pipefail
-cd "$(dirname "$0")/../tests/e2e/mcp-py"
-# Only when the pins changed since the last install.
-if ! cmp -s requirements.txt .venv/.installed-requirements.txt 2>/dev/null; then
-  uv venv --quiet --allow-existing --python 3.11 .venv
-  # --compile-bytecode: the machines set PYTHONDONTWRITEBYTECODE, so every start would
-  # compile the servers' imports again (seconds).
-  uv pip install --quiet --python .venv --require-hashes --compile-bytecode -r requirements.txt
-  cp requirements.txt .venv/.installed-requirements.txt
-fi
+cd "$(dirname "$0")/.."
+source scripts/lib/store.sh
+cd tests/e2e/mcp-py
+# Made once per user and pin set in the store (scripts/lib/store.sh) and linked here.
+# --compile-bytecode: the machines set PYTHONDONTWRITEBYTECODE, so every start would compile the
+# servers' imports again (seconds).
+store_link .venv mcp-py .venv requirements.txt -- bash -c 'set -e
+  uv venv --quiet --python 3.11 .venv
+  uv pip install --quiet --python .venv --require-hashes --compile-bytecode -r requirements.txt'

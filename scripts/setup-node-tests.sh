@@ -14,14 +14,16 @@ if ! command -v npm >/dev/null 2>&1; then
   echo "npm is required for the ACP client, MCP server and language server tests (tests/e2e/acp-ts, acpx, mcp-npm, lsp-npm); install Node.js 20" >&2
   exit 1
 fi
-# The four installs run at once (each waits on the registry and the disk as much as it
-# computes; npm's cache is safe to share); a failing one fails the script, with its output.
-install() {  # install DIR: only when the lock changed since the last install (npm ci starts from scratch)
-  cd "$(dirname "$0")/../tests/e2e/$1"
-  if ! cmp -s package-lock.json node_modules/.installed-lock.json 2>/dev/null; then
+# Each is installed once per user and lock, in a store under ~/.cache, and linked here
+# (scripts/lib/store.sh). The four installs run at once (each waits on the registry and the disk
+# as much as it computes; npm's cache is safe to share); a failing one fails the script, with
+# its output.
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+source "$ROOT/scripts/lib/store.sh"
+install() {  # install DIR
+  cd "$ROOT/tests/e2e/$1"
+  store_link node_modules "npm-tests-$1" node_modules package.json package-lock.json -- \
     npm ci --no-audit --no-fund --loglevel=error
-    cp package-lock.json node_modules/.installed-lock.json
-  fi
 }
 pids=()
 logs=$(mktemp -d)

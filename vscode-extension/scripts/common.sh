@@ -15,12 +15,11 @@ as_root() {
 
 log() { printf '\n== %s\n' "$*"; }
 
-# npm packages, when the lock changed since the last install (npm ci always starts from scratch).
+# npm packages: made once per user and lock in the store and linked here (scripts/lib/store.sh).
+source "$REPO_DIR/scripts/lib/store.sh"
 install_npm_packages() {
-  if ! cmp -s "$EXT_DIR/package-lock.json" "$EXT_DIR/node_modules/.installed-lock.json" 2>/dev/null; then
-    log "npm packages"
-    (cd "$EXT_DIR" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.installed-lock.json)
-  fi
+  (cd "$EXT_DIR" && store_link node_modules npm-vscode-extension node_modules package.json package-lock.json -- \
+    npm ci --no-audit --no-fund --loglevel=error)
 }
 
 # code-server for the e2e tests. Its install builds native modules (minutes of CPU), and depends
