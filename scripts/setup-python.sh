@@ -12,4 +12,4 @@ fi
 # The machines set PYTHONDONTWRITEBYTECODE; compile once here or every start pays seconds.
 uv sync --frozen --quiet --compile-bytecode
 # The editable install is not covered by --compile-bytecode: compile our own sources too.
-uv run --frozen python -m compileall -q server/tiller >/dev/null
+uv run --frozen python -m compileall -q -j 0 server/tiller >/dev/null
