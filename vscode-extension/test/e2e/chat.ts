@@ -9,35 +9,12 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { answerCard, chatFrame, chatState, runCommand, screenshots, setMode, sharedChatSession, startNewChat, statusItem, statusShows, waitFor, waitIdle, type Session } from "./harness";
+import { answerCard, chatFrame, chatState, runCommand, screenshots, send, setMode, sharedChatSession, startNewChat, statusItem, statusShows, steps, text, tool, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("chat");
 
-async function step(name: string, body: (page: Page, chat: FrameLocator) => Promise<void>): Promise<void> {
-  try {
-    await body(session.page, chatFrame(session.page));
-    await screenshot(session.page, name);
-  } catch (error) {
-    await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
-    throw error;
-  }
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  const input = chatFrame(page).locator("#input");
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
-}
-
-function text(value: string): Record<string, unknown> {
-  return { type: "text", text: value };
-}
-
-function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
-  return { type: "tool_use", id, name, input };
-}
+const step = steps(() => session, screenshot);
 
 /** What the chat shows, item by item: classes, card states and text (no ids, no timers). */
 async function chatSnapshot(chat: FrameLocator): Promise<string[]> {

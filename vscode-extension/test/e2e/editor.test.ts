@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { deflateSync } from "node:zlib";
 import { after, before, test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { chatFrame, openQuickInput, runCommand, screenshots, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
+import { chatFrame, openQuickInput, runCommand, screenshots, setMode, startChatSession, steps, tool, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("editor");
@@ -76,15 +76,7 @@ after(async () => {
   await session?.close();
 });
 
-async function step(name: string, body: (page: Page, chat: FrameLocator) => Promise<void>): Promise<void> {
-  try {
-    await body(session.page, chatFrame(session.page));
-    await screenshot(session.page, name);
-  } catch (error) {
-    await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
-    throw error;
-  }
-}
+const step = steps(() => session, screenshot);
 
 /** Waits for the answer `text` to show, then for the turn to end. */
 async function waitAnswer(page: Page, text: string): Promise<void> {
@@ -125,10 +117,6 @@ function toolResults(): Map<string, string> {
     }
   }
   return out;
-}
-
-function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
-  return { type: "tool_use", id, name, input };
 }
 
 const option = (chat: FrameLocator, text: string) => chat.locator("#mention-picker .mention-option", { hasText: text });

@@ -374,6 +374,41 @@ export function screenshots(prefix: string): (page: Page, name: string) => Promi
   };
 }
 
+/** A module's `step(name, body)`: runs `body` on the session's page and chat, then saves a
+ *  screenshot named after the step (`FAILED-<name>` when it throws, which it rethrows). */
+export function steps(
+  session: () => Session,
+  screenshot: (page: Page, name: string) => Promise<void>,
+): (name: string, body: (page: Page, chat: FrameLocator) => Promise<void>) => Promise<void> {
+  return async (name, body) => {
+    const { page } = session();
+    try {
+      await body(page, chatFrame(page));
+      await screenshot(page, name);
+    } catch (error) {
+      await screenshot(page, `FAILED-${name}`).catch(() => undefined);
+      throw error;
+    }
+  };
+}
+
+/** Types `value` in the chat's input and sends it (Enter; with `steer`, Ctrl+Enter). */
+export async function send(page: Page, value: string, steer = false): Promise<void> {
+  const input = chatFrame(page).locator("#input");
+  await input.click();
+  await input.fill(value);
+  await input.press(steer ? "Control+Enter" : "Enter");
+}
+
+/** Content blocks of a scripted model response. */
+export function text(value: string): Record<string, unknown> {
+  return { type: "text", text: value };
+}
+
+export function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
+  return { type: "tool_use", id, name, input };
+}
+
 /** The Tiller status bar item (the one that shows the mode). */
 export function statusItem(page: Page): Locator {
   return page.locator('[id="tiller.tiller.tiller.status"]');

@@ -7,8 +7,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import type { FrameLocator, Page } from "playwright-core";
-import { chatFrame, screenshots, setMode, startChatSession, waitFor, waitIdle, type Session } from "./harness";
+import type { FrameLocator } from "playwright-core";
+import { screenshots, setMode, startChatSession, steps, tool, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("multiroot");
@@ -34,19 +34,7 @@ after(async () => {
   await session?.close();
 });
 
-async function step(name: string, body: (page: Page, chat: FrameLocator) => Promise<void>): Promise<void> {
-  try {
-    await body(session.page, chatFrame(session.page));
-    await screenshot(session.page, name);
-  } catch (error) {
-    await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
-    throw error;
-  }
-}
-
-function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
-  return { type: "tool_use", id, name, input };
-}
+const step = steps(() => session, screenshot);
 
 const option = (chat: FrameLocator, text: string) => chat.locator("#mention-picker .mention-option", { hasText: text });
 

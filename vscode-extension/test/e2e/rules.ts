@@ -7,26 +7,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, test } from "node:test";
-import type { Page } from "playwright-core";
-import { answerCard, chatFrame, runCommand, screenshots, sharedChatSession, startNewChat, waitIdle, type Session } from "./harness";
+import { answerCard, chatFrame, runCommand, screenshots, send, sharedChatSession, startNewChat, text, tool, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("rules");
-
-function text(value: string): Record<string, unknown> {
-  return { type: "text", text: value };
-}
-
-function tool(id: string, name: string, input: Record<string, unknown>): Record<string, unknown> {
-  return { type: "tool_use", id, name, input };
-}
-
-async function send(page: Page, value: string, steer = false): Promise<void> {
-  const input = chatFrame(page).locator("#input");
-  await input.click();
-  await input.fill(value);
-  await input.press(steer ? "Control+Enter" : "Enter");
-}
 
 export function rulesTests(): void {
   before(

@@ -7,28 +7,12 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { before, test } from "node:test";
 import type { Page } from "playwright-core";
-import { answerCard, chatFrame, chatState, runCommand, screenshots, sharedChatSession, startNewChat, statusItem, statusShows, waitFor, waitIdle, type Session } from "./harness";
+import { answerCard, chatFrame, chatState, runCommand, screenshots, send, sharedChatSession, startNewChat, statusItem, statusShows, steps, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("tiller");
 
-/** Runs a step; on failure saves a screenshot named after it before rethrowing. */
-async function step(name: string, body: (page: Page) => Promise<void>): Promise<void> {
-  try {
-    await body(session.page);
-    await screenshot(session.page, name);
-  } catch (error) {
-    await screenshot(session.page, `FAILED-${name}`).catch(() => undefined);
-    throw error;
-  }
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  const input = chatFrame(page).locator("#input");
-  await input.click();
-  await input.fill(text);
-  await input.press("Enter");
-}
+const step = steps(() => session, screenshot);
 
 async function status(page: Page): Promise<string> {
   return (await statusItem(page).innerText()).trim();
