@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import { before, test } from "node:test";
+import { test } from "node:test";
 import type { FrameLocator, Page } from "playwright-core";
-import { answerCard, chatFrame, chatState, runCommand, screenshots, send, setMode, sharedChatSession, startNewChat, statusItem, statusShows, steps, text, tool, waitFor, waitIdle, type Session } from "./harness";
+import { answerCard, chatFrame, chatState, inNewSharedChat, runCommand, screenshots, send, setMode, statusItem, statusShows, steps, text, tool, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("chat");
@@ -46,13 +46,7 @@ async function settingInput(page: Page, key: string, title: string): Promise<Ret
 }
 
 export function chatTests(): void {
-  before(
-    async () => {
-      session = await sharedChatSession();
-      await startNewChat(session.page);
-    },
-    { timeout: 300_000 },
-  );
+  inNewSharedChat((shared) => (session = shared));
 
   test("a new chat opens on a welcome view with the mode, the model and example prompts", { timeout: 60_000 }, async () => {
     await step("welcome", async (_page, chat) => {

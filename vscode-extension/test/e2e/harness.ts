@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { before } from "node:test";
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
 
 export const EXT_DIR = path.resolve(__dirname, "..", "..");
@@ -494,7 +495,7 @@ let shared: Promise<Session> | undefined;
 /** The chat session (plain workspace) that the modules of one test file share, started by the
  *  first that asks: a session's start and close cost ~19 s of CPU on the 2-core CI machine. The
  *  file closes it after its last test (`closeSharedChatSession`). */
-export function sharedChatSession(): Promise<Session> {
+function sharedChatSession(): Promise<Session> {
   shared ??= startChatSession();
   return shared;
 }
@@ -502,6 +503,19 @@ export function sharedChatSession(): Promise<Session> {
 export async function closeSharedChatSession(): Promise<void> {
   const session = await shared?.catch(() => undefined);
   await session?.close();
+}
+
+/** For a module of a shared session: before its tests, takes the shared session (started by
+ *  the first module that asks), opens a new chat in it (`startNewChat`) and hands it over. */
+export function inNewSharedChat(take: (session: Session) => void): void {
+  before(
+    async () => {
+      const session = await sharedChatSession();
+      await startNewChat(session.page);
+      take(session);
+    },
+    { timeout: 300_000 },
+  );
 }
 
 /** What each module of a shared session starts from, whatever the one before left: no quick

@@ -6,20 +6,14 @@
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { after, before, test } from "node:test";
-import { answerCard, chatFrame, runCommand, screenshots, send, sharedChatSession, startNewChat, text, tool, waitIdle, type Session } from "./harness";
+import { after, test } from "node:test";
+import { answerCard, chatFrame, inNewSharedChat, runCommand, screenshots, send, text, tool, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("rules");
 
 export function rulesTests(): void {
-  before(
-    async () => {
-      session = await sharedChatSession();
-      await startNewChat(session.page);
-    },
-    { timeout: 300_000 },
-  );
+  inNewSharedChat((shared) => (session = shared));
   // The rules kept here would decide the calls of the modules that follow (the server reads
   // the files afresh for every call).
   after(() => {

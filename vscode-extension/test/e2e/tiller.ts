@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { before, test } from "node:test";
+import { test } from "node:test";
 import type { Page } from "playwright-core";
-import { answerCard, chatFrame, chatState, runCommand, screenshots, send, sharedChatSession, startNewChat, statusItem, statusShows, steps, waitFor, waitIdle, type Session } from "./harness";
+import { answerCard, chatFrame, chatState, inNewSharedChat, runCommand, screenshots, send, startNewChat, statusItem, statusShows, steps, waitFor, waitIdle, type Session } from "./harness";
 
 let session: Session;
 const screenshot = screenshots("tiller");
@@ -33,13 +33,7 @@ function grepTree(dir: string, needle: string): string | undefined {
 }
 
 export function tillerTests(): void {
-  before(
-    async () => {
-      session = await sharedChatSession();
-      await startNewChat(session.page);
-    },
-    { timeout: 300_000 },
-  );
+  inNewSharedChat((shared) => (session = shared));
 
   test("a prompt streams into the chat as markdown", { timeout: 120_000 }, async () => {
     const answer = "Hello from the **fake model**. " + "This answer arrives in small pieces. ".repeat(6);
