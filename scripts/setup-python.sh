@@ -11,5 +11,7 @@ if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$U
 fi
 # The machines set PYTHONDONTWRITEBYTECODE; compile once here or every start pays seconds.
 uv sync --frozen --quiet --compile-bytecode
-# The editable install is not covered by --compile-bytecode: compile our own sources too.
-uv run --frozen python -m compileall -q -j 0 server/tiller >/dev/null
+# The editable install is not covered by --compile-bytecode: compile our own sources too, and
+# the tests' helpers (the fake API, the harness, the fake language server: every test process
+# and many test servers import them). Not the test modules: pytest rewrites and compiles those.
+uv run --frozen python -m compileall -q -j 0 -x '/(test_[^/]*|conftest)\.py$' server/tiller tests >/dev/null

@@ -131,8 +131,10 @@ phase "ruff" lint
 beside "mypy (strict) + protocol.ts" types
 # Three workers on two cores: a worker waits on the servers and clients its tests start, and
 # once the extension's phase ends two leave a core idle (fresh clones: 360 s with -n 2, 343 s
-# with -n 3; the third worker's collection and warm template cost ~20 s of CPU).
-phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 3 --durations=10 "$@"  # the 10 slowest tests last
+# with -n 3; the third worker's collection and warm template cost ~20 s of CPU). --dist loadgroup:
+# the tests are spread one by one, but a module marked xdist_group runs on one worker, so its
+# module-scoped fixture (a template of its own, a sample) is made once, not once per worker.
+phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 3 --dist loadgroup --durations=10 "$@"  # the 10 slowest tests last
 join_beside
 
 if [ "${#FAILED[@]}" -gt 0 ]; then

@@ -20,6 +20,8 @@ from tiller.faces.chat.printer import Printer
 from warm import suite
 
 JSON = dict[str, Any]
+# One worker runs the module (scripts/test.sh: --dist loadgroup): the sample is made once.
+pytestmark = pytest.mark.xdist_group("redraw_equals_live")
 STREAMED = {"textDelta", "thinkingDelta", "toolOutput"}  # folded, or not kept
 FOLDED = {"assistantText", "assistantThinking"}
 ENVELOPE = {"seq", "sessionId"}  # the transcript numbers its entries itself

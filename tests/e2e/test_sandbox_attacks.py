@@ -52,6 +52,10 @@ from warm import parent_of
 
 SECRET = "sk-ant-attack-5e6f7a8b9c0d1e2f"
 
+# One worker runs the module (scripts/test.sh: --dist loadgroup): the unprivileged user's
+# template (``user_template``) is started once, not once per worker.
+pytestmark = pytest.mark.xdist_group("sandbox_attacks")
+
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
 
 

@@ -35,6 +35,9 @@ from warm import WarmPlace
 
 TILLER = [sys.executable, "-m", "tiller.faces.cli"]
 MODEL = "claude-test-1"
+# One worker runs the module (scripts/test.sh: --dist loadgroup): the ``shared`` template is
+# started once, not once per worker.
+pytestmark = pytest.mark.xdist_group("warm_start")
 
 
 @pytest_asyncio.fixture

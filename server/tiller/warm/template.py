@@ -74,6 +74,7 @@ HTTP_REQUEST_MODULES = ("anyio._backends._asyncio", "anyio._core._sockets", "any
 MAX_MESSAGE = 1 << 20
 DEFAULT_IDLE_SECONDS = 900.0
 STD_FDS = 3  # stdin, stdout, stderr
+PROPAGATORS = "OTEL_PROPAGATORS"  # read by opentelemetry.propagate when it is imported
 
 
 def send(sock: socket.socket, message: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -335,8 +336,10 @@ def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> No
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        template_propagators = os.environ.get(PROPAGATORS)
         os.environ.clear()  # the client's environment, key included; none of the template's
         os.environ.update(request.env)
+        propagators_as_the_client_names(template_propagators)
         os.chdir(request.cwd)
         os.umask(request.umask)
         sys.argv = ["tiller", *request.args]
@@ -410,12 +413,13 @@ def warm_http() -> None:
     """Import what the SDK imports for its first client and its first request (httpcore2, h11,
     truststore, anyio's asyncio backend), and make the TLS context (``sdk_adapter.tls_context``):
     ~0.1 s that every fork paid before its first model request. The client made for it never
-    sends anything and is dropped. (Not
-    ``opentelemetry.propagate``: it reads ``OTEL_PROPAGATORS`` from the environment, the
-    client's, when imported.)"""
+    sends anything and is dropped. And the trace propagators the first request loads (~8 ms
+    a fork paid), as the template's environment names them (``propagators_as_the_client_names``
+    makes a fork's own when its client names others)."""
     import importlib
 
     import anthropic
+    from anthropic._tracing import trace_context_injector
 
     from tiller.model.sdk_adapter import client_timeout, http_client
 
@@ -425,6 +429,25 @@ def warm_http() -> None:
     )
     for name in HTTP_REQUEST_MODULES:
         importlib.import_module(name)
+    trace_context_injector()
+
+
+def propagators_as_the_client_names(template_names: str | None) -> None:
+    """In a fork, once its client's environment is in place: ``opentelemetry.propagate`` made
+    its propagators from ``OTEL_PROPAGATORS`` when the template imported it (``warm_http``). A
+    client that names others gets them made from its own at its first request, as a spawned
+    server would: the module is imported again and the SDK asks it again."""
+    if os.environ.get(PROPAGATORS) != template_names:
+        forget_propagators()
+
+
+def forget_propagators() -> None:
+    """The next model request imports ``opentelemetry.propagate`` again, from the environment
+    it then has."""
+    from anthropic._tracing import trace_context_injector
+
+    sys.modules.pop("opentelemetry.propagate", None)
+    trace_context_injector.cache_clear()  # type: ignore[attr-defined]  # the SDK's lru_cache, typed as the function
 
 
 def _lock(place: Place) -> int:

@@ -291,7 +291,19 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
   // are dropped as soon as any setting is changed in the UI).
   writeFileSync(
     path.join(userData, "Machine", "settings.json"),
-    JSON.stringify({ "tiller.pythonPath": PYTHON, "tiller.dataDir": path.join(run, "tiller-data") }, null, 2),
+    JSON.stringify(
+      {
+        "tiller.pythonPath": PYTHON,
+        "tiller.dataDir": path.join(run, "tiller-data"),
+        // Port forwarding's auto-detection from processes lists every process's descriptors
+        // (`ls -l /proc/[0-9]*/fd/[0-9]*`, `ps -A`) every few seconds: nothing here forwards a
+        // port, and the scan grows with what runs beside (pytest's servers on CI).
+        "remote.autoForwardPorts": false,
+        "remote.autoForwardPortsSource": "output",
+      },
+      null,
+      2,
+    ),
   );
 
   const [fakePort = 0, port = 0] = await freePorts(2);
