@@ -46,9 +46,12 @@ class WarmPlace:
     def templates(self) -> list[int]:
         """The live templates of this place (their command line names its folder). A server
         forked from a template keeps its command line: a process whose parent is one of them
-        is such a server, not a template."""
+        is such a server, not a template. One that ends between the scan and the look at its
+        parent (an earlier test's server, under load) has no parent left to tell: it is not
+        counted (it was taken for a second template)."""
         found = self.processes()
-        return [pid for pid in found if parent_of(pid) not in found]
+        parents = {pid: parent_of(pid) for pid in found}
+        return [pid for pid, parent in parents.items() if parent not in (None, *found)]
 
     def processes(self) -> list[int]:
         """Its templates and the servers forked from them (alive or left by a dead template)."""
