@@ -96,8 +96,9 @@ class Approvals:
             self.printer.print("· the question was withdrawn", DIM)
             raise
         finally:
-            self.asking.remove(asking)
-            self.changed()
+            if asking in self.asking:  # not answered: withdrawn, or the chat ends
+                self.asking.remove(asking)
+                self.changed()
 
     # --- the user's keys ---------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ class Approvals:
             self.feedback.reset()
             self.changed()
         elif not asking.answer.done():
-            asking.answer.set_result(choice.answered())
+            self._answer(asking, choice.answered())
 
     def send_feedback(self) -> None:
         if not self.asking or self.asking[0].feedback_for is None:
@@ -137,8 +138,16 @@ class Approvals:
         asking = self.asking[0]
         assert asking.feedback_for is not None
         if not asking.answer.done():
-            asking.answer.set_result(asking.feedback_for.answered(self.feedback.text))
+            self._answer(asking, asking.feedback_for.answered(self.feedback.text))
         self.feedback.reset()
+
+    def _answer(self, asking: Asking, answer: JSON) -> None:
+        """The answer, and the question gone at once, with the focus back where it goes: the
+        keys typed right behind the answer, read with it, are the prompt's (they were taken
+        for missed choices while the question waited for ``ask`` to resume)."""
+        asking.answer.set_result(answer)
+        self.asking.remove(asking)
+        self.changed()
 
     def back_to_choices(self) -> None:
         if self.asking:
