@@ -50,8 +50,8 @@ class WarmPlace:
         parent (an earlier test's server, under load) has no parent left to tell: it is not
         counted (it was taken for a second template)."""
         found = self.processes()
-        parents = {pid: parent_of(pid) for pid in found}
-        return [pid for pid, parent in parents.items() if parent not in (None, *found)]
+        not_a_template_parent = {None, *found}
+        return [pid for pid in found if parent_of(pid) not in not_a_template_parent]
 
     def processes(self) -> list[int]:
         """Its templates and the servers forked from them (alive or left by a dead template)."""
