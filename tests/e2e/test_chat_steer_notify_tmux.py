@@ -57,6 +57,27 @@ async def test_a_line_starting_with_gt_steers_the_running_turn(
     assert "queued" not in screen
 
 
+async def test_keys_typed_right_behind_an_answer_reach_the_prompt(
+    api: FakeMessagesAPI, start_chat: Any
+) -> None:
+    """The keys read in the same write as a question's answer went to the answered question,
+    as missed choices, until it went away: a quick typist's next prompt was lost."""
+    api.enqueue(
+        {"content": [tool_use("bash", "toolu_t1", command="touch made")]},
+        {"content": [text("Made it.")]},
+        {"content": [text("The next one is done.")]},
+    )
+    term = await start_chat()
+    term.type("make it")
+    term.keys("Enter")
+    await term.wait("Allow bash touch")
+    term.type("yand the next one")  # the answer, then the next prompt, in one write
+    term.keys("Enter")
+    screen = await term.wait(lambda s: "The next one is done." in s and idle(s))
+    assert "Made it." in screen
+    assert "and the next one" in json.dumps(api.message_requests()[-1].body["messages"][-1])
+
+
 async def test_the_bell_rings_for_a_question_and_a_finished_turn(
     api: FakeMessagesAPI, start_chat: Any, tmp_path: Path
 ) -> None:
