@@ -385,8 +385,9 @@ def _exit_code(code: object) -> int:
 
 
 def warm_up() -> str | None:
-    """Import both servers and the SDK, build the wire's converter (its types resolved once),
-    warm the classifier, probe the sandbox: on this thread only. The ``bwrap`` probed."""
+    """Import both servers and the SDK, build the wire's converter (its types resolved once)
+    and what the SDK parses a model listing into, warm the classifier, probe the sandbox: on
+    this thread only. The ``bwrap`` probed."""
     import importlib
 
     from tiller import preload
@@ -394,13 +395,18 @@ def warm_up() -> str | None:
     with preload.full_collections_paused():
         for name in PRELOAD:
             importlib.import_module(name)
+    from tiller.faces.lsp.params import warm_params
+    from tiller.faces.lsp.rpc import HANDLERS
     from tiller.faces.lsp.wire import plain_dict_converter, warm_handshake
+    from tiller.warm.models_listing import warm_models_listing
     from tiller.workspace.tool_env import tool_env
     from tiller.workspace.tools.bash_readonly import is_read_only_command
     from tiller.workspace.tools.sandbox import probed_bwrap
 
     warm_handshake(plain_dict_converter())
+    warm_params(params for params, _handler in HANDLERS.values())
     warm_http()
+    warm_models_listing()
     tool_env()  # compiles the secret-name patterns once
     is_read_only_command("true", Path("/"))
     bwrap = probed_bwrap()

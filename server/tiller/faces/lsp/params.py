@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -52,6 +52,32 @@ def structure_params(cls: type[P], raw: object) -> P:
         return _converter().structure(raw, cls)
     except ClassValidationError as err:
         raise InvalidParams(_say(cls, err)) from err
+
+
+def warm_params(classes: Iterable[type[Any]]) -> None:
+    """Write the converter's functions for ``classes`` and the classes their members hold
+    now (the warm template: for every request's params, so that no fork writes them again at
+    its first requests). A tuple's items are structured by a function cattrs looks up only
+    when it meets one: hence the walk."""
+    converter = _converter()
+    seen: set[type[Any]] = set()
+    todo = list(classes)
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        converter.get_structure_hook(cls)
+        for hint in get_type_hints(cls).values():
+            todo.extend(_held_classes(hint))
+
+
+def _held_classes(hint: Any) -> Iterator[type[Any]]:
+    """The dataclasses ``hint`` names, however deep (``tuple[X, ...] | None``: ``X``)."""
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        yield hint
+    for arg in get_args(hint):
+        yield from _held_classes(arg)
 
 
 def describe(hint: Any) -> str:
