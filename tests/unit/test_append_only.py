@@ -161,11 +161,16 @@ def runtime(provider: SigningProvider, store: SessionStore | None = None) -> Mem
     return MemoryRuntime(config, provider, store or SessionStore(Path(":memory:")))
 
 
-def workspace() -> Path:
-    root = Path(tempfile.mkdtemp(prefix="tiller-append-only-"))
+def populate(root: Path) -> Path:
+    """A workspace with a file and project instructions, in ``root``."""
     (root / "notes.txt").write_text("notes\n")
     (root / "AGENTS.md").write_text("Use tabs.\n")
     return root
+
+
+@pytest.fixture
+def ws(ws: Path) -> Path:
+    return populate(ws)
 
 
 def open_session(rt: MemoryRuntime, ws: Path) -> tuple[Sessions, Session, Quiet]:
@@ -201,8 +206,9 @@ def thinking_sent(bodies: Sequence[JSON]) -> int:
 # --- the system prompt is fixed; an edited AGENTS.md is a message -----------------------------
 
 
-async def test_an_agents_md_edit_reaches_the_model_as_a_message_and_the_system_stays() -> None:
-    ws = workspace()
+async def test_an_agents_md_edit_reaches_the_model_as_a_message_and_the_system_stays(
+    ws: Path,
+) -> None:
     provider = SigningProvider(["tools", "text", "text"])
     rt = runtime(provider)
     _, session, sink = open_session(rt, ws)
@@ -223,8 +229,7 @@ async def test_an_agents_md_edit_reaches_the_model_as_a_message_and_the_system_s
     assert thinking_sent(provider.bodies) > 0
 
 
-async def test_a_removed_agents_md_is_said_once() -> None:
-    ws = workspace()
+async def test_a_removed_agents_md_is_said_once(ws: Path) -> None:
     provider = SigningProvider()
     _, session, _ = open_session(runtime(provider), ws)
     await run(session, "first")
@@ -236,8 +241,9 @@ async def test_a_removed_agents_md_is_said_once() -> None:
     assert [b["text"] for b in provider.bodies[2]["messages"][-1]["content"]] == ["third"]
 
 
-async def test_the_system_prompt_is_kept_with_the_session_and_sent_again_after_a_restart() -> None:
-    ws = workspace()
+async def test_the_system_prompt_is_kept_with_the_session_and_sent_again_after_a_restart(
+    ws: Path,
+) -> None:
     provider = SigningProvider(["tools"])
     rt = runtime(provider)
     _, session, _ = open_session(rt, ws)
@@ -254,8 +260,9 @@ async def test_the_system_prompt_is_kept_with_the_session_and_sent_again_after_a
     assert thinking_sent(provider.bodies[-1:]) > 0  # the old thinking is still valid
 
 
-async def test_a_session_stored_before_has_its_prompt_fixed_at_first_load(tmp_path: Path) -> None:
-    ws = workspace()
+async def test_a_session_stored_before_has_its_prompt_fixed_at_first_load(
+    ws: Path, tmp_path: Path
+) -> None:
     path = tmp_path / "sessions.sqlite3"
     store = SessionStore(path)
     provider = SigningProvider(["tools"])
@@ -280,9 +287,9 @@ async def test_a_session_stored_before_has_its_prompt_fixed_at_first_load(tmp_pa
 
 
 async def test_a_session_stored_before_the_task_tool_drops_its_thinking_once_and_keeps_its_prompt(
+    ws: Path,
     tmp_path: Path,
 ) -> None:
-    ws = workspace()
     path = tmp_path / "sessions.sqlite3"
     store = SessionStore(path)
     provider = SigningProvider(["tools"])
@@ -304,9 +311,8 @@ async def test_a_session_stored_before_the_task_tool_drops_its_thinking_once_and
     assert row is not None and row.agents is not None  # fixed at that turn
 
 
-def test_the_system_prompt_names_no_mode_and_the_tools_do_not_depend_on_it() -> None:
+def test_the_system_prompt_names_no_mode_and_the_tools_do_not_depend_on_it(ws: Path) -> None:
     """Mode changes are enforced by the server: neither system nor tools change with them."""
-    ws = workspace()
     text = system_prompt(WorkspaceRoots.of(ws))
     assert "default mode" not in text and "acceptEdits" not in text
     provider = SigningProvider()
@@ -362,8 +368,7 @@ def test_the_fake_refuses_a_changed_prefix_and_a_forged_signature_and_ignores_br
     assert checks_prefix("claude-fable-5-1") and not checks_prefix("claude-sonnet-4-5")
 
 
-async def test_compaction_then_more_turns_draws_no_400() -> None:
-    ws = workspace()
+async def test_compaction_then_more_turns_draws_no_400(ws: Path) -> None:
     provider = SigningProvider(["tools", "text", "tools", "text", "tools"])
     _, session, sink = open_session(runtime(provider), ws)
     for n in range(3):
@@ -375,8 +380,7 @@ async def test_compaction_then_more_turns_draws_no_400() -> None:
     assert thinking_sent(provider.bodies[-1:]) > 0  # new thinking is kept again
 
 
-async def test_a_rewind_keeps_a_true_prefix_and_drops_nothing() -> None:
-    ws = workspace()
+async def test_a_rewind_keeps_a_true_prefix_and_drops_nothing(ws: Path) -> None:
     provider = SigningProvider(["tools", "text", "tools", "text"])
     rt = runtime(provider)
     _, session, _ = open_session(rt, ws)
@@ -422,8 +426,7 @@ ops = st.lists(
 )
 
 
-async def play(plan: list[Op]) -> None:
-    ws = workspace()
+async def play(plan: list[Op], ws: Path) -> None:
     provider = SigningProvider(window=400_000)
     rt = runtime(provider)
     sessions, session, sink = open_session(rt, ws)
@@ -479,7 +482,8 @@ async def play(plan: list[Op]) -> None:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_any_sequence_of_operations_never_draws_a_prefix_mismatch(plan: list[Op]) -> None:
-    asyncio.run(play(plan))
+    with tempfile.TemporaryDirectory(prefix="tiller-append-only-") as root:
+        asyncio.run(play(plan, populate(Path(root))))
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiller.protocol import Thinking
+from tiller.workspace import checkpoints
 from tiller.workspace.checkpoints import CheckpointError, ShadowRepo
 from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceRoots
@@ -306,8 +307,71 @@ async def test_housekeeping_keeps_only_this_workspaces_commits_when_several_exis
     assert not [r for r in caplog.records if "housekeeping failed" in r.getMessage()]
     kept = await asyncio.to_thread(keep_refs, one.repo.git_dir)
     assert kept == mine
-    assert (one.repo.git_dir / "objects" / "pack").is_dir()
-    assert not list((one.repo.git_dir / "objects").glob("[0-9a-f][0-9a-f]"))  # packed by gc
+
+
+async def keeper_with_a_turn(root: Path, retention_days: int = 30) -> CheckpointKeeper:
+    """A keeper of ``root/ws`` whose session took one turn (two snapshots, loose objects)."""
+    store = SessionStore(root / "data" / "sessions.sqlite3")
+    ws = root / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("one")
+    keeper = CheckpointKeeper.open(root / "data", WorkspaceRoots.of(ws), store, retention_days)
+    assert keeper is not None
+    store.create(
+        SessionRow("ses_1", str(ws), "one", None, time.time(), time.time(),
+                   "claude-test-1", "default", Thinking(), (), 0)
+    )  # fmt: skip
+    await keeper.before_turn("ses_1", "turn_1", "hello")
+    (ws / "f.txt").write_text("two")
+    keeper.after_turn("ses_1", "turn_1")
+    await keeper.settled()
+    return keeper
+
+
+def packed(git_dir: Path) -> bool:
+    """Whether gc ran: it packs what is kept into a pack file."""
+    return any((git_dir / "objects" / "pack").glob("*.pack"))
+
+
+async def test_housekeeping_keeps_the_sessions_commits_and_runs_no_gc_without_work(
+    tmp_path: Path,
+) -> None:
+    """A full gc repacks every object: a server start ran one for each workspace, even on a
+    repository just made. Now nothing is packed while nothing was let go and few objects
+    are loose."""
+    keeper = await keeper_with_a_turn(tmp_path)
+    assert isinstance(keeper.repo, ShadowRepo)
+    await keeper.housekeeping()
+    assert keep_refs(keeper.repo.git_dir) == keeper.table.live_commits(str(tmp_path / "ws"))
+    assert not packed(keeper.repo.git_dir)
+
+
+async def test_housekeeping_packs_once_enough_objects_are_loose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keeper = await keeper_with_a_turn(tmp_path)
+    assert isinstance(keeper.repo, ShadowRepo)
+    monkeypatch.setattr(checkpoints, "GC_LOOSE_OBJECTS", keeper.repo.loose_objects())
+    await keeper.housekeeping()
+    assert packed(keeper.repo.git_dir)
+
+
+async def test_a_checkpoint_past_its_retention_is_let_go_and_collected(tmp_path: Path) -> None:
+    keeper = await keeper_with_a_turn(tmp_path)
+    assert isinstance(keeper.repo, ShadowRepo)
+    await keeper.before_turn("ses_1", "turn_2", "again")
+    keeper.after_turn("ses_1", "turn_2")
+    await keeper.settled()
+    await keeper.housekeeping()
+    assert len(keep_refs(keeper.repo.git_dir)) == 4 and not packed(keeper.repo.git_dir)
+    old = time.time() - 31 * 86400
+    keeper.table.db.execute(
+        "UPDATE checkpoints SET created_at = ? WHERE turn_id = ?", (old, "turn_1")
+    )
+    await keeper.housekeeping()
+    kept = keep_refs(keeper.repo.git_dir)
+    assert kept == keeper.table.live_commits(str(tmp_path / "ws")) and len(kept) == 2
+    assert packed(keeper.repo.git_dir)
 
 
 def keep_refs(git_dir: Path) -> set[str]:

@@ -6,9 +6,9 @@ keeps, in memory and in its (in-memory) store, has no problems."""
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +26,6 @@ turns = st.lists(
     min_size=1,
     max_size=5,
 )
-WORKSPACE = Path(tempfile.mkdtemp(prefix="tiller-property-"))
 
 
 class Quiet:
@@ -42,7 +41,7 @@ class Quiet:
         return None
 
 
-def session_in_memory() -> Session:
+def session_in_memory(workspace: Path) -> Session:
     config = Config(
         model=MODEL,
         thinking=Thinking(True, 2048),
@@ -53,7 +52,7 @@ def session_in_memory() -> Session:
     )
     return Session(
         config=config,
-        roots=WorkspaceRoots.of(WORKSPACE),
+        roots=WorkspaceRoots.of(workspace),
         provider=Provider([]),
         approver=AllowAll(),
         sink=Quiet(),
@@ -68,8 +67,8 @@ async def prompt(session: Session, text: str) -> None:
     await session.wait_idle()
 
 
-async def play(plan: list[tuple[bool, list[str]]]) -> None:
-    session = session_in_memory()
+async def play(plan: list[tuple[bool, list[str]]], workspace: Path) -> None:
+    session = session_in_memory(workspace)
     for n, (compact_first, script) in enumerate(plan):
         session.provider = Provider(list(script))  # type: ignore[arg-type]
         if compact_first:
@@ -88,9 +87,14 @@ async def play(plan: list[tuple[bool, list[str]]]) -> None:
         check_request(request)
 
 
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("property")
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(turns)
 def test_any_sequence_of_steps_faults_interrupts_and_compactions_keeps_requests_valid(
-    plan: list[tuple[bool, list[str]]],
+    workspace: Path, plan: list[tuple[bool, list[str]]]
 ) -> None:
-    asyncio.run(play(plan))
+    asyncio.run(play(plan, workspace))

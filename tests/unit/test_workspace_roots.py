@@ -230,7 +230,7 @@ def test_one_snapshot_id_covers_every_root_and_restores_them_together(tmp_path: 
     # a one-root keeper of the primary root keeps the commits multi-root ids name in it
     plain = "f" * 40
     assert commits_of_root([before.commit, plain], web) == {decode(before.commit)[str(web)], plain}
-    shadow.keep_alive([before.commit, after.commit])  # commits of both roots: no error
+    shadow.collect([before.commit, after.commit])  # commits of both roots: no error
 
 
 # --- a resumed session's roots (core/sessions.resumed_roots) ----------------------------------

@@ -48,6 +48,9 @@ __all__ = [
 
 MAX_FILE_BYTES = 10 * 1024 * 1024  # larger files are skipped (and listed)
 ZERO_ID = "0" * 40
+# Loose objects that make housekeeping pack them (git's own ``gc --auto`` waits for ~6,700):
+# a workspace's first snapshot writes one per file, a turn one per changed file and folder.
+GC_LOOSE_OBJECTS = 1_000
 
 
 @dataclass(frozen=True)
@@ -266,9 +269,26 @@ class ShadowRepo:
 
     # --- housekeeping --------------------------------------------------------------------
 
-    def keep_alive(self, commits: Iterable[str]) -> None:
+    def collect(self, commits: Iterable[str]) -> None:
+        """Keep ``commits`` (those still in use), then pack and prune with ``gc`` if it has
+        work: a commit was let go, or ``GC_LOOSE_OBJECTS`` loose objects wait to be packed.
+        Else nothing more runs: a full gc repacks every object, which a server start paid
+        for each workspace before, even on a repository just made."""
+        if self.keep_alive(commits) or self.loose_objects() >= GC_LOOSE_OBJECTS:
+            self.gc()
+
+    def loose_objects(self) -> int:
+        """How many objects are not packed yet (``git count-objects``)."""
+        for line in self._git.run("count-objects", "-v").decode().splitlines():
+            name, _, value = line.partition(":")
+            if name == "count":
+                return int(value)
+        raise CheckpointError("git count-objects gave no count")
+
+    def keep_alive(self, commits: Iterable[str]) -> bool:
         """Point refs at the commits still in use so ``gc`` keeps them (and drops others).
-        Commits this repository does not hold are passed over: no ref can name them."""
+        Commits this repository does not hold are passed over: no ref can name them. True
+        when a commit kept before is let go."""
         held = self._held_commits(sorted(set(commits)))
         lines = "".join(f"update refs/tiller/keep/{c} {c}\n" for c in held)
         existing = self._git.run(
@@ -278,6 +298,7 @@ class ShadowRepo:
         drops = "".join(f"delete {r}\n" for r in existing.split() if r not in keep)
         if lines or drops:
             self._git.run("update-ref", "--stdin", stdin=(drops + lines).encode())
+        return bool(drops)
 
     def _held_commits(self, ids: Sequence[str]) -> list[str]:
         if not ids:

@@ -226,7 +226,8 @@ class CheckpointKeeper:
 
     async def housekeeping(self) -> None:
         """Finish a restore cut short (at start), drop checkpoints past their retention, then
-        pack the shadow repository (between turns, in a worker thread)."""
+        let go of what no session uses and pack the shadow repository when that has work
+        (between turns, in a worker thread)."""
         self.table.prune(time.time() - self.retention_days * 86400)
         live = self.table.live_commits(str(self.repo.workspace))
         if isinstance(self.repo, ShadowRepo):  # multi-root sessions of it name its commits too
@@ -235,10 +236,9 @@ class CheckpointKeeper:
             async with self.lock:
                 await self._finish_pending()
                 await asyncio.to_thread(self.repo.ensure)
-                await asyncio.to_thread(self.repo.keep_alive, live)
                 # Under the lock too: gc removes the object directories it empties, and a
                 # snapshot writing into one of them meanwhile fails ("unable to create
                 # temporary file"), leaving its turn without a checkpoint.
-                await asyncio.to_thread(self.repo.gc)
+                await asyncio.to_thread(self.repo.collect, live)
         except (CheckpointError, OSError) as err:
             log.warning("checkpoint housekeeping failed: %s", err)

@@ -7,7 +7,7 @@ them (``api/src/x.py``, see ``workspace/roots.py``).
 
 The primary root's shadow repository is the one a one-root session of that folder uses; the
 other roots' repositories are keyed by the primary root too (the checkpoint rows of a
-workspace are found by its primary root, and ``keep_alive`` keeps what they name).
+workspace are found by its primary root, and ``collect`` keeps what they name).
 
 A restore writes a journal of its own naming the whole target before it restores any root,
 so a restore cut short (``kill -9`` between two roots) is finished in every root; restoring a
@@ -165,7 +165,9 @@ class RootsShadow:
         self.restore(target)
         return target
 
-    def keep_alive(self, commits: Iterable[str]) -> None:
+    def collect(self, commits: Iterable[str]) -> None:
+        """Each root's repository keeps the commits of ``commits`` it holds, and packs and
+        prunes when it has work (``ShadowRepo.collect``)."""
         by_root: dict[str, set[str]] = {k: set() for k in self.repos}
         for commit in commits:
             try:
@@ -175,11 +177,7 @@ class RootsShadow:
             for key, (_, c) in self._at(decoded).items():
                 by_root[key].add(c)
         for key, shown in self.repos.items():
-            shown.repo.keep_alive(by_root[key])
-
-    def gc(self) -> None:
-        for shown in self.repos.values():
-            shown.repo.gc()
+            shown.repo.collect(by_root[key])
 
 
 def absent_roots(commit: str, present: Iterable[Path]) -> tuple[str, ...]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import os
 import struct
@@ -82,7 +81,9 @@ def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     with contextlib.suppress(OSError):
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # The C library the interpreter is linked with, as hardening.py opens it:
+        # ``find_library`` would run ``ldconfig -p`` in a child process at each watch.
+        return ctypes.CDLL(None, use_errno=True)
     return None
 
 
