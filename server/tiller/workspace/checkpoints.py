@@ -133,9 +133,9 @@ class ShadowRepo:
         watch = FolderWatch.start(self.workspace) if self.watch else None
         self._files = WorkspaceScan(self._git, self._hash_link, watch)
 
-    def ensure(self) -> None:
-        """Create the shadow repository unless it exists."""
-        self._git.ensure()
+    def ensure(self) -> bool:
+        """Create the shadow repository unless it exists; True when it was created now."""
+        return self._git.ensure()
 
     # --- snapshot ------------------------------------------------------------------------
 

@@ -235,7 +235,8 @@ class CheckpointKeeper:
         try:
             async with self.lock:
                 await self._finish_pending()
-                await asyncio.to_thread(self.repo.ensure)
+                if await asyncio.to_thread(self.repo.ensure):
+                    return  # made now: nothing in it to keep, let go or pack
                 # Under the lock too: gc removes the object directories it empties, and a
                 # snapshot writing into one of them meanwhile fails ("unable to create
                 # temporary file"), leaving its turn without a checkpoint.

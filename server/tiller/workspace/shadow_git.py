@@ -104,9 +104,11 @@ class ShadowGit:
             raise CheckpointError(f"git {args[0]} failed: {why}")
         return done.stdout
 
-    def ensure(self) -> None:
-        """Create the repository unless it exists (its settings come with every run)."""
+    def ensure(self) -> bool:
+        """Create the repository unless it exists (its settings come with every run); True
+        when it was created now."""
         if (self.git_dir / "HEAD").exists():
-            return
+            return False
         self.git_dir.mkdir(parents=True, exist_ok=True)
         self.run("init", "--quiet", "--template=")  # no sample hooks: 9 files, not 27
+        return True

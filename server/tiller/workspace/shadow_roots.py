@@ -116,9 +116,10 @@ class RootsShadow:
         found = {(self.primary if k == "" else k): c for k, c in commits.items()}
         return {k: (self.repos[k], c) for k, c in found.items() if k in self.repos}
 
-    def ensure(self) -> None:
-        for shown in self.repos.values():
-            shown.repo.ensure()
+    def ensure(self) -> bool:
+        """Create each root's repository unless it exists; True when every one was new."""
+        created = [shown.repo.ensure() for shown in self.repos.values()]  # each, not up to one
+        return all(created)
 
     def snapshot(self, message: str) -> Snapshot:
         commits: dict[str, str] = {}
