@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import pty
@@ -23,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +110,7 @@ def process_alive(pid: int) -> bool:
 
 
 @pytest_asyncio.fixture
-async def acpx(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> Acpx:
+async def acpx(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> AsyncIterator[Acpx]:
     if not ACPX.exists():
         pytest.fail(f"{ACPX} is missing: run scripts/setup-node-tests.sh")
     assert warm.SUITE is not None  # its XDG_RUNTIME_DIR is in os.environ, so in the agent's
@@ -117,7 +119,13 @@ async def acpx(api: FakeMessagesAPI, workspace: Path, tmp_path: Path) -> Acpx:
     home.mkdir()
     env = agent_env(api, tmp_path / "data")
     env["HOME"] = str(home)
-    return Acpx(workspace, env)
+    client = Acpx(workspace, env)
+    yield client
+    # acpx keeps its queue owners' sockets in /tmp/acpx-<sha256 of HOME, 10 hex digits>
+    # (queueSocketBaseDir), outside the test's folders: gone with the owners, not left behind.
+    await client.owner_gone()
+    sockets = Path("/tmp") / f"acpx-{hashlib.sha256(str(home).encode()).hexdigest()[:10]}"
+    shutil.rmtree(sockets, ignore_errors=True)
 
 
 def read_pty(fd: int) -> bytes:
