@@ -23,10 +23,11 @@ def test_a_server_request_takes_no_streams() -> None:
     assert parsed.args == ("--acp",) and parsed.streams == ()
 
 
-def test_a_run_request_keeps_its_arguments_and_streams() -> None:
-    parsed = ForkRequest.parse(request(args=["run", "--yes", "héllo"], streams=STREAMS))
+def test_a_run_request_keeps_its_arguments_streams_and_job() -> None:
+    parsed = ForkRequest.parse(request(args=["run", "--yes", "héllo"], streams=STREAMS, group=4242))
     assert parsed.args == ("run", "--yes", "héllo")
     assert parsed.streams[2] == ("utf-8", "backslashreplace", True, True)
+    assert parsed.group == 4242  # the terminal is read for that job (``read_for_job``)
 
 
 @pytest.mark.parametrize(
@@ -49,6 +50,8 @@ def test_a_run_request_keeps_its_arguments_and_streams() -> None:
             {"args": ["run"], "streams": [*STREAMS[:2], ["utf-8", "no-such-handler", True, True]]},
             "streams: unknown error handler name 'no-such-handler'",
         ),
+        ({"args": ["run"], "streams": STREAMS, "group": "1"}, "group: expected a process group"),
+        ({"args": ["run"], "streams": STREAMS, "group": 0}, "group: expected a process group"),
     ],
 )
 def test_a_bad_request_is_refused_naming_what_is_wrong(

@@ -143,6 +143,7 @@ def _fork(
             request = {"fork": True, "args": args, "env": env, "cwd": cwd, "umask": umask}
             if streams is not None:
                 request["streams"] = [list(spec) for spec in streams]
+                request["group"] = os.getpgrp()  # the job the command's terminal reads are for
             socket.send_fds(sock, [json.dumps(request).encode()], fds)
             answer = _receive(sock)
             pid = (answer or {}).get("pid")

@@ -271,6 +271,7 @@ class ForkRequest:
     cwd: str
     umask: int
     streams: tuple[StreamSpec, ...] = ()
+    group: int | None = None  # a client command's process group (its shell's job)
 
     @classmethod
     def parse(cls, message: Any) -> ForkRequest:
@@ -292,7 +293,10 @@ class ForkRequest:
         if not isinstance(cwd, str) or not isinstance(umask, int):
             raise WarmError("cwd and umask: expected a string and a number")
         streams = _streams(message.get("streams")) if command else ()
-        return cls(tuple(str(arg) for arg in args), env, cwd, umask, streams)
+        group = message.get("group") if command else None
+        if group is not None and (not isinstance(group, int) or group <= 0):
+            raise WarmError(f"group: expected a process group id, got {group!r}")
+        return cls(tuple(str(arg) for arg in args), env, cwd, umask, streams, group)
 
 
 def _streams(value: object) -> tuple[StreamSpec, ...]:
@@ -346,6 +350,10 @@ def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> No
         logging.getLogger().handlers.clear()  # the template's; each main() makes its own
         if request.streams:
             _standard_streams(request.streams)
+            if request.group is not None:
+                from tiller.faces.client.terminal import read_for_job
+
+                read_for_job(request.group)
             from tiller.faces.command_line import main as command
 
             command(request.args)

@@ -5,10 +5,59 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import threading
+import time
 from typing import TextIO
 
 from tiller.faces.client.render import DIM, RESET
+
+FOREGROUND_POLL_SECONDS = 0.1  # how often a fork reading for a background job looks again
+_job_group: int | None = None  # set once, in a fork that runs a client's command
+
+
+def read_for_job(group: int) -> None:
+    """This process reads the terminal for the shell's job ``group``: it is a fork of the warm
+    template running a client's command (``tiller run``), in a session of its own, so the
+    terminal is not its controlling terminal and the kernel would let it read while the job
+    is in the background, taking what the user types at the shell."""
+    global _job_group
+    _job_group = group
+
+
+def _wait_for_the_foreground(fd: int) -> None:
+    """What the kernel does to a background job that reads its terminal, for the job this
+    process reads for: the job is stopped (SIGTTIN: the shell says "Stopped (tty input)"), and
+    the read waits until the job is in the foreground again (``fg``); a job continued in the
+    background (``bg``) is stopped again. Returns at once for a process reading its own
+    terminal (the kernel does this for it) or something that is not a terminal."""
+    group = _job_group
+    if group is None or not os.isatty(fd):
+        return
+    while (foreground := _foreground_of(group, fd)) is not None and foreground != group:
+        try:
+            os.killpg(group, signal.SIGTTIN)  # again after a ``bg``, as the kernel would
+        except (ProcessLookupError, PermissionError):
+            return  # the job is gone: nothing to wait for
+        time.sleep(FOREGROUND_POLL_SECONDS)
+
+
+def _foreground_of(group: int, fd: int) -> int | None:
+    """The foreground process group of the terminal ``fd``, as the job's leader sees it as
+    its controlling terminal (``tty_nr`` and ``tpgid`` in ``/proc/PID/stat``: ``tcgetpgrp``
+    answers only for the caller's own terminal). None when that cannot be told: the leader
+    is gone, has no controlling terminal or another one (no job control then), no ``/proc``."""
+    try:
+        with open(f"/proc/{group}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        tty, foreground = int(fields[4]), int(fields[5])
+        device = os.fstat(fd).st_rdev
+    except (OSError, IndexError, ValueError):
+        return None
+    major, minor = (tty >> 8) & 0xFFF, (tty & 0xFF) | ((tty >> 12) & 0xFFF00)
+    if (major, minor) != (os.major(device), os.minor(device)) or foreground <= 0:
+        return None
+    return foreground
 
 
 def write_flushed(stream: TextIO, text: str) -> None:
@@ -104,6 +153,7 @@ class TerminalInput:
                 return
 
     def _read_line(self) -> str | None:
+        _wait_for_the_foreground(self._fd)
         data = bytearray()
         while not data.endswith(b"\n"):
             try:
