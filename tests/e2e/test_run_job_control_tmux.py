@@ -8,6 +8,7 @@ typed at the shell."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import uuid
@@ -24,6 +25,11 @@ from warm import suite
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None or shutil.which("bash") is None, reason="needs tmux and bash"
 )
+
+
+def stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T in ``/proc/PID/stat``)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
 
 
 @pytest.fixture
@@ -51,7 +57,11 @@ async def test_a_backgrounded_run_that_asks_is_stopped_until_fg_and_the_shell_ke
     ]  # fmt: skip
     terminal.type(" ".join(run) + " &")
     terminal.keys("Enter")
-    await terminal.wait("Allow bash touch made.txt?", whole=True)
+    screen = await terminal.wait("Allow bash touch made.txt?", whole=True)
+    found = re.search(r"^\[1\] (\d+)$", screen, re.MULTILINE)  # bash: "[1] PID" of the job
+    assert found is not None, screen
+    job = int(found.group(1))
+    await until(lambda: stopped(job))  # as the kernel stops a background job that reads
 
     terminal.type("echo shell-$((6 * 7))")  # the shell reads this line, not the run
     terminal.keys("Enter")
