@@ -27,9 +27,19 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command name: state, ppid, pgrp, session,
+    tty_nr, tpgid, ..."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def stopped(pid: int) -> bool:
-    """Whether process ``pid`` is stopped (state T in ``/proc/PID/stat``)."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T"
+    return stat(pid)[0] == "T"
+
+
+def in_the_foreground(pid: int) -> bool:
+    """Whether the process group ``pid`` leads is its terminal's foreground group."""
+    return int(stat(pid)[5]) == pid
 
 
 @pytest.fixture
@@ -72,6 +82,9 @@ async def test_a_backgrounded_run_that_asks_is_stopped_until_fg_and_the_shell_ke
 
     terminal.type("fg")
     terminal.keys("Enter")
+    # Typed before bash gave the job the terminal, the answer would reach the terminal while
+    # it is in readline's raw mode: its Enter would not end a line for the job's read.
+    await until(lambda: in_the_foreground(job) and not stopped(job))
     terminal.type("y")
     terminal.keys("Enter")
     await terminal.wait("Made the file.", whole=True)
