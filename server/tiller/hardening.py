@@ -24,8 +24,8 @@ import logging
 import os
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 
+from tiller.proc_stat import stat_fields
 from tiller.workspace.tool_env import ALWAYS_HIDDEN
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def _wipe_initial_environment(names: set[bytes]) -> None:
     when it is not dumpable); it lies on the initial stack, which stays writable.
     """
     try:
-        fields = Path("/proc/self/stat").read_bytes().rsplit(b")", 1)[1].split()
+        fields = stat_fields("self")
         start, end = int(fields[_ENV_START]), int(fields[_ENV_END])
     except (OSError, ValueError, IndexError) as err:
         log.warning("could not find the environment block: %s", err)

@@ -20,6 +20,7 @@ import pytest
 from fakeapi import FakeMessagesAPI
 from processes import until
 from test_chat_tmux import Terminal, chat_env, text, tool_use
+from tiller.proc_stat import STATE, TPGID, stat_fields
 from warm import suite
 
 pytestmark = pytest.mark.skipif(
@@ -27,19 +28,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def stat(pid: int) -> list[str]:
-    """The fields of ``/proc/PID/stat`` after the command name: state, ppid, pgrp, session,
-    tty_nr, tpgid, ..."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
 def stopped(pid: int) -> bool:
-    return stat(pid)[0] == "T"
+    return stat_fields(pid)[STATE] == b"T"
 
 
 def in_the_foreground(pid: int) -> bool:
     """Whether the process group ``pid`` leads is its terminal's foreground group."""
-    return int(stat(pid)[5]) == pid
+    return int(stat_fields(pid)[TPGID]) == pid
 
 
 @pytest.fixture

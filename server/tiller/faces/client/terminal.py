@@ -11,6 +11,7 @@ import time
 from typing import TextIO
 
 from tiller.faces.client.render import DIM, RESET
+from tiller.proc_stat import TPGID, TTY_NR, stat_fields
 
 FOREGROUND_POLL_SECONDS = 0.1  # how often a fork reading for a background job looks again
 _job_group: int | None = None  # set once, in a fork that runs a client's command
@@ -48,9 +49,8 @@ def _foreground_of(group: int, fd: int) -> int | None:
     answers only for the caller's own terminal). None when that cannot be told: the leader
     is gone, has no controlling terminal or another one (no job control then), no ``/proc``."""
     try:
-        with open(f"/proc/{group}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        tty, foreground = int(fields[4]), int(fields[5])
+        fields = stat_fields(group)
+        tty, foreground = int(fields[TTY_NR]), int(fields[TPGID])
         device = os.fstat(fd).st_rdev
     except (OSError, IndexError, ValueError):
         return None

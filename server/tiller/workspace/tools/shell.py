@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
+from tiller.proc_stat import SESSION, stat_fields
 from tiller.workspace.tool_env import tool_env, unasked_env
 from tiller.workspace.tools.base import (
     OUTPUT_CAP,
@@ -84,8 +85,7 @@ def _kill_session(sid: int) -> None:
             if not entry.isdigit():
                 continue
             with contextlib.suppress(OSError, IndexError, ValueError):
-                fields = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()
-                if int(fields[3]) == sid:
+                if int(stat_fields(entry)[SESSION]) == sid:
                     _signal(int(entry), signal.SIGKILL)
 
 
