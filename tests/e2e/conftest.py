@@ -13,6 +13,7 @@ from lsprotocol import types
 from fakeapi import FakeMessagesAPI
 from harness import Tiller, start_tiller, stop_tiller
 from warm import start_suite
+from xdist_groups import pytest_runtest_setup  # noqa: F401  (a hook: the guard on groups)
 
 StartTiller = Callable[..., Awaitable[Tiller]]
 
