@@ -14,13 +14,15 @@ import pytest
 
 from fakeapi import TOOL_SEARCH_BETA, FakeMessagesAPI, RecordedRequest, loaded_tools
 from harness import Tiller
-from mcp_servers import INSTALLED, NOT_INSTALLED, everything, misbehaving, time_server
+from mcp_servers import INSTALLED, NOT_INSTALLED, everything, misbehaving
 from test_turn_basics import text, tool_use
 from tiller.jsontypes import JSON
 
 pytestmark = pytest.mark.skipif(not INSTALLED, reason=NOT_INSTALLED)
 
-TIME_TOOL = "mcp__time__get_current_time"
+# The tools called here are the npm server-everything's: its start costs less than half the CPU
+# of a PyPI one (whose imports of the mcp SDK take ~1.6 s); those are test_mcp_client.py's.
+ECHO_TOOL = "mcp__everything__echo"
 IMAGE_TOOL = "mcp__everything__get-tiny-image"
 
 
@@ -61,10 +63,10 @@ def search_then_call(tool: str, tool_input: JSON, query: str) -> list[dict[str, 
 async def test_a_tool_found_by_search_runs_after_the_user_allows_it(
     start: Any, api: FakeMessagesAPI
 ) -> None:
-    tiller: Tiller = await start(mcpServers={"time": time_server()})
+    tiller: Tiller = await start(mcpServers={"everything": everything()})
     tiller.on_confirm = allow
-    api.enqueue(*search_then_call(TIME_TOOL, {"timezone": "UTC"}, "current time timezone"))
-    ended = await tiller.run("what time is it?", timeout=60)
+    api.enqueue(*search_then_call(ECHO_TOOL, {"message": "hello"}, "echoes back the input"))
+    ended = await tiller.run("say hello back", timeout=60)
     assert ended["outcome"] == "completed"
     first, second, third = api.message_requests()
     # The fixed part: the built-ins and tool_search, nothing deferred in the prefix.
@@ -73,33 +75,33 @@ async def test_a_tool_found_by_search_runs_after_the_user_allows_it(
     assert not any(t.get("defer_loading") for t in first.body["tools"])  # none started yet
     # The search started the server; its tools are deferred, and referenced.
     found = result_of(second, "toolu_search")
-    assert {"type": "tool_reference", "tool_name": TIME_TOOL} in found["content"]
+    assert {"type": "tool_reference", "tool_name": ECHO_TOOL} in found["content"]
     deferred = {t["name"]: t for t in second.body["tools"] if t.get("defer_loading")}
-    assert TIME_TOOL in deferred
+    assert ECHO_TOOL in deferred
     assert TOOL_SEARCH_BETA in second.headers.get("anthropic-beta", "")
     # The call was asked for, with a preview naming server, tool and arguments.
     ((method, asked),) = tiller.asked
-    assert (method, asked["name"]) == ("tiller/confirmTool", TIME_TOOL)
+    assert (method, asked["name"]) == ("tiller/confirmTool", ECHO_TOOL)
     assert asked["preview"]["kind"] == "text"
-    assert "MCP server 'time', tool 'get_current_time'" in asked["preview"]["text"]
-    assert '"timezone": "UTC"' in asked["preview"]["text"]
+    assert "MCP server 'everything', tool 'echo'" in asked["preview"]["text"]
+    assert '"message": "hello"' in asked["preview"]["text"]
     answered = result_of(third, "toolu_call")
-    assert '"timezone": "UTC"' in shown(answered)
+    assert shown(answered) == "Echo: hello"
     assert not answered.get("is_error")
     # Append-only: the prefix was the same before and after the server started.
     assert prefix(first) == prefix(second) == prefix(third)
 
 
 async def test_an_mcp_tool_never_runs_without_asking(start: Any, api: FakeMessagesAPI) -> None:
-    tiller: Tiller = await start(mcpServers={"time": time_server()})  # the default denies
-    api.enqueue(*search_then_call(TIME_TOOL, {"timezone": "UTC"}, "select:" + TIME_TOOL))
-    ended = await tiller.run("what time is it?", timeout=60)
+    tiller: Tiller = await start(mcpServers={"everything": everything()})  # the default denies
+    api.enqueue(*search_then_call(ECHO_TOOL, {"message": "hello"}, "select:" + ECHO_TOOL))
+    ended = await tiller.run("say hello back", timeout=60)
     assert ended["outcome"] == "completed"
     answered = result_of(api.message_requests()[2], "toolu_call")
     assert answered["is_error"] is True
     assert shown(answered).startswith("Denied by the user.")
     ((method, asked),) = tiller.asked
-    assert (method, asked["name"]) == ("tiller/confirmTool", TIME_TOOL)
+    assert (method, asked["name"]) == ("tiller/confirmTool", ECHO_TOOL)
 
 
 async def test_an_allowed_tools_image_reaches_the_model_as_an_image(
@@ -126,15 +128,15 @@ async def test_plan_mode_denies_an_mcp_tool_not_allowed_as_read_only(
 ) -> None:
     tiller: Tiller = await start(
         permissionMode="plan",
-        mcpServers={"time": time_server()},
-        mcpAllow=[TIME_TOOL],  # allowed, but not as read-only
+        mcpServers={"everything": everything()},
+        mcpAllow=[ECHO_TOOL],  # allowed, but not as read-only
     )
     api.enqueue(
-        {"content": [tool_use("tool_search", "toolu_search", query="select:" + TIME_TOOL)]},
-        {"content": [tool_use(TIME_TOOL, "toolu_call", timezone="UTC")]},
+        {"content": [tool_use("tool_search", "toolu_search", query="select:" + ECHO_TOOL)]},
+        {"content": [tool_use(ECHO_TOOL, "toolu_call", message="hello")]},
         {"content": [tool_use("exit_plan_mode", "toolu_plan", plan="Nothing to do.")]},
     )
-    ended = await tiller.run("what time is it?", timeout=60)
+    ended = await tiller.run("say hello back", timeout=60)
     assert ended["outcome"] == "completed"
     answered = result_of(api.message_requests()[2], "toolu_call")
     assert answered["is_error"] is True
@@ -148,18 +150,20 @@ async def test_plan_mode_runs_an_mcp_tool_allowed_as_read_only(
     start: Any, api: FakeMessagesAPI
 ) -> None:
     tiller: Tiller = await start(
-        permissionMode="plan", mcpServers={"time": time_server()}, mcpReadOnly=["mcp__time__*"]
+        permissionMode="plan",
+        mcpServers={"everything": everything()},
+        mcpReadOnly=["mcp__everything__*"],
     )
     api.enqueue(
-        {"content": [tool_use("tool_search", "toolu_search", query="select:" + TIME_TOOL)]},
-        {"content": [tool_use(TIME_TOOL, "toolu_call", timezone="UTC")]},
+        {"content": [tool_use("tool_search", "toolu_search", query="select:" + ECHO_TOOL)]},
+        {"content": [tool_use(ECHO_TOOL, "toolu_call", message="hello")]},
         {"content": [tool_use("exit_plan_mode", "toolu_plan", plan="Nothing to do.")]},
     )
-    ended = await tiller.run("what time is it?", timeout=60)
+    ended = await tiller.run("say hello back", timeout=60)
     assert ended["outcome"] == "completed"
     answered = result_of(api.message_requests()[2], "toolu_call")
     assert not answered.get("is_error")
-    assert '"timezone": "UTC"' in shown(answered)
+    assert shown(answered) == "Echo: hello"
 
 
 async def test_a_crash_mid_call_is_an_error_result_naming_the_server(
@@ -196,9 +200,9 @@ async def test_a_bad_server_entry_is_a_notice_naming_it_and_the_others_work(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     (workspace / ".mcp.json").write_text('{"mcpServers": {"broken": {"type": "ftp"}}}')
-    tiller: Tiller = await start(mcpServers={"time": time_server()}, mcpAllow=[TIME_TOOL])
-    api.enqueue(*search_then_call(TIME_TOOL, {"timezone": "UTC"}, "time"))
-    ended = await tiller.run("what time is it?", timeout=60)
+    tiller: Tiller = await start(mcpServers={"everything": everything()}, mcpAllow=[ECHO_TOOL])
+    api.enqueue(*search_then_call(ECHO_TOOL, {"message": "hello"}, "echo"))
+    ended = await tiller.run("say hello back", timeout=60)
     assert ended["outcome"] == "completed"
     notices = [e["text"] for e in tiller.events_of("notice")]
     assert any(
@@ -214,22 +218,22 @@ async def test_slash_mcp_starts_the_servers_and_lists_their_state(
         json.dumps({"mcpServers": {"repo": {"command": "run-me"}}})
     )
     tiller: Tiller = await start(
-        mcpServers={"time": time_server(), "ghost": {"command": "no-such-mcp-server"}}
+        mcpServers={"everything": everything(), "ghost": {"command": "no-such-mcp-server"}}
     )
     before = await tiller.request("tiller/mcp/list", {})
     assert {s["name"]: s["state"] for s in before["servers"]} == {
-        "time": "notStarted", "ghost": "notStarted", "repo": "blocked",
+        "everything": "notStarted", "ghost": "notStarted", "repo": "blocked",
     }  # fmt: skip
     answer = await tiller.request("tiller/prompt", {"text": "/mcp"})
     assert answer["status"] == "handled"
     message = answer["message"]
-    assert "time (stdio, initializationOptions.mcpServers): running, 2 tools" in message
-    assert "mcp__time__get_current_time" in message
+    assert "everything (stdio, initializationOptions.mcpServers): running, 13 tools" in message
+    assert ECHO_TOOL in message
     assert "ghost (stdio, initializationOptions.mcpServers): failed: command not found" in message
     assert f"repo (stdio, {workspace / '.mcp.json'}): blocked: not enabled" in message
     after = await tiller.request("tiller/mcp/list", {})
-    (time,) = [s for s in after["servers"] if s["name"] == "time"]
-    assert time["state"] == "running" and "mcp__time__convert_time" in time["tools"]
+    (server,) = [s for s in after["servers"] if s["name"] == "everything"]
+    assert server["state"] == "running" and "mcp__everything__get-sum" in server["tools"]
 
 
 async def test_an_interrupt_cancels_a_hanging_mcp_call_at_once(
@@ -262,18 +266,18 @@ async def test_servers_starting_and_crashing_mid_session_never_break_bound_think
     """With thinking on a model that binds thinking to its prefix (the fake answers 400
     "bound to a different conversation" when anything before a block changed): a search that
     starts two servers, a call whose server crashes, and a later turn all go through."""
-    both = "select:mcp__crashy__work," + TIME_TOOL
+    both = "select:mcp__crashy__work," + ECHO_TOOL
     tiller: Tiller = await start(
         model="claude-sonnet-5-5",
         thinking={"enabled": True},
-        mcpServers={"time": time_server(), "crashy": misbehaving("crash")},
+        mcpServers={"everything": everything(), "crashy": misbehaving("crash")},
         mcpAllow=["mcp__*"],
     )
     api.enqueue(
         {"content": [thinking("find"), tool_use("tool_search", "s1", query="list")]},
         {"content": [thinking("load"), tool_use("tool_search", "s2", query=both)]},
         {"content": [thinking("work"), tool_use("mcp__crashy__work", "c1", what="x")]},
-        {"content": [thinking("time"), tool_use(TIME_TOOL, "t1", timezone="UTC")]},
+        {"content": [thinking("echo"), tool_use(ECHO_TOOL, "t1", message="hello")]},
         {"content": [thinking("done"), text("Done.")]},
         {"content": [thinking("again"), tool_use("mcp__crashy__work", "c2", what="y")]},
         {"content": [thinking("over"), text("Still crashing.")]},
@@ -300,13 +304,13 @@ async def test_a_permission_rule_allows_an_mcp_server_without_asking(
 ) -> None:
     settings = workspace / ".tiller" / "settings.local.json"
     settings.parent.mkdir()
-    settings.write_text(json.dumps({"permissions": {"allow": ["mcp__time"]}}))
-    tiller: Tiller = await start(mcpServers={"time": time_server()})
-    api.enqueue(*search_then_call(TIME_TOOL, {"timezone": "UTC"}, "select:" + TIME_TOOL))
-    ended = await tiller.run("what time is it?", timeout=60)
+    settings.write_text(json.dumps({"permissions": {"allow": ["mcp__everything"]}}))
+    tiller: Tiller = await start(mcpServers={"everything": everything()})
+    api.enqueue(*search_then_call(ECHO_TOOL, {"message": "hello"}, "select:" + ECHO_TOOL))
+    ended = await tiller.run("say hello back", timeout=60)
     assert ended["outcome"] == "completed"
     assert tiller.asked == []
-    (started,) = [e for e in tiller.events_of("toolStarted") if e["name"] == TIME_TOOL]
+    (started,) = [e for e in tiller.events_of("toolStarted") if e["name"] == ECHO_TOOL]
     assert started["permission"]["decision"] == "allow"
-    assert "mcp__time" in started["permission"]["by"]
+    assert "mcp__everything" in started["permission"]["by"]
     assert not result_of(api.message_requests()[2], "toolu_call").get("is_error")
