@@ -143,12 +143,13 @@ setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
 phase "ruff" lint
 # mypy reads the sources only: pytest need not wait for it.
 beside "mypy (strict) + protocol.ts" types
-# Three workers on two cores: a worker waits on the servers and clients its tests start, and
-# once the extension's phase ends two leave a core idle (fresh clones: 360 s with -n 2, 343 s
-# with -n 3; the third worker's collection and warm template cost ~20 s of CPU). --dist loadgroup:
+# Two workers, one per core. Alone, at the same HEAD: -n 2 took 402 s of CPU in 247 s, -n 3
+# 471 s in 251 s (a third collection and warm template, and three processes contending for two
+# cores); here the extension's phase runs beside and takes what pytest leaves. --dist loadgroup:
 # the tests are spread one by one, but a module marked xdist_group runs on one worker, so its
-# module-scoped fixture (a template of its own, a sample) is made once, not once per worker.
-phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 3 --dist loadgroup --durations=10 "$@"  # the 10 slowest tests last
+# module-scoped fixture (a template of its own, a sample) is made once, not once per worker
+# (tests/xdist_groups.py checks that the groups hold).
+phase "pytest" uv run --frozen pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=10 "$@"  # the 10 slowest tests last
 join_beside
 
 if [ "${#FAILED[@]}" -gt 0 ]; then
