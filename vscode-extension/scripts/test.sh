@@ -13,6 +13,16 @@ build_all
 rm -rf out .e2e-artifacts
 node esbuild.mjs --tests
 
+# The servers' warm template and code-server's sockets live in a runtime folder of this run's
+# own (test/e2e/harness.ts), removed with the template at the end, whatever the tests did.
+TILLER_E2E_RUNTIME=$(mktemp -d "${TMPDIR:-/tmp}/tiller-e2e.XXXXXX")
+export TILLER_E2E_RUNTIME
+remove_runtime() {
+  pkill -f "tiller.warm.template $TILLER_E2E_RUNTIME/" 2>/dev/null || true
+  rm -rf "$TILLER_E2E_RUNTIME"
+}
+trap remove_runtime EXIT
+
 log "unit + end-to-end tests (code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -n1))"
 # One run, files one after another (the e2e file drives one code-server): one summary.
 status=0

@@ -20,9 +20,12 @@ const VSIX = path.join(EXT_DIR, "dist", "tiller.vsix");
 
 /** The servers' warm template (server/tiller/warm) is this checkout's e2e runs' own: its socket
  *  in a private folder of ours (short: a socket path has ~100 bytes), shared by the sessions one
- *  after another, and gone a minute after the last server (not the user's, kept 15 minutes). */
+ *  after another, and gone a minute after the last server (not the user's, kept 15 minutes).
+ *  scripts/test.sh makes the folder for its run (`TILLER_E2E_RUNTIME`) and removes it, the
+ *  template and code-server's sockets in it at the end; a test file run by hand uses one per
+ *  checkout. */
 function warmEnv(): Record<string, string> {
-  const runtime = path.join(os.tmpdir(), `tiller-e2e-${createHash("sha256").update(EXT_DIR).digest("hex").slice(0, 12)}`);
+  const runtime = process.env.TILLER_E2E_RUNTIME ?? path.join(os.tmpdir(), `tiller-e2e-${createHash("sha256").update(EXT_DIR).digest("hex").slice(0, 12)}`);
   mkdirSync(runtime, { recursive: true, mode: 0o700 });
   chmodSync(runtime, 0o700);
   return { XDG_RUNTIME_DIR: runtime, TILLER_WARM_IDLE_SECONDS: "60" };
