@@ -119,30 +119,19 @@ types() {
 }
 export -f lint types
 
-# pytest rewrites a test module's asserts as it imports it, and under PYTHONDONTWRITEBYTECODE
-# (set on these machines) keeps none of it: each pytest worker rewrote every test module and
-# plugin again (~9 s of CPU each of the three). One collection with writing on leaves them in
-# __pycache__ (pytest checks each against its source's hash), and the workers read them.
-rewrite_tests_once() {
-  local out status=0
-  out=$(mktemp)
-  env -u PYTHONDONTWRITEBYTECODE uv run --frozen pytest -q -p no:cacheprovider --collect-only >"$out" 2>&1 || status=$?
-  [ "$status" -eq 0 ] && tail -n 1 "$out" || cat "$out"
-  rm -f "$out"
-  return "$status"
-}
-
 setup "setup: system packages" scripts/setup-system.sh
 setup "setup: python" scripts/setup-python.sh
 # From here on the extension needs nothing the other phases make (its e2e tests need .venv):
 # its npm ci and build overlap the node tools' npm ci, which waits on the disk and network.
 beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
-phase "pytest: the test modules rewritten once" rewrite_tests_once  # beside the extension's build
 setup "setup: node test tools" scripts/setup-node-tests.sh
 setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
 phase "ruff" lint
 # mypy reads the sources only: pytest need not wait for it.
 beside "mypy (strict) + protocol.ts" types
+# Each worker rewrites the test modules' asserts as it imports them (PYTHONDONTWRITEBYTECODE
+# keeps none): ~5 s of CPU each. A collection run first to leave them in __pycache__ cost 19 s
+# to save the two workers 10 s, so there is none.
 # Two workers, one per core. Alone, at the same HEAD: -n 2 took 402 s of CPU in 247 s, -n 3
 # 471 s in 251 s (a third collection and warm template, and three processes contending for two
 # cores); here the extension's phase runs beside and takes what pytest leaves. --dist loadgroup:
