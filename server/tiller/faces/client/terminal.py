@@ -54,8 +54,9 @@ def _foreground_of(group: int, fd: int) -> int | None:
         device = os.fstat(fd).st_rdev
     except (OSError, IndexError, ValueError):
         return None
-    major, minor = (tty >> 8) & 0xFFF, (tty & 0xFF) | ((tty >> 12) & 0xFFF00)
-    if (major, minor) != (os.major(device), os.minor(device)) or foreground <= 0:
+    # ``tty_nr`` packs major and minor as glibc's ``dev_t`` does below 2**32: os.major/minor
+    same = (os.major(tty), os.minor(tty)) == (os.major(device), os.minor(device))
+    if not same or foreground <= 0:
         return None
     return foreground
 
