@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -76,12 +77,13 @@ def test_bad_sandbox_settings_are_config_errors(options: dict[str, object]) -> N
 
 def test_unasked_env_turns_off_what_a_repository_could_make_git_run() -> None:
     env = unasked_env({"PATH": "/usr/bin", "GIT_EXTERNAL_DIFF": "x", "GIT_CONFIG_NOSYSTEM": "1"})
-    assert env["GIT_CONFIG_COUNT"] == "3"
-    overrides = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(3)}
+    assert env["GIT_CONFIG_COUNT"] == "4"
+    overrides = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(4)}
     assert overrides == {
         "core.fsmonitor": "false",
         "core.hooksPath": "/dev/null",
         "core.pager": "cat",
+        "diff.autoRefreshIndex": "false",
     }
     assert env["GIT_PAGER"] == "cat" and env["PAGER"] == "cat"
     assert "GIT_EXTERNAL_DIFF" not in env
@@ -91,11 +93,11 @@ def test_unasked_env_turns_off_what_a_repository_could_make_git_run() -> None:
 def test_unasked_env_keeps_the_users_command_line_config_and_its_input() -> None:
     base = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"}
     env = unasked_env(base)
-    assert env["GIT_CONFIG_COUNT"] == "4"
+    assert env["GIT_CONFIG_COUNT"] == "5"
     assert (env["GIT_CONFIG_KEY_0"], env["GIT_CONFIG_VALUE_0"]) == ("a.b", "c")
     assert env["GIT_CONFIG_KEY_1"] == "core.fsmonitor"
     assert base == {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"}
-    assert unasked_env({"GIT_CONFIG_COUNT": "bogus"})["GIT_CONFIG_COUNT"] == "3"
+    assert unasked_env({"GIT_CONFIG_COUNT": "bogus"})["GIT_CONFIG_COUNT"] == "4"
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
@@ -127,3 +129,27 @@ def test_unasked_git_runs_no_fsmonitor_and_no_hook(tmp_path: Path) -> None:
     _git(repo, "status", env=approved)
     _git(repo, "commit", "-qm", "y", "--allow-empty", env=approved)
     assert (tmp_path / "fsmonitor").exists() and (tmp_path / "hook").exists()
+
+
+def test_unasked_git_diff_leaves_the_index_of_a_copied_repository_as_it_was(
+    tmp_path: Path,
+) -> None:
+    """Found by the read-only property (tests/unit/test_readonly_property.py): in a copy, every
+    entry's stat data differs from the index's, and ``git diff HEAD`` rewrote ``.git/index``
+    with the refreshed data although ``GIT_OPTIONAL_LOCKS=0``. Unasked, it writes nothing."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (repo / name).write_text(f"{name}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "x")
+    (repo / "a.txt").write_text("changed\n")
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, symlinks=True)
+    index = (copy / ".git" / "index").read_bytes()
+    for command in (["diff", "HEAD"], ["diff"], ["status"], ["diff", "--stat", "HEAD"]):
+        _git(copy, *command, env=unasked_env(tool_env(EnvRules())))
+        assert (copy / ".git" / "index").read_bytes() == index, command
+    _git(copy, "diff", "HEAD", env=tool_env(EnvRules()))  # what it did without the config
+    assert (copy / ".git" / "index").read_bytes() != index

@@ -33,11 +33,15 @@ TOOL_DEFAULTS = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 
 # Set on top for commands that run without the user's yes: git's command-line-level config
 # (``GIT_CONFIG_COUNT``, git >= 2.31; it overrides the repository's config, and git passes it
-# on to the git it runs in submodules) turns off what a repository could make git run.
+# on to the git it runs in submodules) turns off what a repository could make git run, and
+# the index refresh that ``git diff`` writes whatever ``GIT_OPTIONAL_LOCKS`` says (git 2.39:
+# ``git diff HEAD`` rewrites ``.git/index`` when two or more entries' stat data changed, as in
+# a copied or freshly checked-out repository).
 UNASKED_GIT_CONFIG = (
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
     ("core.pager", "cat"),
+    ("diff.autoRefreshIndex", "false"),
 )
 UNASKED_DEFAULTS = {"GIT_PAGER": "cat", "PAGER": "cat"}
 UNASKED_REMOVED = ("GIT_EXTERNAL_DIFF",)
