@@ -356,6 +356,7 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
   });
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  await page.addInitScript(STILL_ANIMATIONS);
   page.setDefaultTimeout(30_000);
   const query = moreFolders.length > 0 ? `workspace=${encodeURIComponent(workspaceFile)}` : `folder=${encodeURIComponent(workspace)}`;
   // Waits for the workbench, not for the page's load event (the default, within 30 s: the
@@ -383,6 +384,24 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
     },
   };
 }
+
+/** Run in every document the page loads (the workbench, its webviews, after a reload): CSS
+ *  animations end as soon as they start. The workbench's spinners, progress bar and
+ *  "busy" wiggles are infinite animations: while any runs, Chromium draws 60 frames a second
+ *  of the whole 1440×900 workbench in software (a trace of the plain-workspace session: ~80 s
+ *  of animations in 139 s). No test looks at an animation; their elements and classes stay.
+ *  A zero-length animation still fires its `animationend`. `:root:root` outranks the
+ *  workbench's own `!important` durations (`.codicon-loading`'s 1 s). A constructed sheet,
+ *  adopted: a webview's CSP may refuse a `<style>` element. */
+const STILL_ANIMATIONS = `(() => {
+  const adopt = () => {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(":root:root *, :root:root *::before, :root:root *::after { animation-duration: 0s !important; animation-delay: 0s !important; }");
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", adopt, { once: true });
+  else adopt();
+})();`;
 
 /** A module's screenshots, named `<prefix>-NN-<name>.png` (NN counts the module's own; test.sh
  *  empties the folder first). */
