@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import signal
+import ssl
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,17 @@ from fakeapi import FIXTURES, FakeMessagesAPI, SpecError, validate_messages_requ
 MODEL = "claude-haiku-4-5"
 FAKEAPI = Path(__file__).with_name("fakeapi.py")
 HELLO = {"content": [{"type": "text", "text": "Hello from the fake, streamed in pieces."}]}
+# One TLS context for the module's clients, as the server shares one (sdk_adapter.tls_context):
+# the SDK's own HTTP client loads the CA bundle for each (~40 ms of CPU, 78 times a run), and
+# the fake speaks plain HTTP.
+TLS = ssl.create_default_context()
+
+
+def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:
+    """The SDK's client with ``options``, on the SDK's default HTTP client (`TLS`)."""
+    return anthropic.AsyncAnthropic(
+        http_client=anthropic.DefaultAsyncHttpxClient(verify=TLS), **options
+    )
 
 
 @pytest.fixture
@@ -30,9 +42,7 @@ async def api() -> AsyncIterator[FakeMessagesAPI]:
 
 @pytest.fixture
 async def client(api: FakeMessagesAPI) -> AsyncIterator[anthropic.AsyncAnthropic]:
-    async with anthropic.AsyncAnthropic(
-        base_url=api.base_url, api_key="test", max_retries=0
-    ) as sdk:
+    async with sdk_client(base_url=api.base_url, api_key="test", max_retries=0) as sdk:
         yield sdk
 
 
@@ -176,7 +186,7 @@ async def test_loop_and_when_empty() -> None:
         FakeMessagesAPI(when_empty={"content": [{"type": "text", "text": "Empty."}]}) as empty,
     ):
         for fake, expected in ((looping, HELLO["content"][0]["text"]), (empty, "Empty.")):
-            async with anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="k") as sdk:
+            async with sdk_client(base_url=fake.base_url, api_key="k") as sdk:
                 for _ in range(2):
                     _, final = await stream_all(sdk, [user("x")])
                     assert final.content[0].type == "text" and final.content[0].text == expected
@@ -311,9 +321,7 @@ async def test_rate_limit_then_success_is_retried(api: FakeMessagesAPI) -> None:
         },
         HELLO,
     )
-    async with anthropic.AsyncAnthropic(
-        base_url=api.base_url, api_key="test", max_retries=2
-    ) as sdk:
+    async with sdk_client(base_url=api.base_url, api_key="test", max_retries=2) as sdk:
         _, final = await stream_all(sdk, [user("x")])
 
     assert final.content[0].type == "text"
@@ -333,12 +341,10 @@ async def test_error_spec_without_retries(
 
 async def test_wrong_api_key_is_refused() -> None:
     async with FakeMessagesAPI(api_key="secret") as fake:
-        async with anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="wrong") as sdk:
+        async with sdk_client(base_url=fake.base_url, api_key="wrong") as sdk:
             with pytest.raises(anthropic.AuthenticationError, match="invalid bearer token"):
                 await sdk.messages.create(model=MODEL, max_tokens=5, messages=[user("x")])
-        async with anthropic.AsyncAnthropic(
-            base_url=fake.base_url, api_key=None, auth_token="secret"
-        ) as bearer:
+        async with sdk_client(base_url=fake.base_url, api_key=None, auth_token="secret") as bearer:
             await bearer.messages.create(model=MODEL, max_tokens=5, messages=[user("x")])
         assert [r.status for r in fake.requests] == [401, 200]
 
@@ -442,7 +448,7 @@ async def test_models_list(client: anthropic.AsyncAnthropic) -> None:
 async def test_models_are_configurable() -> None:
     async with (
         FakeMessagesAPI(models=["claude-opus-4-1"]) as fake,
-        anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="k") as sdk,
+        sdk_client(base_url=fake.base_url, api_key="k") as sdk,
     ):
         ids = [model.id async for model in sdk.models.list()]
     assert ids == ["claude-opus-4-1"]
@@ -488,9 +494,7 @@ async def test_standalone_with_port_file(tmp_path: Path) -> None:
     process = await run_standalone("--script", str(script), "--port-file", str(port_file))
     try:
         port = int(await read_when_written(port_file))
-        async with anthropic.AsyncAnthropic(
-            base_url=f"http://127.0.0.1:{port}", api_key="k"
-        ) as sdk:
+        async with sdk_client(base_url=f"http://127.0.0.1:{port}", api_key="k") as sdk:
             _, final = await stream_all(sdk, [user("x")])
         assert final.content[0].type == "text"
         assert final.content[0].text == HELLO["content"][0]["text"]
@@ -510,9 +514,7 @@ async def test_standalone_prints_port_and_loops(tmp_path: Path) -> None:
             line = await process.stdout.readline()
         word, port = line.decode().split()
         assert word == "PORT"
-        async with anthropic.AsyncAnthropic(
-            base_url=f"http://127.0.0.1:{port}", api_key="k"
-        ) as sdk:
+        async with sdk_client(base_url=f"http://127.0.0.1:{port}", api_key="k") as sdk:
             for _ in range(2):
                 _, final = await stream_all(sdk, [user("x")])
                 assert final.content[0].type == "text"
@@ -710,7 +712,7 @@ async def raw_stream(api: FakeMessagesAPI, **body: Any) -> httpx2.Response:
     """POST a streamed request without the SDK: the bytes as sent."""
     payload = {"model": MODEL, "max_tokens": 100, "messages": [user("hi")], "stream": True}
     headers = {"x-api-key": "test", "anthropic-version": "2023-06-01"}
-    async with httpx2.AsyncClient(timeout=10) as http:
+    async with httpx2.AsyncClient(timeout=10, verify=TLS) as http:
         return await http.post(
             f"{api.base_url}/v1/messages", json={**payload, **body}, headers=headers
         )
@@ -865,9 +867,7 @@ async def test_garbage_sse_breaks_the_sdk_parse(
 
 async def test_hang_before_headers(api: FakeMessagesAPI) -> None:
     api.enqueue({**HELLO, "hangBeforeHeaders": True})
-    async with anthropic.AsyncAnthropic(
-        base_url=api.base_url, api_key="test", max_retries=0, timeout=0.5
-    ) as sdk:
+    async with sdk_client(base_url=api.base_url, api_key="test", max_retries=0, timeout=0.5) as sdk:
         with pytest.raises(anthropic.APITimeoutError):
             await stream_all(sdk, [user("x")])
     await api.wait_disconnects(1)
@@ -1009,7 +1009,7 @@ async def test_text_after_tool_result_is_refused_only_when_asked() -> None:
     ]
     async with (
         FakeMessagesAPI(reject_text_after_tool_result=True) as strict,
-        anthropic.AsyncAnthropic(base_url=strict.base_url, api_key="k", max_retries=0) as sdk,
+        sdk_client(base_url=strict.base_url, api_key="k", max_retries=0) as sdk,
     ):
         with pytest.raises(
             anthropic.BadRequestError, match=re.escape("messages.2.content.1: a `text`")
@@ -1031,7 +1031,7 @@ async def test_models_carry_limits_and_thinking_capabilities(
 ) -> None:
     async with (
         FakeMessagesAPI(models=["claude-sonnet-5-5", "claude-sonnet-4-5", "claude-test-1"]) as fake,
-        anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="k") as sdk,
+        sdk_client(base_url=fake.base_url, api_key="k") as sdk,
     ):
         sonnet5, sonnet45, unknown = [m async for m in sdk.models.list()]
 
