@@ -6,10 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/store.sh
+source scripts/lib/python.sh
+python=$(system_python)
 cd tests/e2e/mcp-py
-# Made once per user and pin set in the store (scripts/lib/store.sh) and linked here.
+# Made once per user, pin set and interpreter in the store (scripts/lib/store.sh) and linked
+# here: with Debian's own Python when it is new enough (scripts/lib/python.sh), as .venv.
 # --compile-bytecode: the machines set PYTHONDONTWRITEBYTECODE, so every start would compile the
 # servers' imports again (seconds).
-store_link .venv mcp-py .venv requirements.txt -- bash -c 'set -e
-  uv venv --quiet --python 3.11 .venv
-  uv pip install --quiet --python .venv --require-hashes --compile-bytecode -r requirements.txt'
+store_link .venv "mcp-py${python:+-system}" .venv requirements.txt -- bash -c 'set -e
+  uv venv --quiet --python "${0:-3.11}" .venv
+  uv pip install --quiet --python .venv --require-hashes --compile-bytecode -r requirements.txt' "$python"
