@@ -14,5 +14,6 @@ cd tests/e2e/mcp-py
 # --compile-bytecode: the machines set PYTHONDONTWRITEBYTECODE, so every start would compile the
 # servers' imports again (seconds).
 store_link .venv "mcp-py${python:+-system}" .venv requirements.txt -- bash -c 'set -e
-  uv venv --quiet --python "${0:-3.11}" .venv
-  uv pip install --quiet --python .venv --require-hashes --compile-bytecode -r requirements.txt' "$python"
+  uv venv --quiet --python "$1" .venv
+  uv pip install --quiet --python .venv --require-hashes --compile-bytecode -r requirements.txt' \
+  _ "${python:-3.11}"

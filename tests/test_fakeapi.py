@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import signal
-import ssl
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,14 +16,15 @@ import httpx2
 import pytest
 
 from fakeapi import FIXTURES, FakeMessagesAPI, SpecError, validate_messages_request
+from tiller.model.sdk_adapter import tls_context, tls_settings
 
 MODEL = "claude-haiku-4-5"
 FAKEAPI = Path(__file__).with_name("fakeapi.py")
 HELLO = {"content": [{"type": "text", "text": "Hello from the fake, streamed in pieces."}]}
-# One TLS context for the module's clients, as the server shares one (sdk_adapter.tls_context):
-# the SDK's own HTTP client loads the CA bundle for each (~40 ms of CPU, 78 times a run), and
-# the fake speaks plain HTTP.
-TLS = ssl.create_default_context()
+# The module's clients share the server's TLS context (one per process): the SDK's own HTTP
+# client would load the CA bundle for each (~40 ms of CPU, 78 times a run), and the fake speaks
+# plain HTTP.
+TLS = tls_context(tls_settings())
 
 
 def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:

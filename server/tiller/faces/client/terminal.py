@@ -54,7 +54,8 @@ def _foreground_of(group: int, fd: int) -> int | None:
         device = os.fstat(fd).st_rdev
     except (OSError, IndexError, ValueError):
         return None
-    # ``tty_nr`` packs major and minor as glibc's ``dev_t`` does below 2**32: os.major/minor
+    # ``tty_nr`` packs major and minor as glibc's ``dev_t`` does below 2**32, so os.major and
+    # os.minor decode both
     same = (os.major(tty), os.minor(tty)) == (os.major(device), os.minor(device))
     if not same or foreground <= 0:
         return None
