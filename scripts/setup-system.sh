@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Debian packages the server and its tests use at run time: bubblewrap (the sandbox for
-# commands that run without asking), git (workspace checkpoints), tmux (the terminal tests of
-# `tiller chat`), ripgrep. Installs only what is missing; needs root (or sudo -n).
+# Debian packages the server and its tests use: bubblewrap (the sandbox for commands that run
+# without asking), git (workspace checkpoints), tmux (the terminal tests of `tiller chat`),
+# ripgrep; and what the VS Code extension's end-to-end tests need: Chromium, and the headers and
+# tools code-server's native modules build with (kerberos needs libkrb5-dev, keytar
+# libsecret-1-dev, native-keymap libx11-dev and libxkbfile-dev). Installs only what is missing;
+# needs root (or sudo -n).
 set -euo pipefail
 packages=(bubblewrap git tmux ripgrep python3 python3-venv python3-pip)
+packages+=(chromium libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev pkg-config build-essential)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -46,7 +46,11 @@ install_code_server() {
     rm -rf "$CODE_SERVER_STORE"  # another version's, or a broken one
     staging="$(mktemp -d "$CODE_SERVER_STORE.XXXXXX")"
     # code-server builds native modules in nested npm installs: they need their install scripts.
-    (cd "$staging" && npm_config_unsafe_perm=true npm_config_yes=true npm_config_dangerously_allow_all_scripts=true \
+    # node-gyp would fetch Node's headers from nodejs.org (not a package registry: unreachable
+    # here); the Node package installs them under /usr/include/node, so it is told to use those.
+    local nodedir=""
+    [ -f /usr/include/node/node.h ] && nodedir=/usr
+    (cd "$staging" && npm_config_nodedir="${npm_config_nodedir:-$nodedir}" npm_config_unsafe_perm=true npm_config_yes=true npm_config_dangerously_allow_all_scripts=true \
       npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION" </dev/null)
     "$staging/node_modules/.bin/code-server" --version | head -n1
     if ! mv -T "$staging" "$CODE_SERVER_STORE" 2>/dev/null; then
