@@ -10,6 +10,10 @@
 #     machine can connect, no password), with its own config file and profile under
 #     vscode-extension/.e2e-cache/launch: ~/.config/code-server is never read or written.
 #     The URL to open is printed once code-server answers.
+# VS Code's Workspace Trust stays on for a FOLDER you name: a cloned repository opens in
+# Restricted Mode, where Tiller runs none of its hooks, MCP or language servers and takes none
+# of its allow rules, until you trust it. The scratch folder is Tiller's own: code-server opens
+# it with Workspace Trust off.
 # Without ANTHROPIC_API_KEY the server plays its bundled offline demo; with it, the real model.
 # Needs Node.js 20 (code-server 4.100 runs on it) and Python 3.11+; setup.sh installs the rest
 # (only the Debian packages that are missing, without upgrading installed ones).
@@ -19,9 +23,12 @@ PORT="${PORT:-8080}"
 case "$PORT" in
   '' | *[!0-9]*) echo "PORT must be a port number, got: $PORT" >&2; exit 64 ;;
 esac
+# code-server's switch for this session only; a local VS Code keeps its own trust decisions.
+trust_args=()
 if [ -n "${1:-}" ]; then
   WORKSPACE="$(cd "$1" && pwd)"
 else
+  trust_args=(--disable-workspace-trust)
   WORKSPACE="${XDG_DATA_HOME:-$HOME/.local/share}/tiller/scratch"
   mkdir -p "$WORKSPACE"
   [ -f "$WORKSPACE/README.md" ] || printf '# Tiller scratch workspace\n\nTiller opened this folder because launch.sh got no folder argument.\nAnything the agent (or its offline demo) writes lands here; delete it whenever you like.\n' >"$WORKSPACE/README.md"
@@ -59,11 +66,13 @@ settings="$profile/user-data/User/settings.json"
 if [ ! -f "$settings" ]; then
   cat >"$settings" <<JSON
 {
-  "security.workspace.trust.enabled": false,
   "workbench.startupEditor": "none",
   "telemetry.telemetryLevel": "off"
 }
 JSON
+else
+  # Earlier launch.sh runs wrote Workspace Trust off for every folder into this profile.
+  sed -i '/^[[:space:]]*"security\.workspace\.trust\.enabled":[[:space:]]*false,\{0,1\}[[:space:]]*$/d' "$settings"
 fi
 # tiller.pythonPath is machine-scoped: code-server reads it from the Machine settings (a value
 # in the User settings is dropped once any setting is changed in the UI).
@@ -83,7 +92,7 @@ fi
 log "starting code-server on 127.0.0.1:$PORT"
 # code-server also reads PORT from its environment: it gets the same value as --bind-addr.
 PORT="$PORT" "${code_server[@]}" --bind-addr "127.0.0.1:$PORT" --auth none \
-  --disable-telemetry --disable-update-check --disable-workspace-trust "$WORKSPACE" &
+  --disable-telemetry --disable-update-check "${trust_args[@]}" "$WORKSPACE" &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true' INT TERM EXIT
 for _ in $(seq 1 300); do # up to a minute for code-server to listen
@@ -104,6 +113,7 @@ cat <<BANNER
   No password (auth: none); code-server listens on 127.0.0.1 only. From another
   machine, forward the port first:  ssh -L $PORT:127.0.0.1:$PORT <this-host>
   Workspace: $WORKSPACE
+  Workspace Trust: $(if [ ${#trust_args[@]} -gt 0 ]; then echo "off (Tiller's scratch folder)"; else echo "on (VS Code asks whether you trust the folder; until then Restricted Mode)"; fi)
   Ctrl+C here stops code-server.
 ================================================================================
 

@@ -15,6 +15,7 @@ import { TillerServer } from "./server";
 import { onServerSettingsChanged } from "./settings";
 import { createStatusBar } from "./status";
 import { createTodoBoard } from "./todos";
+import { tellWorkspaceTrust } from "./trust";
 
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel("Tiller", { log: true });
@@ -39,6 +40,7 @@ export function activate(context: vscode.ExtensionContext): void {
     createMcpView(server),
     createPermissionsView(server),
     createNotifications(server),
+    tellWorkspaceTrust(server, log),
     registerCommands({ server, chat, apiKey, log }),
     // Typing in a setting fires a change per keystroke: restart once they stop.
     onServerSettingsChanged(() => server.restartSoon()),

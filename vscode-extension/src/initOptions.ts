@@ -1,6 +1,7 @@
 // Settings → initializationOptions. Pure: no vscode import, so it is unit-tested.
 import { MODE_WORDS } from "./chat/model";
-import { MODES, type Mode } from "./protocol";
+import { MODES, type Mode, type WorkspaceTrust } from "./protocol";
+import { vscodeTrust } from "./trustText";
 
 export interface Settings {
   pythonPath: string;
@@ -22,10 +23,19 @@ export interface InitializationOptions {
   provider: ProviderOption;
   model?: string;
   dataDir?: string;
+  /** VS Code's Workspace Trust: it decides whether the folder's settings files may run
+   *  programs and widen grants (the server's own record does not apply). */
+  workspaceTrust: WorkspaceTrust;
 }
 
 /** The tiller.* values as VS Code returns them (anything a user typed into settings.json). */
 export type RawSettings = Partial<Record<keyof Settings, unknown>>;
+
+/** Settings as read: validated, and what was wrong with them. */
+export interface CheckedSettings {
+  settings: Settings;
+  warnings: string[];
+}
 
 export const DEFAULT_TOOL_BUDGET = 20;
 
@@ -47,7 +57,7 @@ export function modeNamed(name: string): Mode | undefined {
  * Validated settings, and what was wrong with them: each warning names the setting, the value
  * that is wrong and the value used instead (the server still starts).
  */
-export function parseSettings(raw: RawSettings): { settings: Settings; warnings: string[] } {
+export function parseSettings(raw: RawSettings): CheckedSettings {
   const warnings: string[] = [];
   let permissionMode: Mode = "default";
   const mode = raw.permissionMode;
@@ -88,6 +98,16 @@ export function parseSettings(raw: RawSettings): { settings: Settings; warnings:
   };
 }
 
+/**
+ * Whether two readings start the same server. VS Code also announces settings whose values did
+ * not change: granting Workspace Trust names every restricted setting the user's own files set
+ * (`tiller.pythonPath`, `tiller.baseUrl`, ...), which must not restart the server.
+ */
+export function sameSettings(a: CheckedSettings, b: CheckedSettings): boolean {
+  const keys = Object.keys(a.settings) as (keyof Settings)[];
+  return keys.every((key) => a.settings[key] === b.settings[key]) && a.warnings.join("\n") === b.warnings.join("\n");
+}
+
 /** The name of the offline demo script bundled with the server package. */
 export const BUNDLED_DEMO = "demo";
 
@@ -106,14 +126,17 @@ export function providerFor(settings: Settings, hasApiKey: boolean): ProviderOpt
   return hasApiKey ? { kind: "anthropic" } : { kind: "scripted", script: BUNDLED_DEMO };
 }
 
+/** `workspaceTrusted`: `vscode.workspace.isTrusted` (false in Restricted Mode). */
 export function toInitializationOptions(
   settings: Settings,
   hasApiKey: boolean,
+  workspaceTrusted: boolean,
 ): InitializationOptions {
   const options: InitializationOptions = {
     permissionMode: settings.permissionMode,
     toolBudget: settings.toolBudget,
     provider: providerFor(settings, hasApiKey),
+    workspaceTrust: vscodeTrust(workspaceTrusted),
   };
   if (settings.model !== "") {
     options.model = settings.model;

@@ -2,10 +2,12 @@
 // template, which has the SDK loaded already; a plain server in that process when there is
 // none), and plain `python -m tiller` once a warm launch failed to start.
 // The transport is stdio either way: the forked server takes the pipes this process was given.
+// `-P` first: the server starts in the workspace, which must not be on its `sys.path`.
+import { SAFE_PATH } from "./pythonChoice";
 
 /** The arguments after the Python executable. */
 export function serverArgs(warm: boolean): string[] {
-  return warm ? ["-m", "tiller", "--warm"] : ["-m", "tiller"];
+  return warm ? [SAFE_PATH, "-m", "tiller", "--warm"] : [SAFE_PATH, "-m", "tiller"];
 }
 
 /** Whether to try the warm start: off after one warm launch failed, or with TILLER_WARM=0. */

@@ -82,6 +82,7 @@ export const PERMISSIONS = "tiller/permissions";
 export const PERMISSIONS_ADD = "tiller/permissions/add";
 export const PERMISSIONS_REMOVE = "tiller/permissions/remove";
 export const MCP_LIST = "tiller/mcp/list";
+export const SET_WORKSPACE_TRUST = "tiller/setWorkspaceTrust";
 export const STATE = "tiller/state";
 export const TODOS = "tiller/todos";
 export const EVENT = "tiller/event";
@@ -140,6 +141,16 @@ export interface State {
   context?: ContextUse | null;
   sessionCostUsd?: number | null;
   sandbox?: Sandbox;
+  workspaceTrust?: WorkspaceTrust;
+}
+
+/**
+ * Whether the workspace's settings files may run programs and widen grants, and who
+ * decided (`"tiller trust"`, `"Claude Code"`, `"VS Code"`, `"not trusted yet"` ...).
+ */
+export interface WorkspaceTrust {
+  trusted: boolean;
+  by: string;
 }
 
 export interface Todo {
@@ -899,6 +910,16 @@ export interface RemoveRuleParams {
   rule: string;
 }
 
+/**
+ * The client's own decision for its workspace (VS Code's workspace trust granted): it
+ * applies at once and is not recorded (the client keeps it); `by` names the decider.
+ */
+export interface SetWorkspaceTrustParams {
+  trusted: boolean;
+  /** A non-empty string. Default: "the client". */
+  by?: string;
+}
+
 /** `start`: start the servers not running first (a refresh); else the states as they are. */
 export interface McpListParams {
   /** Default: false. */
@@ -933,6 +954,7 @@ export interface ClientRequests {
   "tiller/permissions/add": [AddRuleParams, PermissionChange];
   "tiller/permissions/remove": [RemoveRuleParams, PermissionChange];
   "tiller/mcp/list": [McpListParams, McpList];
+  "tiller/setWorkspaceTrust": [SetWorkspaceTrustParams, WorkspaceTrust];
 }
 export type ClientRequestMethod = keyof ClientRequests;
 

@@ -1,9 +1,11 @@
 // Finds a Python that can run `python -m tiller`; when none has it, builds a private venv from
-// the server wheel bundled in the VSIX.
+// the server wheel bundled in the VSIX. In Restricted Mode only the user's setting, `python3`
+// or that venv: never a Python the workspace chose (pythonChoice.ts).
 import { execFile } from "node:child_process";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { DEFAULT_PYTHON, pythonChoice, SAFE_PATH, type PythonSource } from "./pythonChoice";
 
 interface PythonExtensionApi {
   environments?: {
@@ -39,7 +41,7 @@ function run(
 
 async function hasTiller(python: string, log: vscode.LogOutputChannel): Promise<boolean> {
   try {
-    await run(python, ["-c", "import tiller"], log, 30_000);
+    await run(python, [SAFE_PATH, "-c", "import tiller"], log, 30_000);
     return true;
   } catch {
     return false;
@@ -63,6 +65,16 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
     return stat.isDirectory() ? path.join(found, "bin", "python") : found;
   } catch {
     return undefined;
+  }
+}
+
+async function firstCandidate(source: PythonSource): Promise<string> {
+  switch (source.kind) {
+    case "setting":
+    case "default":
+      return source.python;
+    case "pythonExtension":
+      return (await pythonExtensionInterpreter()) ?? DEFAULT_PYTHON;
   }
 }
 
@@ -101,11 +113,11 @@ async function privateVenv(
       await fs.rm(venv, { recursive: true, force: true });
       await fs.mkdir(storagePath, { recursive: true });
       progress.report({ message: "creating a virtual environment" });
-      await run(base, ["-m", "venv", venv], log, 120_000);
+      await run(base, [SAFE_PATH, "-m", "venv", venv], log, 120_000);
       progress.report({ message: "installing the server and its dependencies" });
       await run(
         python,
-        ["-m", "pip", "install", "--disable-pip-version-check", "--no-input", wheel],
+        [SAFE_PATH, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", wheel],
         log,
         600_000,
       );
@@ -117,14 +129,20 @@ async function privateVenv(
 
 /**
  * The Python to launch the server with: `tiller.pythonPath`, else the Python extension's
- * interpreter, else `python3`; a private venv when that Python lacks the `tiller` package.
+ * interpreter (trusted workspaces only), else `python3`; when that Python lacks the `tiller`
+ * package, the one that worked last time (trusted workspaces only), else a private venv.
  */
 export async function resolvePython(
   configured: string,
+  workspaceTrusted: boolean,
   context: vscode.ExtensionContext,
   log: vscode.LogOutputChannel,
 ): Promise<string> {
-  const candidate = configured !== "" ? configured : ((await pythonExtensionInterpreter()) ?? "python3");
+  const choice = pythonChoice(configured, workspaceTrusted);
+  const candidate = await firstCandidate(choice.first);
+  if (!workspaceTrusted) {
+    log.info(`Restricted Mode: trying ${candidate} (your tiller.pythonPath, else python3), then the private environment; never a Python the workspace chose`);
+  }
   if (await hasTiller(candidate, log)) {
     log.info(`Using ${candidate}`);
     await context.globalState.update(LAST_GOOD, candidate);
@@ -132,7 +150,7 @@ export async function resolvePython(
   }
   // The Python that worked last time (e.g. the one launch.sh set, should the setting be lost)
   // beats building a private environment from the package index.
-  const lastGood = context.globalState.get<string>(LAST_GOOD);
+  const lastGood = choice.lastGood ? context.globalState.get<string>(LAST_GOOD) : undefined;
   if (lastGood !== undefined && lastGood !== candidate && (await hasTiller(lastGood, log))) {
     log.warn(`${candidate} has no 'tiller' package; using ${lastGood}, which had it last time`);
     return lastGood;

@@ -14,7 +14,7 @@ import {
   type StaticFeature,
 } from "vscode-languageclient/node";
 import { type ApiKeyStore } from "./apiKey";
-import { BUNDLED_DEMO, toInitializationOptions, type ProviderOption } from "./initOptions";
+import { BUNDLED_DEMO, sameSettings, toInitializationOptions, type CheckedSettings, type ProviderOption } from "./initOptions";
 import { serverArgs, WarmChoice } from "./launch";
 import {
   errorMessage,
@@ -60,7 +60,9 @@ export class TillerServer implements vscode.Disposable {
   /** Start, restart and stop, one at a time; a restart queued and not begun is shared. */
   private readonly lifecycle = new Lifecycle();
   /** Settings typed key by key: one restart once they stop changing. */
-  private readonly settingsRestart = new Debounce(RESTART_DEBOUNCE_MS, () => void this.restart());
+  private readonly settingsRestart = new Debounce(RESTART_DEBOUNCE_MS, () => void this.restartForSettings());
+  /** The settings the last launch read (a settings event that changes none restarts nothing). */
+  private launchedWith: CheckedSettings | undefined;
   /** False from a launch until the session is resumed: a fresh server first announces a
    *  throwaway session, which must not replace the chat. */
   private synchronized = false;
@@ -123,9 +125,19 @@ export class TillerServer implements vscode.Disposable {
     });
   }
 
-  /** A restart after the changes stop coming (settings typed key by key restart once). */
+  /** A restart after the changes stop coming (settings typed key by key restart once), if the
+   *  settings then read differently from the running server's. */
   restartSoon(): void {
     this.settingsRestart.trigger();
+  }
+
+  /** Restarts when the settings now differ from those of the last launch. */
+  private restartForSettings(): Promise<void> {
+    if (this.launchedWith !== undefined && sameSettings(this.launchedWith, readSettingsChecked())) {
+      this.log.info("Settings were announced as changed but read the same: the server keeps running.");
+      return Promise.resolve();
+    }
+    return this.restart();
   }
 
   async request<M extends ClientRequestMethod>(
@@ -189,7 +201,9 @@ export class TillerServer implements vscode.Disposable {
 
   private async launch(): Promise<void> {
     this.connectionEmitter.fire("starting");
-    const { settings, warnings } = readSettingsChecked();
+    const checked = readSettingsChecked();
+    this.launchedWith = checked;
+    const { settings, warnings } = checked;
     this.warnAboutSettings(warnings);
     const problem = validateSettings(settings);
     if (problem !== undefined) {
@@ -197,9 +211,12 @@ export class TillerServer implements vscode.Disposable {
       return;
     }
     const key = await this.apiKey.get();
+    // Restricted Mode (VS Code's Workspace Trust): no Python the workspace chose, and the server
+    // told that the folder's settings files run nothing (trust.ts tells it of a grant).
+    const trusted = vscode.workspace.isTrusted;
     let python: string;
     try {
-      python = await resolvePython(settings.pythonPath, this.context, this.log);
+      python = await resolvePython(settings.pythonPath, trusted, this.context, this.log);
     } catch (error) {
       this.failed(error instanceof PythonSetupError ? error.message : `Tiller: ${errorMessage(error)}`);
       return;
@@ -218,7 +235,7 @@ export class TillerServer implements vscode.Disposable {
       // refuses: every server was then imported anew, ~1.5 s of CPU each).
       options: { env, cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
     };
-    const initializationOptions = toInitializationOptions(settings, hasKey);
+    const initializationOptions = toInitializationOptions(settings, hasKey, trusted);
     const provider = initializationOptions.provider;
     this.provider = provider.kind === "scripted" && provider.script === BUNDLED_DEMO ? "demo" : provider.kind;
     const clientOptions: LanguageClientOptions = {

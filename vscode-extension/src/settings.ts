@@ -1,6 +1,6 @@
 // Reads the tiller.* settings, validated, and tells when the ones the server needs change.
 import * as vscode from "vscode";
-import { parseSettings, type RawSettings, type Settings } from "./initOptions";
+import { parseSettings, type CheckedSettings, type RawSettings, type Settings } from "./initOptions";
 export { validateSettings } from "./initOptions";
 
 const SECTION = "tiller";
@@ -18,7 +18,7 @@ const RESTART_KEYS = [
 const KEYS: readonly (keyof Settings)[] = ["pythonPath", "model", "permissionMode", "toolBudget", "baseUrl", "demoScript", "dataDir"];
 
 /** The settings, validated: a wrong value is replaced by its default and named in `warnings`. */
-export function readSettingsChecked(): { settings: Settings; warnings: string[] } {
+export function readSettingsChecked(): CheckedSettings {
   const config = vscode.workspace.getConfiguration(SECTION);
   const raw: RawSettings = {};
   for (const key of KEYS) {

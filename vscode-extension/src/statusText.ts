@@ -1,6 +1,7 @@
 // Status bar text from a State. Pure: no vscode import, so it is unit-tested.
 import { formatCost, formatTokens, MODE_WORDS, plural, thinkingWords } from "./chat/model";
 import type { Mode, State } from "./protocol";
+import { trustTooltipLine } from "./trustText";
 
 export const MODE_LABELS: Record<Mode, string> = MODE_WORDS;
 
@@ -71,6 +72,10 @@ export function statusTooltip(state: State, provider?: "anthropic" | "scripted" 
   }
   if (state.sandbox !== undefined) {
     lines.push(`commands sandboxed: ${state.sandbox === "bwrap" ? "yes (bubblewrap)" : "no"}`);
+  }
+  const trust = trustTooltipLine(state.workspaceTrust);
+  if (trust !== undefined) {
+    lines.push(trust);
   }
   if (state.busy) {
     lines.push(`working… ${plural(state.toolsUsed, "tool call")} this turn`);

@@ -33,7 +33,9 @@ export type ChatCommand =
   | "tiller.newSession"
   | "tiller.openSettings"
   | "tiller.resumeSession"
-  | "tiller.restartServer";
+  | "tiller.restartServer"
+  /** VS Code's Workspace Trust editor. */
+  | "workbench.trust.manage";
 
 export interface Hint {
   text: string;
@@ -187,8 +189,9 @@ export function plural(count: number, word: string, many = `${word}s`): string {
   return `${count} ${count === 1 ? word : many}`;
 }
 
-/** Notices that answer a setting change (mode, thinking, model): not a conversation yet. */
-const SETTING_NOTICE = /^(Mode: (ask before edits|accept edits|plan|default|acceptEdits)|Thinking: |Model: |Model switches to )/;
+/** Notices that answer a setting change (mode, thinking, model), and the server's word that the
+ *  folder is not trusted when a session opens: not a conversation yet. */
+const SETTING_NOTICE = /^(Mode: (ask before edits|accept edits|plan|default|acceptEdits)|Thinking: |Model: |Model switches to |This folder is not trusted \()/;
 
 /**
  * What to do about a failed turn, one hint per kind. `again` is how to retry: "say “continue”"

@@ -42,6 +42,7 @@ const CHAT_COMMANDS: ReadonlySet<ChatCommand> = new Set<ChatCommand>([
   "tiller.openSettings",
   "tiller.resumeSession",
   "tiller.restartServer",
+  "workbench.trust.manage",
 ]);
 const EDITS_KEPT = 200;
 

@@ -19,6 +19,7 @@ import { type AgentView, currentTool } from "../chat/agents";
 import { applyPatch, type ChatView } from "../chat/patch";
 import { attachmentsView, Composer } from "./attach";
 import { slashHint, slashMatches } from "../chat/slash";
+import { MANAGE_TRUST_COMMAND, untrustedWelcome } from "../trustText";
 import { createMarkdownRenderer } from "./markdown";
 
 interface VsCodeApi {
@@ -509,11 +510,15 @@ function renderWelcome(model: ChatView): HTMLElement {
     ? ["Write a tiny Python program and run it", "Plan a small change before making it", "Show me what the chat can render"]
     : ["Explain what this project does and how it is laid out", "Find a failing test and fix it", "Add a short “How to run” section to the README"];
   const prompts = h("div", { className: "examples" }, ...examples.map((text) => button(text, "example", () => vscode.postMessage({ type: "prompt", text }))));
+  const untrusted = untrustedWelcome(state?.workspaceTrust);
   return h(
     "section",
     { className: "welcome" },
     h("h2", { text: "Tiller" }),
     h("p", { text: "A coding agent you steer: it reads, edits and runs code in this workspace, shows every step, and asks before it changes anything unless you allow it." }),
+    untrusted !== undefined
+      ? h("p", { className: "untrusted" }, `${untrusted} `, button("Manage Workspace Trust", "secondary hint-action manage-trust", () => vscode.postMessage({ type: "command", command: MANAGE_TRUST_COMMAND })))
+      : null,
     h(
       "ul",
       { className: "facts" },
@@ -652,7 +657,7 @@ function placeWelcome(model: ChatView): void {
     shown?.remove();
     return;
   }
-  const key = [state.mode, state.model, model.provider ?? ""].join("|");
+  const key = [state.mode, state.model, model.provider ?? "", state.workspaceTrust?.trusted ?? ""].join("|");
   if (shown?.dataset.key === key) return;
   const welcome = renderWelcome(model);
   welcome.dataset.key = key;

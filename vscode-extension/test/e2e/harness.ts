@@ -273,10 +273,18 @@ function installedVsix(userData: string): string {
   return extensions;
 }
 
+export interface SessionOptions {
+  /** VS Code's Workspace Trust on: the workspace opens in Restricted Mode (no start-up prompt)
+   *  until the test trusts it. Off by default: every folder is trusted. */
+  workspaceTrust?: boolean;
+  /** Files written into the workspace before code-server opens it: relative path → text. */
+  files?: Readonly<Record<string, string>>;
+}
+
 /** Starts code-server on a fresh profile, with the VSIX installed (once per build), and opens the
  *  workspace (`moreFolders`: a `.code-workspace` of the folder `workspace` and these, made in the
  *  run directory, is opened instead). */
-export async function startSession(moreFolders: readonly string[] = []): Promise<Session> {
+export async function startSession(moreFolders: readonly string[] = [], options: SessionOptions = {}): Promise<Session> {
   if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run the build first`);
   if (!existsSync(CODE_SERVER)) throw new Error(`${CODE_SERVER} is missing: run scripts/setup.sh first`);
   const run = path.join(CACHE, "run");
@@ -285,6 +293,10 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
   const workspace = path.join(run, "workspace");
   for (const dir of [path.join(userData, "User"), path.join(userData, "Machine"), workspace, ARTIFACTS]) mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(workspace, "README.md"), "# e2e workspace\n");
+  for (const [name, content] of Object.entries(options.files ?? {})) {
+    mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
+    writeFileSync(path.join(workspace, name), content);
+  }
   const folders = [workspace, ...moreFolders.map((name) => path.join(run, name))];
   for (const folder of folders) mkdirSync(folder, { recursive: true });
   const workspaceFile = path.join(run, "e2e.code-workspace");
@@ -312,8 +324,11 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
   const [fakePort = 0, port = 0] = await freePorts(2);
   const fake = new FakeApi(fakePort, run);
   const settingsFile = path.join(userData, "User", "settings.json");
+  const trust = options.workspaceTrust === true;
   const settings: Record<string, unknown> = {
-        "security.workspace.trust.enabled": false,
+        "security.workspace.trust.enabled": trust,
+        // Restricted Mode at once, not a modal question (the test trusts the folder itself).
+        ...(trust ? { "security.workspace.trust.startupPrompt": "never" } : {}),
         "workbench.startupEditor": "none",
         "workbench.tips.enabled": false,
         "workbench.enableExperiments": false,
@@ -338,7 +353,7 @@ export async function startSession(moreFolders: readonly string[] = []): Promise
   writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\n`);
   const codeServer = spawn(
     CODE_SERVER,
-    ["--config", configFile, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", opened],
+    ["--config", configFile, "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extensions, "--disable-telemetry", "--disable-update-check", ...(trust ? [] : ["--disable-workspace-trust"]), "--disable-getting-started-override", opened],
     {
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
@@ -519,8 +534,8 @@ export async function setMode(page: Page, label: string): Promise<void> {
 }
 
 /** A code-server session with the server's first state shown and the chat open and ready. */
-export async function startChatSession(moreFolders: readonly string[] = []): Promise<Session> {
-  const session = await startSession(moreFolders);
+export async function startChatSession(moreFolders: readonly string[] = [], options: SessionOptions = {}): Promise<Session> {
+  const session = await startSession(moreFolders, options);
   await statusItem(session.page).waitFor({ timeout: 90_000 });
   await statusShows(session.page, "·", 90_000);
   await runCommand(session.page, "Tiller: Open Chat");

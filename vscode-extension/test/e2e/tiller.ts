@@ -293,9 +293,10 @@ export function tillerTests(): void {
         return pids.length === 1 && pids[0] !== before ? pids[0] : undefined;
       }, 60_000);
       await waitFor("the server environment", () => (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`ANTHROPIC_API_KEY=${key}`) ? true : undefined), 10_000);
-      // Launched as `python -m tiller --warm` and nothing more: an extra argument (the `--stdio`
-      // vscode-languageclient adds for TransportKind.stdio) made the warm template refuse it.
-      assert.deepEqual(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(1, -1), ["-m", "tiller", "--warm"]);
+      // Launched as `python -P -m tiller --warm` and nothing more: an extra argument (the
+      // `--stdio` vscode-languageclient adds for TransportKind.stdio) made the warm template
+      // refuse it; `-P` keeps the workspace off the server's sys.path.
+      assert.deepEqual(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(1, -1), ["-P", "-m", "tiller", "--warm"]);
       await chatState(page, "connection", "running", 60_000);
       assert.equal(grepTree(session.userData, key), undefined);
     });

@@ -29,7 +29,14 @@ test("an explicit demo script wins over everything", () => {
 });
 
 test("empty settings are left out and the key never appears", () => {
-  const options = toInitializationOptions({ ...base, model: "claude-x", dataDir: "/data", toolBudget: 0 }, true);
-  assert.deepEqual(options, { permissionMode: "default", toolBudget: 0, provider: { kind: "anthropic" }, model: "claude-x", dataDir: "/data" });
-  assert.ok(!JSON.stringify(toInitializationOptions(base, false)).includes("apiKey"));
+  const options = toInitializationOptions({ ...base, model: "claude-x", dataDir: "/data", toolBudget: 0 }, true, true);
+  assert.deepEqual(options, {
+    permissionMode: "default",
+    toolBudget: 0,
+    provider: { kind: "anthropic" },
+    workspaceTrust: { trusted: true, by: "VS Code workspace trust" },
+    model: "claude-x",
+    dataDir: "/data",
+  });
+  assert.ok(!JSON.stringify(toInitializationOptions(base, false, true)).includes("apiKey"));
 });

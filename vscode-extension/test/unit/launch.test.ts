@@ -1,4 +1,5 @@
-// The server is launched warm (`python -m tiller --warm`) until a warm launch fails, then plain.
+// The server is launched warm (`python -P -m tiller --warm`) until a warm launch fails, then
+// plain; `-P` keeps the workspace off the server's sys.path.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { serverArgs, WarmChoice } from "../../src/launch";
@@ -6,14 +7,14 @@ import { serverArgs, WarmChoice } from "../../src/launch";
 test("the server is launched warm first", () => {
   const choice = new WarmChoice({});
   assert.equal(choice.warm, true);
-  assert.deepEqual(serverArgs(choice.warm), ["-m", "tiller", "--warm"]);
+  assert.deepEqual(serverArgs(choice.warm), ["-P", "-m", "tiller", "--warm"]);
 });
 
 test("a failed warm launch makes the next launches plain", () => {
   const choice = new WarmChoice({});
   assert.equal(choice.launchFailed(true), true, "retry plainly");
   assert.equal(choice.warm, false);
-  assert.deepEqual(serverArgs(choice.warm), ["-m", "tiller"]);
+  assert.deepEqual(serverArgs(choice.warm), ["-P", "-m", "tiller"]);
   assert.equal(choice.launchFailed(false), false, "a failed plain launch is not retried here");
 });
 
