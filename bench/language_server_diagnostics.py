@@ -21,6 +21,8 @@ from pathlib import Path
 
 from tiller.extend.language_servers.config import read_language_servers
 from tiller.extend.language_servers.diagnostics import LanguageServers
+from tiller.extend.settings_layer import Settings
+from tiller.extend.trust import Trust
 from tiller.workspace.tool_env import EnvRules
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,7 +32,8 @@ EDITS = 10
 
 async def measure(workspace: Path) -> dict[str, float]:
     entry = {"command": [str(PYRIGHT), "--stdio"], "extensions": [".py"], "timeoutSeconds": 120}
-    config = read_language_servers(workspace, {"pyright": entry}, {"HOME": str(workspace)})
+    settings = Settings(workspace, Trust(True, "the bench"))  # no settings files
+    config = read_language_servers(settings, {"pyright": entry})
     servers = LanguageServers(config, workspace, EnvRules())
     path = workspace / "m.py"
     path.write_text('count: int = "x"\n')

@@ -20,6 +20,8 @@ from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import TurnOutcome
 from tiller.core.permissions import Grants
 from tiller.core.scheduler import ToolCall
+from tiller.extend.settings_layer import Settings
+from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -88,6 +90,14 @@ class Host:
 
     def count_tools(self, used: int) -> None:
         return None
+
+    @property
+    def trust(self) -> Trust:
+        return Trust(True, "the test")
+
+    def settings(self) -> Settings:
+        """No settings files: the loop's behaviours are the mode's."""
+        return Settings(Path("."), self.trust)
 
     def take_steers(self) -> tuple[str, ...]:
         taken = tuple(self.steers)

@@ -14,9 +14,11 @@ import platformdirs
 
 from tiller.errors import ConfigError
 from tiller.extend.hook_config import NO_HOOKS, HookConfig, parse_hooks
+from tiller.extend.trust import Trust
 from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
 from tiller.model.server_tools import ServerTools, WebToolSettings
 from tiller.model.usage import CACHE_TTLS, CacheTtl
+from tiller.model.web_domains import allowed_entry, host_of
 from tiller.protocol import MODES, Mode, Thinking
 from tiller.workspace.tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
 
@@ -83,6 +85,7 @@ class Config:
     step_retry_delays: tuple[float, ...] = (1.0, 2.0)  # not a setting: tests run without waits
     mcp: McpOptions = McpOptions()
     language_servers: Mapping[str, Any] = field(default_factory=dict)  # languageServers (raw)
+    workspace_trust: Trust | None = None  # what the client decided (None: the user's record)
 
     @property
     def resolved_data_dir(self) -> Path:
@@ -100,7 +103,7 @@ KNOWN_KEYS = frozenset(
         "checkpointRetentionDays", "cacheTtl", "webSearch", "webFetch", "maxParallelTasks",
         "mcpServers", "mcpAllow", "mcpReadOnly", "mcpCallSeconds", "mcpStartSeconds",
         "enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers",
-        "hooks", "languageServers",
+        "hooks", "languageServers", "workspaceTrust",
     }
 )  # fmt: skip
 
@@ -192,15 +195,24 @@ WEB_TOOL_KEYS = frozenset(
 MAX_WEB_TOOL_USES = 1000
 
 
-def _domains(value: Any, key: str) -> tuple[str, ...]:
+def _domains(value: Any, key: str, *, allowed: bool) -> tuple[str, ...]:
+    """A domain list in the one spelling the API is sent (``model/web_domains.py``):
+    ``bücher.example`` is ``xn--bcher-kva.example``; ``Example.com:443`` and
+    ``https://example.com/x`` are ``example.com``. An allowed entry keeps a path written after
+    its host (``github.com/anthropics``: dropping it would allow more); a blocked entry is its
+    host (never less than written). An entry that is not a host is a ConfigError naming it."""
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(d, str) and d.strip() for d in value):
         raise ConfigError(key, f"expected a list of domains, got {value!r}")
-    schemes = [d for d in value if "://" in d]
-    if schemes:
-        raise ConfigError(key, f"domains are written without a scheme (example.com): {schemes}")
-    return tuple(value)
+    normal: list[str] = []
+    for entry in value:
+        domain = allowed_entry(entry) if allowed else host_of(entry)
+        if domain is None:
+            raise ConfigError(key, f"{entry!r} is not a domain (example.com, which covers its "
+                                   "subdomains too)")  # fmt: skip
+        normal.append(domain)
+    return tuple(dict.fromkeys(normal))
 
 
 def _web_tool(value: Any, key: str) -> WebToolSettings:
@@ -212,8 +224,8 @@ def _web_tool(value: Any, key: str) -> WebToolSettings:
     unknown = sorted(value.keys() - WEB_TOOL_KEYS)
     if unknown:
         raise ConfigError(key, f"unknown keys {unknown}")
-    allowed = _domains(value.get("allowedDomains"), f"{key}.allowedDomains")
-    blocked = _domains(value.get("blockedDomains"), f"{key}.blockedDomains")
+    allowed = _domains(value.get("allowedDomains"), f"{key}.allowedDomains", allowed=True)
+    blocked = _domains(value.get("blockedDomains"), f"{key}.blockedDomains", allowed=False)
     if allowed and blocked:  # the API takes one or the other (see server_tools.py)
         raise ConfigError(key, "give allowedDomains or blockedDomains, not both")
     max_uses = value.get("maxUses")
@@ -313,6 +325,19 @@ def _hooks(value: Any) -> HookConfig:
     return config
 
 
+def _workspace_trust(value: Any) -> Trust | None:
+    """``{trusted: bool, by?: string}``: the client's own decision for its workspace (VS
+    Code's workspace trust, ``tiller run --trust``); left out, the user's record decides."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("trusted"), bool):
+        raise ConfigError("workspaceTrust", "expected {trusted: bool, by?: string}")
+    by = value.get("by", "the client")
+    if not isinstance(by, str) or not by.strip():
+        raise ConfigError("workspaceTrust.by", "expected a non-empty string")
+    return Trust(value["trusted"], by)
+
+
 def parse_config(options: Any) -> Config:
     """Validate ``initializationOptions``; unknown keys are ignored with a warning."""
     if options is None:
@@ -365,4 +390,5 @@ def parse_config(options: Any) -> Config:
         mcp=_mcp(options),
         hooks=_hooks(options.get("hooks")),
         language_servers=_language_servers(options.get("languageServers")),
+        workspace_trust=_workspace_trust(options.get("workspaceTrust")),
     )

@@ -92,6 +92,7 @@ PERMISSIONS: Final = "tiller/permissions"
 PERMISSIONS_ADD: Final = "tiller/permissions/add"
 PERMISSIONS_REMOVE: Final = "tiller/permissions/remove"
 MCP_LIST: Final = "tiller/mcp/list"
+SET_WORKSPACE_TRUST: Final = "tiller/setWorkspaceTrust"
 
 # Server -> client notifications
 STATE: Final = "tiller/state"
@@ -109,7 +110,7 @@ CUSTOM_METHODS: Final = frozenset(
         PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
         GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
         SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND, EDIT,
-        MCP_LIST, STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
+        MCP_LIST, SET_WORKSPACE_TRUST, STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
         CHECKPOINT, DIAGNOSTICS,
     }
 )  # fmt: skip
@@ -211,6 +212,8 @@ class State:
     sandbox: Sandbox = "none"
     context: JSON | None = None  # ContextUseWire: after the last step, or counted before sending
     session_cost_usd: float | None = None
+    trusted: bool = False  # the workspace's trust (extend/trust.py) and who decided it
+    trusted_by: str = ""
 
     def to_wire(self) -> StateWire:
         context = cast("ContextUseWire | None", self.context)  # usage.ContextUse.to_wire()
@@ -230,6 +233,7 @@ class State:
             "sessionCostUsd": (
                 None if self.session_cost_usd is None else round(self.session_cost_usd, 6)
             ),
+            "workspaceTrust": {"trusted": self.trusted, "by": self.trusted_by},
         }
 
 
@@ -282,6 +286,15 @@ class StateWire(TypedDict):
     context: NotRequired[ContextUseWire | None]
     sessionCostUsd: NotRequired[float | None]
     sandbox: NotRequired[Sandbox]
+    workspaceTrust: NotRequired[WorkspaceTrustWire]
+
+
+class WorkspaceTrustWire(TypedDict):
+    """Whether the workspace's settings files may run programs and widen grants, and who
+    decided (``"tiller trust"``, ``"Claude Code"``, ``"VS Code"``, ``"not trusted yet"`` ...)."""
+
+    trusted: bool
+    by: str
 
 
 class TodoWire(TypedDict):
@@ -992,6 +1005,15 @@ class RemoveRuleParams:
 
 
 @dataclass(frozen=True)
+class SetWorkspaceTrustParams:
+    """The client's own decision for its workspace (VS Code's workspace trust granted): it
+    applies at once and is not recorded (the client keeps it); ``by`` names the decider."""
+
+    trusted: bool
+    by: Annotated[str, NonBlank()] = "the client"
+
+
+@dataclass(frozen=True)
 class McpListParams:
     """``start``: start the servers not running first (a refresh); else the states as they are."""
 
@@ -1027,6 +1049,7 @@ CLIENT_REQUESTS: Final[dict[str, tuple[type, object]]] = {
     PERMISSIONS_ADD: (AddRuleParams, PermissionChange),
     PERMISSIONS_REMOVE: (RemoveRuleParams, PermissionChange),
     MCP_LIST: (McpListParams, McpList),
+    SET_WORKSPACE_TRUST: (SetWorkspaceTrustParams, WorkspaceTrustWire),
 }
 """Client -> server requests: method -> (params, result)."""
 

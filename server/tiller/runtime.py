@@ -19,8 +19,11 @@ from tiller.config import Config
 from tiller.errors import TillerError
 from tiller.extend.language_servers.config import read_language_servers
 from tiller.extend.language_servers.diagnostics import LanguageServers
+from tiller.extend.mcp.config import read_mcp_config
 from tiller.extend.mcp.manager import McpManager
 from tiller.extend.mcp.server import McpSettings
+from tiller.extend.settings_layer import Settings, read_settings
+from tiller.extend.trust import Trust, decided
 from tiller.model.provider import AnthropicProvider
 from tiller.services import make_provider, open_checkpoints, open_shell, open_store
 from tiller.workspace.rewind import CheckpointKeeper
@@ -49,6 +52,7 @@ class Runtime:
         self._checkpoint_lock = asyncio.Lock()  # one for every keeper: their repos overlap
         self._mcp: dict[Path, McpManager] = {}
         self._language_servers: dict[Path, LanguageServers] = {}
+        self._trust: dict[Path, Trust] = {}
         self._background: set[asyncio.Future[Any]] = set()
         self._warming: asyncio.Future[None] | None = None
         self.models: list[tuple[str, str]] = []  # (id, display name), once listed
@@ -65,6 +69,33 @@ class Runtime:
                 self.background(keeper.housekeeping())
         return self._keepers[roots]
 
+    def trust(self, workspace: Path) -> Trust:
+        """Whether ``workspace``'s files may run programs and widen grants: what the client
+        said (VS Code's workspace trust, ``tiller run --trust``), else the user's recorded
+        decision (``trust.decided``), read once and kept until ``set_trust``."""
+        if workspace not in self._trust:
+            self._trust[workspace] = self.config.workspace_trust or decided(workspace)
+        return self._trust[workspace]
+
+    def settings(self, workspace: Path) -> Settings:
+        """``workspace``'s settings files as they are now, with its trust."""
+        return read_settings(workspace, self.trust(workspace))
+
+    async def set_trust(self, workspace: Path, trust: Trust) -> None:
+        """The user decided (``/trust``, the editor's trust granted): the files are read again
+        with the new trust, and MCP and language servers whose entries changed are replaced
+        (an untrusted folder's never run)."""
+        self._trust[workspace] = trust
+        settings = self.settings(workspace)
+        if workspace in self._mcp:
+            options = self.config.mcp
+            await self._mcp[workspace].reconfigure(
+                read_mcp_config(settings, options.servers, None, options.enable)
+            )
+        if workspace in self._language_servers:
+            config = read_language_servers(settings, self.config.language_servers)
+            await self._language_servers[workspace].reconfigure(config)
+
     def mcp(self, workspace: Path) -> McpManager:
         """The MCP servers of ``workspace``, shared by its sessions: configured when first
         asked for (the files are read then), started only when something needs them."""
@@ -75,21 +106,21 @@ class Runtime:
                 EnvRules.from_setting(self.config.scrub_env),
             )  # fmt: skip
             self._mcp[workspace] = McpManager.read(
-                workspace, settings, options.servers, options.enable, options.read_only
-            )
+                self.settings(workspace), settings, options.servers, options.enable,
+                options.read_only,
+            )  # fmt: skip
         return self._mcp[workspace]
 
-    def language_servers(self, workspace: Path) -> LanguageServers | None:
+    def language_servers(self, workspace: Path) -> LanguageServers:
         """The language servers of ``workspace``, shared by its sessions, for clients that do
         not offer their editor's diagnostics: configured when first asked for (the settings
-        files are read then), each started at the first edit of a file it checks. None when
-        none is configured."""
+        files are read then), each started at the first edit of a file it checks. With none
+        configured, an edit asks nothing and costs nothing."""
         if workspace not in self._language_servers:
-            config = read_language_servers(workspace, self.config.language_servers)
+            config = read_language_servers(self.settings(workspace), self.config.language_servers)
             rules = EnvRules.from_setting(self.config.scrub_env)
             self._language_servers[workspace] = LanguageServers(config, workspace, rules)
-        found = self._language_servers[workspace]
-        return found if found.config.servers else None
+        return self._language_servers[workspace]
 
     async def close(self) -> None:
         """Stop what runs beside the sessions: every MCP server and language server."""
@@ -104,8 +135,7 @@ class Runtime:
         assumed of a configured model the catalog does not know (never a silent 200K window)."""
         found = () if self.checkpoints(roots) is not None else (CHECKPOINTS_OFF,)
         found = (*found, *(f"MCP configuration: {p}" for p in self.mcp(roots.primary).problems))
-        self.language_servers(roots.primary)
-        problems = self._language_servers[roots.primary].config.problems
+        problems = self.language_servers(roots.primary).config.problems
         found = (*found, *(f"Language servers: {p}" for p in problems))
         model = self.model_notice()
         return (*found, model) if model else found

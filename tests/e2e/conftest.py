@@ -67,8 +67,12 @@ async def start(
             "provider": {"kind": "anthropic", "baseUrl": api.base_url, "apiKey": "test-key"},
             "model": "claude-test-1",
             "dataDir": str(tmp_path / "data"),
+            # The test's own workspace, as a trusted editor window: its settings files apply.
+            # The trust tests start servers without it (workspaceTrust=None).
+            "workspaceTrust": {"trusted": True, "by": "the test"},
         }
         merged.update(options)
+        merged = {k: v for k, v in merged.items() if v is not None}
         tiller = await start_tiller(
             workspace, tmp_path / "data", merged, capabilities, more_folders
         )

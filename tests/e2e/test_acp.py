@@ -1191,3 +1191,33 @@ async def test_slash_steer_reaches_the_running_turn_at_its_next_step(
     assert answers == ["end_turn"]
     assert "use tabs, not spaces" in str(api.message_requests()[1].body["messages"][-1])
     assert "steered: use tabs, not spaces" in editor.message_text()
+
+
+# --- workspace trust --------------------------------------------------------------------------
+
+
+async def test_an_untrusted_folder_is_said_its_hooks_never_run_and_trust_is_a_command(
+    start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    mark = tmp_path / "hook-ran"
+    hook = {"type": "command", "command": f"touch {mark}"}
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
+    )
+    editor = Editor()
+    async with start(editor) as agent:
+        session_id = await agent.new()
+        await editor.wait_for(lambda: "This folder is not trusted" in editor.message_text())
+        assert ".claude/settings.json (hooks)" in editor.message_text()
+        await editor.wait_for(lambda: editor.of("available_commands_update"))
+        names = {c.name for c in editor.of("available_commands_update")[-1].available_commands}
+        assert "trust" in names
+        api.enqueue({"content": [{"type": "text", "text": "hi"}]})
+        assert await agent.say(session_id, "hello") == "end_turn"
+        assert not mark.exists()  # the turn ended: its hook never ran
+        assert await agent.say(session_id, "/trust yes") == "end_turn"
+        assert "Trusted" in editor.message_text()
+        api.enqueue({"content": [{"type": "text", "text": "hi again"}]})
+        assert await agent.say(session_id, "hello again") == "end_turn"
+        assert mark.exists()

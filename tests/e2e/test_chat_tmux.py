@@ -8,6 +8,7 @@ with a bound; nothing asserts a duration. Fixtures ``api`` (the fake, key "test-
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
+from tiller.extend.trust import record
 from warm import suite
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -165,12 +167,18 @@ async def start_chat(
         toolbar: str = TOOLBAR,
         key: str | None = "test-key",
         env: dict[str, str] | None = None,
+        trusted: bool | None = True,
     ) -> Terminal:
+        """``trusted``: the user's recorded decision for the workspace (None: none yet, so
+        the chat asks first)."""
         argv = [
             sys.executable, "-m", "tiller.faces.cli", "chat", "--workspace", str(workspace),
             "--base-url", api.base_url, "--model", "claude-test-1", *args,
         ]  # fmt: skip
-        terminal.start(argv, {**chat_env(tmp_path / "data", key), **(env or {})}, workspace)
+        environment = {**chat_env(tmp_path / "data", key), **(env or {})}
+        if trusted is not None:
+            record(workspace, trusted, environment)
+        terminal.start(argv, environment, workspace)
         await terminal.wait(toolbar)
         return terminal
 
@@ -206,6 +214,30 @@ def last_user_text(api: FakeMessagesAPI, n: int) -> str:
 
 
 # --- streaming and the toolbar ----------------------------------------------------------------
+
+
+async def test_the_first_start_in_a_folder_asks_whether_to_trust_it_once(
+    start_chat: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / ".claude").mkdir()
+    hook = {"type": "command", "command": f"touch {tmp_path / 'hook-ran'}"}
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
+    )
+    term = await start_chat(toolbar="[t] trust it", trusted=None)
+    assert ".claude/settings.json (hooks)" in term.screen()
+    term.keys("x")  # not a choice: nothing happens, a reminder says which keys are
+    await term.wait("t or n")
+    term.keys("n")
+    await term.wait(TOOLBAR)
+    await term.wait("Not trusting")
+    api.enqueue({"content": [text("hi")]})
+    term.type("hello")
+    term.keys("Enter")
+    await term.wait("hi")
+    assert not (tmp_path / "hook-ran").exists()  # the turn ended: the hook never ran
+    recorded = json.loads((tmp_path / "data" / "user-tiller" / "trusted-folders.json").read_text())
+    assert recorded["folders"][str(workspace)]["trusted"] is False
 
 
 async def test_an_answer_streams_above_while_the_prompt_stays(

@@ -90,9 +90,10 @@ async def test_tiller_run_tells_the_model_its_type_error_and_the_next_step_fixes
     (workspace / ".tiller").mkdir()
     (workspace / ".tiller" / "settings.json").write_text(
         json.dumps({"languageServers": {"pyright": PYRIGHT_ENTRY}})
-    )  # checked in: it runs once the user enabled it
-    (workspace / ".tiller" / "settings.local.json").write_text(
-        json.dumps({"enabledLanguageServers": ["pyright"]})
+    )  # checked in: it runs once the folder is trusted and the user enabled it
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "settings.json").write_text(
+        json.dumps({"enabledLanguageServers": ["pyright"]})  # the user's own settings
     )
     (workspace / "m.py").write_text('old: int = "x"\n')  # an error that was there before
     api.enqueue(*write_then_fix("m.py"))
@@ -100,7 +101,7 @@ async def test_tiller_run_tells_the_model_its_type_error_and_the_next_step_fixes
     env |= {"CLAUDE_CONFIG_DIR": str(tmp_path / "c"), "TILLER_CONFIG_DIR": str(tmp_path / "t")}
     process = await asyncio.create_subprocess_exec(
         *CLI, "--workspace", str(workspace), "--base-url", api.base_url,
-        "--model", "claude-test-1", "--yes", "set count to three",
+        "--model", "claude-test-1", "--yes", "--trust", "set count to three",
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env=env, cwd=workspace,
     )  # fmt: skip
@@ -232,8 +233,8 @@ async def test_an_interrupt_stops_waiting_for_a_language_server_at_once(
 async def test_a_bad_entry_is_a_notice_naming_its_file(
     start: Any, workspace: Path, tmp_path: Path
 ) -> None:
-    settings = workspace / ".tiller" / "settings.local.json"
-    settings.parent.mkdir()
+    settings = tmp_path / "data" / "user-tiller" / "settings.json"  # the user's (harness)
+    settings.parent.mkdir(parents=True)
     settings.write_text(json.dumps({"languageServers": {"ts": {"command": ["tsls"]}}}))
     tiller = await start()
     await tiller.wait_for(lambda: any("Language servers:" in text for text in notices(tiller)))

@@ -50,7 +50,7 @@ async def servers() -> AsyncIterator[list[McpServer]]:
 def make(
     started: list[McpServer], name: str, raw: JSON, settings: McpSettings | None = None
 ) -> McpServer:
-    config = ServerConfig(name, parse_server(raw, {}), "test", "client")
+    config = ServerConfig(name, parse_server(raw, {}).launch, "test", "client")
     server = McpServer(config, settings or McpSettings())
     started.append(server)
     return server
@@ -125,7 +125,7 @@ async def test_no_secret_reaches_a_server_unless_configured(
     monkeypatch.setenv("PLAIN_SETTING", "plain-value")
     raw = {**everything(), "env": {"GIVEN_TOKEN": "${DEPLOY_TOKEN}"}}
     server = McpServer(
-        ServerConfig("everything", parse_server(raw, {"DEPLOY_TOKEN": "sekrit-configured"}),
+        ServerConfig("everything", parse_server(raw, {"DEPLOY_TOKEN": "sekrit-configured"}).launch,
                      "test", "client"),
         McpSettings(),
     )  # fmt: skip
@@ -241,7 +241,7 @@ async def test_a_resumed_history_gets_its_loaded_tools_real_definitions_back(
     before the turn, the servers start, so the real definition is sent, not a placeholder."""
     name = "mcp__time__get_current_time"
     config = McpConfig(
-        {"time": ServerConfig("time", parse_server(time_server(), {}), "t", "client")}
+        {"time": ServerConfig("time", parse_server(time_server(), {}).launch, "t", "client")}
     )
     manager = McpManager(config, McpSettings())
     history = (

@@ -97,7 +97,7 @@ async def test_a_rule_added_mid_session_is_told_and_the_tools_list_stays(
     assert without_cache_control(first.body["tools"]) == without_cache_control(second.body["tools"])
     assert web_fetch_tools(second.body)[0]["blocked_domains"] == ["evil.example"]
     notices = [e["text"] for e in tiller.events_of("notice")]
-    assert any("WebFetch permission rules changed" in n for n in notices), notices
+    assert any("WebFetch or WebSearch permission rules changed" in n for n in notices), notices
 
 
 async def test_an_allowed_list_loses_the_denied_domains_and_never_gains_allowed_ones(
@@ -152,7 +152,7 @@ async def test_rules_changed_mid_session_and_across_a_restart_keep_the_thinking_
     assert web_fetch_tools(bodies[-1])[0]["blocked_domains"] == ["evil.example"]
     assert thinking_sent_back(api) == 5  # every earlier thinking block still valid
     told = [e["text"] for e in second.events_of("notice")]
-    assert any("WebFetch permission rules changed" in n for n in told), told
+    assert any("WebFetch or WebSearch permission rules changed" in n for n in told), told
 
 
 async def test_a_new_session_takes_the_changed_rules(

@@ -79,7 +79,7 @@ def test_a_broken_agent_file_says_what_is_wrong(text: str, says: str) -> None:
     assert isinstance(found, AgentProblem) and says in found.message
 
 
-def test_workspace_agents_come_before_user_agents_and_a_broken_file_hides_no_other(
+def test_user_agents_come_before_workspace_agents_and_a_broken_file_hides_no_other(
     tmp_path: Path,
 ) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
@@ -94,8 +94,9 @@ def test_workspace_agents_come_before_user_agents_and_a_broken_file_hides_no_oth
     )
     (home / ".claude" / "agents" / "b.md").write_text("---\nname: b\ndescription: user's\n---\n")
     agents = load_agents(ws, {"HOME": str(home)})
-    assert [k.name for k in agents.kinds] == ["explore", "general-purpose", "a", "b"]
+    assert [k.name for k in agents.kinds] == ["explore", "general-purpose", "b", "a"]
     assert agents.get("a") is not None and agents.get("a").description == "tiller's"  # type: ignore[union-attr]
+    assert [k.scope for k in agents.kinds] == ["built-in", "built-in", "user", "project"]
     assert agents.get("explore") == EXPLORE  # a built-in kind is never replaced
     assert [p.path.name for p in agents.problems] == ["broken.md"]
     assert Agents.from_json(agents.to_json()).kinds == agents.kinds

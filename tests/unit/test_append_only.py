@@ -39,6 +39,8 @@ from tiller.core.outcomes import Failed
 from tiller.core.session import Session, Started
 from tiller.core.sessions import Seat, Sessions
 from tiller.core.system_prompt import instructions_in, system_prompt
+from tiller.extend.settings_layer import Settings
+from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -142,6 +144,12 @@ class MemoryRuntime:
 
     def checkpoints(self, workspace: Path) -> None:
         return None
+
+    def trust(self, workspace: Path) -> Trust:
+        return Trust(True, "the test")
+
+    def settings(self, workspace: Path) -> Settings:
+        return Settings(workspace, self.trust(workspace))  # no settings files
 
     def mcp(self, workspace: Path) -> None:  # no MCP servers
         return None

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiller.extend.allowed_tools import allows
+from tiller.core.command_grants import grant_rules, grants
 from tiller.extend.commands_files import read_commands
 from tiller.extend.frontmatter import parse
-from tiller.extend.instructions import cut_notices, imports_in, load, nested_files
+from tiller.extend.instructions import Loaded, cut_notices, imports_in, load, nested_files
 from tiller.extend.skills import read_skills
 
 
@@ -51,16 +51,24 @@ def test_positional_arguments(tmp_path: Path) -> None:
     assert found["fix"].expand('12 "src/a b.py"') == 'Fix issue 12 in src/a b.py (12 "src/a b.py")'
 
 
-def test_allowed_tools_grant_names_and_simple_command_prefixes_only() -> None:
-    entries = ("Read", "Bash(git add:*)", "Bash(npm test)")
-    assert allows(entries, "read_file", {"path": "a"})
-    assert allows(entries, "bash", {"command": "git add src"})
-    assert allows(entries, "bash", {"command": "npm test"})
-    assert not allows(entries, "bash", {"command": "npm test --watch"})
-    assert not allows(entries, "bash", {"command": "git add . && rm -rf x"})
-    assert not allows(entries, "bash", {"command": "git add $(evil)"})
-    assert not allows(entries, "bash", {"command": "git addx"})
-    assert not allows(entries, "write_file", {"path": "a"})
+def test_allowed_tools_grant_as_rules_do_and_never_more(tmp_path: Path) -> None:
+    rules = grant_rules(("Read", "Bash(git add:*)", "Bash(git diff:*)", "Bash(npm test)"), "/c")
+
+    def allowed(tool: str, kind: str, **tool_input: str) -> bool:
+        return grants(rules, tool, kind, tool_input, tmp_path, lambda _line: False)
+
+    assert allowed("read_file", "read", path="a")
+    assert allowed("bash", "bash", command="git add src")
+    assert allowed("bash", "bash", command="npm test")
+    assert allowed("bash", "bash", command="timeout 30 npm test")  # a wrapper Claude Code names
+    assert not allowed("bash", "bash", command="npm test --watch")
+    assert not allowed("bash", "bash", command="git add . && rm -rf x")
+    assert not allowed("bash", "bash", command="git add $(evil)")
+    assert not allowed("bash", "bash", command="git addx")
+    assert not allowed("bash", "bash", command="git diff --output=F")  # a writing option
+    assert not allowed("bash", "bash", command="git diff --ext-diff")  # runs a program
+    assert not allowed("write_file", "edit", path="a")
+    assert grant_rules(("Bash(", "Read"), "/c") == grant_rules(("Read",), "/c")
 
 
 def test_imports_skip_code_and_emails() -> None:
@@ -77,7 +85,7 @@ def test_imports_nest_up_to_five_levels_once_each_and_never_outside(tmp_path: Pa
     write(tmp_path / "outside.md", "OUTSIDE")
     write(ws / "AGENTS.md", "@f0.md\n@../outside.md\n")
     loaded = load(ws / "AGENTS.md", "AGENTS.md", ws, tmp_path)
-    assert loaded is not None
+    assert isinstance(loaded, Loaded)
     assert "level 4" in loaded.text and "level 5" not in loaded.text
     assert loaded.text.count("level 0") == 1
     assert "OUTSIDE" not in loaded.text
@@ -86,7 +94,8 @@ def test_imports_nest_up_to_five_levels_once_each_and_never_outside(tmp_path: Pa
 def test_a_file_over_its_budget_is_cut_and_named(tmp_path: Path) -> None:
     write(tmp_path / "AGENTS.md", "x" * 50)
     loaded = load(tmp_path / "AGENTS.md", "AGENTS.md", tmp_path, tmp_path, budget=20)
-    assert loaded is not None and loaded.text.startswith("x" * 20 + "\n[Tiller cut AGENTS.md")
+    assert isinstance(loaded, Loaded)
+    assert loaded.text.startswith("x" * 20 + "\n[Tiller cut AGENTS.md")
     assert cut_notices(loaded.text) == [
         "AGENTS.md is longer than 20 characters: the model sees it cut"
     ]

@@ -124,16 +124,57 @@ def test_a_hook_never_gives_more_rights_than_the_mode() -> None:
 
 def test_disable_all_hooks_in_a_settings_file_turns_the_files_hooks_off(tmp_path: Path) -> None:
     from tiller.extend.hooks import session_hooks
+    from tiller.extend.settings_layer import read_settings
+    from tiller.extend.trust import Trust
 
+    trusted = Trust(True, "the test")
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "settings.json").write_text(
         '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}'
     )
-    found, _ = session_hooks(parse_hooks(None, "t")[0], tmp_path, {}, "s")
+    found, _ = session_hooks(parse_hooks(None, "t")[0], read_settings(tmp_path, trusted), {}, "s")
     assert found.configured("Stop")
     (tmp_path / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
-    found, _ = session_hooks(parse_hooks(None, "t")[0], tmp_path, {}, "s")
+    found, _ = session_hooks(parse_hooks(None, "t")[0], read_settings(tmp_path, trusted), {}, "s")
     assert not found.configured("Stop")
+
+
+def test_an_untrusted_folders_hooks_never_run_but_its_disable_all_hooks_counts(
+    tmp_path: Path,
+) -> None:
+    from tiller.extend.hooks import session_hooks
+    from tiller.extend.settings_layer import read_settings
+    from tiller.extend.trust import Trust
+
+    untrusted = Trust(False, "not trusted yet")
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / ".claude" / "settings.json").write_text(
+        '{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch M"}]}],'
+        ' "SessionStart": [{"hooks": [{"type": "command", "command": "touch M"}]}]}}'
+    )
+    (ws / ".claude" / "settings.local.json").write_text(
+        '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch M"}]}]}}'
+    )
+    user = tmp_path / "user"  # the user's own settings: their hooks run
+    user.mkdir()
+    (user / "settings.json").write_text(
+        '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}}'
+    )
+    env = {"HOME": str(tmp_path), "CLAUDE_CONFIG_DIR": str(user)}
+    settings = read_settings(ws, untrusted, env)
+    found, _ = session_hooks(parse_hooks(None, "t")[0], settings, {}, "s")
+    assert not found.configured("UserPromptSubmit")
+    assert not found.configured("SessionStart")
+    assert not found.configured("PreToolUse", "bash")
+    assert found.configured("Stop")  # the user's own file
+    assert settings.withheld() == (
+        ".claude/settings.json (hooks)", ".claude/settings.local.json (hooks)",
+    )  # fmt: skip
+    (ws / ".claude" / "settings.local.json").write_text('{"disableAllHooks": true}')
+    settings = read_settings(ws, untrusted, env)
+    found, _ = session_hooks(parse_hooks(None, "t")[0], settings, {}, "s")
+    assert not found.configured("Stop")  # taking away is allowed to any file
 
 
 def test_every_face_draws_hook_acted_as_one_line() -> None:

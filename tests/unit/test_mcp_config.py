@@ -11,13 +11,36 @@ import pytest
 from tiller.config import parse_config
 from tiller.errors import ConfigError
 from tiller.extend.mcp.config import (
+    UNTRUSTED,
     Http,
+    Launch,
+    McpConfig,
     Stdio,
     acp_servers,
     parse_server,
     read_mcp_config,
     tool_name,
 )
+from tiller.extend.settings_layer import read_settings
+from tiller.extend.trust import Trust
+
+TRUSTED = Trust(True, "test")
+
+
+def mcp(
+    ws: Path,
+    client: dict[str, object] | None = None,
+    session: dict[str, object] | None = None,
+    enable: dict[str, object] | None = None,
+    *,
+    env: dict[str, str],
+    trust: Trust = TRUSTED,
+) -> McpConfig:
+    return read_mcp_config(read_settings(ws, trust, env), client, session, enable, env)
+
+
+def launch(raw: object, env: dict[str, str]) -> Launch:
+    return parse_server(raw, env).launch
 
 
 def write(path: Path, data: object) -> None:
@@ -31,8 +54,8 @@ def test_variables_expand_with_defaults_as_claude_code_documents() -> None:
         "args": ["--db", "${DB:-local.db}"],
         "env": {"TOKEN": "${GH_TOKEN}"},
     }
-    launch = parse_server(raw, {"TOOLS": "/opt/tools", "GH_TOKEN": "t0k"})
-    assert launch == Stdio("/opt/tools/server", ("--db", "local.db"), {"TOKEN": "t0k"})
+    found = launch(raw, {"TOOLS": "/opt/tools", "GH_TOKEN": "t0k"})
+    assert found == Stdio("/opt/tools/server", ("--db", "local.db"), {"TOKEN": "t0k"})
 
 
 def test_a_missing_variable_without_default_names_it() -> None:
@@ -41,9 +64,9 @@ def test_a_missing_variable_without_default_names_it() -> None:
 
 
 def test_http_and_sse_servers_take_url_and_headers() -> None:
-    http = parse_server({"url": "https://mcp.example.com/mcp", "headers": {"A": "b"}}, {})
+    http = launch({"url": "https://mcp.example.com/mcp", "headers": {"A": "b"}}, {})
     assert http == Http("https://mcp.example.com/mcp", {"A": "b"}, "http")
-    sse = parse_server({"type": "sse", "url": "http://localhost:9/sse"}, {})
+    sse = launch({"type": "sse", "url": "http://localhost:9/sse"}, {})
     assert isinstance(sse, Http) and sse.kind == "sse"
 
 
@@ -54,7 +77,8 @@ def test_http_and_sse_servers_take_url_and_headers() -> None:
         ({"args": ["x"]}, "needs a 'command'"),
         ({"command": "x", "args": "--flag"}, "'args' must be a list of strings"),
         ({"command": "x", "env": {"A": 1}}, "'env' must be an object of strings"),
-        ({"command": "x", "timeout": 3}, "unknown keys ['timeout']"),
+        ({"command": "x", "timeout": "3s"}, "'timeout' must be milliseconds"),
+        ({"command": "x", "disabled": "yes"}, "'disabled' must be true or false"),
         ({"type": "http", "url": "ftp://x"}, "needs a 'url'"),
     ],
 )
@@ -73,7 +97,7 @@ def test_sources_and_their_precedence(tmp_path: Path) -> None:
     })  # fmt: skip
     write(home / ".config" / "tiller" / "settings.json", {"mcpServers": {"b": {"command": "t"}}})
     write(ws / ".mcp.json", {"mcpServers": {"b": {"command": "project"}, "d": {"command": "p"}}})
-    config = read_mcp_config(ws, {"e": {"command": "client"}}, {"a": {"command": "acp"}}, env=env)
+    config = mcp(ws, {"e": {"command": "client"}}, {"a": {"command": "acp"}}, env=env)
     assert config.problems == ()
     launched = {name: s.launch for name, s in config.servers.items()}
     assert launched == {
@@ -91,16 +115,16 @@ def test_workspace_servers_start_only_once_enabled(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     write(ws / ".mcp.json", {"mcpServers": {"mine": {"command": "run-me"}}})
     write(ws / ".tiller" / "settings.json", {"mcpServers": {"also": {"command": "run-me"}}})
-    blocked = read_mcp_config(ws, env={"HOME": str(home)})
+    blocked = mcp(ws, env={"HOME": str(home)})
     assert blocked.servers["mine"].blocked is not None
     assert "enabledMcpjsonServers" in (blocked.servers["also"].blocked or "")
     # The repository cannot enable its own servers: its own settings do not count.
     write(ws / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
-    assert read_mcp_config(ws, env={"HOME": str(home)}).servers["mine"].blocked is not None
+    assert mcp(ws, env={"HOME": str(home)}).servers["mine"].blocked is not None
     write(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
-    enabled = read_mcp_config(ws, env={"HOME": str(home)})
+    enabled = mcp(ws, env={"HOME": str(home)})
     assert enabled.servers["mine"].blocked is None
-    by_option = read_mcp_config(
+    by_option = mcp(
         ws, enable={"enabledMcpjsonServers": ["also"]}, env={"HOME": str(tmp_path / "nobody")}
     )
     assert by_option.servers["also"].blocked is None
@@ -109,7 +133,7 @@ def test_workspace_servers_start_only_once_enabled(tmp_path: Path) -> None:
 
 def test_claude_config_dir_is_honoured(tmp_path: Path) -> None:
     write(tmp_path / "cc" / ".claude.json", {"mcpServers": {"x": {"command": "from-cc"}}})
-    config = read_mcp_config(
+    config = mcp(
         tmp_path / "ws",
         env={"HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")},
     )
@@ -121,10 +145,68 @@ def test_a_bad_file_or_entry_is_named_and_the_others_still_work(tmp_path: Path) 
     write(ws / ".mcp.json", {"mcpServers": {"bad": {"type": "ftp"}, "good": {"command": "ok"}}})
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / ".claude.json").write_text("{broken")
-    config = read_mcp_config(ws, {"fine": {"command": "x"}}, env={"HOME": str(tmp_path / "home")})
+    config = mcp(ws, {"fine": {"command": "x"}}, env={"HOME": str(tmp_path / "home")})
     assert set(config.servers) == {"good", "fine"}
     assert any(p.startswith(f"{ws / '.mcp.json'}: MCP server 'bad':") for p in config.problems)
-    assert any(".claude.json: not JSON" in p for p in config.problems)
+    # a broken file is the settings layer's to tell (once, for every consumer)
+    problems = read_settings(ws, TRUSTED, {"HOME": str(tmp_path / "home")}).problems
+    assert any(".claude.json: not JSON" in p for p in problems)
+
+
+def test_keys_other_tools_write_are_read_and_no_entry_is_lost_to_an_unknown_one(
+    tmp_path: Path,
+) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write(home / ".config" / "tiller" / "settings.json", {"mcpServers": {
+        "slow": {"command": "s", "timeout": 90000},
+        "off": {"command": "o", "disabled": True},
+        "cline": {"command": "c", "autoApprove": ["delete_everything"], "alwaysAllow": []},
+    }})  # fmt: skip
+    config = mcp(ws, env={"HOME": str(home)})
+    assert config.servers["slow"].call_seconds == 90.0  # milliseconds, as Gemini CLI reads it
+    assert config.servers["slow"].blocked is None
+    assert "disabled" in (config.servers["off"].blocked or "")
+    assert config.servers["cline"].launch == Stdio("c")  # kept: the unknown keys are a notice
+    assert config.servers["cline"].blocked is None
+    assert config.problems == (
+        f"{home / '.config' / 'tiller' / 'settings.json'}: MCP server 'cline': "
+        "ignored alwaysAllow, autoApprove",
+    )
+
+
+def test_an_untrusted_folder_starts_none_of_its_servers_even_enabled_by_the_user(
+    tmp_path: Path,
+) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    env = {"HOME": str(home)}
+    write(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
+    write(home / ".config" / "tiller" / "settings.json", {"mcpServers": {"mine": {"command": "m"}}})
+    write(ws / ".mcp.json", {"mcpServers": {"repo": {"command": "touch /tmp/M"}}})
+    write(ws / ".tiller" / "settings.local.json", {"mcpServers": {"evil": {"command": "sh"}}})
+    untrusted = mcp(ws, env=env, trust=Trust(False, "not trusted yet"))
+    assert untrusted.servers["repo"].blocked == UNTRUSTED
+    assert untrusted.servers["evil"].blocked == UNTRUSTED
+    assert untrusted.servers["mine"].blocked is None  # the user's own server
+    trusted = mcp(ws, env=env)
+    assert trusted.servers["repo"].blocked is None  # trusted and enabled by the user
+    assert trusted.servers["evil"].blocked is None
+
+
+def test_a_local_settings_file_in_the_workspace_is_gated_like_mcp_json(tmp_path: Path) -> None:
+    """git tracks ``.tiller/settings.local.json`` like any file: its servers need the user's
+    yes from outside the workspace, and it cannot give that yes itself."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    env = {"HOME": str(home)}
+    write(ws / ".tiller" / "settings.local.json", {
+        "mcpServers": {"evil": {"command": "sh", "args": ["-c", "touch /tmp/M"]}},
+        "enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["evil"],
+    })  # fmt: skip
+    write(ws / ".claude" / "settings.local.json", {"enableAllProjectMcpServers": True})
+    config = mcp(ws, env=env)
+    assert config.servers["evil"].scope == "workspace"
+    assert "not enabled" in (config.servers["evil"].blocked or "")
+    write(home / ".claude.json", {"projects": {str(ws): {"enabledMcpjsonServers": ["evil"]}}})
+    assert mcp(ws, env=env).servers["evil"].blocked is None  # Claude Code's record of the yes
 
 
 def test_tool_names_are_what_the_api_accepts() -> None:

@@ -13,6 +13,7 @@ from tiller.core.call_rules import Ruled, judge, judge_command, session_rules_fo
 from tiller.core.permission_rules import Place, RuleBook, RuleError, matches_call, parse_rule
 from tiller.core.permissions import RULES_FILE, Allow, Ask, Deny, Grants, decide
 from tiller.core.rule_files import add_rule, is_rules_file, load_rule_book, remove_rule
+from tiller.extend.trust import Trust
 
 
 def book(**effects: list[str]) -> RuleBook:
@@ -127,13 +128,17 @@ def test_substitutions_are_segments_of_their_own() -> None:
     assert ruled.effect is None
 
 
-def test_unparsable_line_is_matched_only_by_a_bare_bash_rule() -> None:
-    line = "case x in a) rm;; esac"
-    assert command(book(allow=["Bash(case:*)"]), line) == Ruled(unparsed=line)
-    granted = RuleBook(session_rules_for(command(RuleBook(), line)))
-    assert command(granted, line).effect == "allow"  # "allow for session": this line only
-    assert command(granted, "case y in a) rm;; esac").effect is None
-    assert command(book(allow=["Bash"]), "case x in a) rm;; esac").effect == "allow"
+def test_an_unreadable_line_is_never_allowed_by_a_rule_and_deny_rules_still_decide() -> None:
+    # The old behaviour let a bare Bash allow rule (or an exact one) run a line the parser
+    # could not read: such a line now always asks, unless a deny rule names its program.
+    line = 'echo "${x:-`rm -rf t`}"'
+    assert command(book(allow=["Bash"]), line) == Ruled(unparsed=line)
+    assert command(book(allow=["Bash(echo:*)", f"Bash({line})"]), line).effect is None
+    assert session_rules_for(command(RuleBook(), line)) == ()  # nothing could allow it
+    assert command(book(allow=["Bash"], deny=["Bash(rm:*)"]), line).effect == "deny"
+    assert command(book(deny=["Bash"]), line).effect == "deny"
+    assert command(book(ask=["Bash(/bin/rm -rf:*)"]), line).effect == "ask"
+    assert command(book(deny=["Bash(curl:*)"]), line).effect is None
 
 
 def test_allow_for_session_adds_exactly_the_segments_shown() -> None:
@@ -212,7 +217,7 @@ def test_rules_are_read_from_every_scope_and_problems_name_file_and_rule(
     write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(make:*)"]}})
     write(ws / ".claude" / "settings.json", {"permissions": {"deny": ["Bash(make deploy)"]}})
     write(ws / ".tiller" / "settings.local.json", {"permissions": {"ask": ["Bash(git", 3]}})
-    loaded = load_rule_book(ws)
+    loaded = load_rule_book(ws, Trust(True, "the test"))
     assert [(r.scope, r.source, r.text) for r in loaded.rules] == [
         ("user", "~/.claude/settings.json", "Bash(make:*)"),
         ("workspace", ".claude/settings.json", "Bash(make deploy)"),

@@ -33,6 +33,7 @@ from tiller.core.permission_rules import Rule, RuleBook, parse_rule
 class Atom:
     text: str
     plain: bool  # False: runs another program, writes through a redirection, or assigns
+    through: str | None = None  # the command behind the wrappers Claude Code's docs name
 
 
 PLAIN = [
@@ -56,12 +57,19 @@ PLAIN = [
     "FOO=1 rm x",
     "GIT_EXTERNAL_DIFF=evil git diff",
 ]
+# ``timeout``, ``time``, ``nice``, ``nohup`` and ``stdbuf`` are seen through by allow rules
+# (Claude Code's docs: ``timeout 30 npm test`` under ``Bash(npm test *)``).
+THROUGH = {
+    "timeout 5 rm x": "rm x",
+    "nohup rm x": "rm x",
+    "timeout 30 npm test": "npm test",
+    "nice -n 5 git status --short": "git status --short",
+    "time npm run build": "npm run build",
+}
 WRAPPED = [
     "xargs rm",
     "sudo rm -rf /",
     "env rm x",
-    "timeout 5 rm x",
-    "nohup rm x",
     "command rm x",
     "find . -exec rm {} +",
     "find . -delete",
@@ -72,7 +80,11 @@ WRAPPED = [
     "echo hi >> .bashrc",
     "git -c core.pager=evil status",
 ]
-ATOMS = [Atom(t, True) for t in PLAIN] + [Atom(t, False) for t in WRAPPED]
+ATOMS = [
+    *(Atom(t, True) for t in PLAIN),
+    *(Atom(t, False) for t in WRAPPED),
+    *(Atom(t, False, inner) for t, inner in THROUGH.items()),
+]
 
 RULES = [
     "Bash(git status:*)",
@@ -103,6 +115,8 @@ RULES = [
 
 def covered(atom: Atom, rules: list[Rule]) -> bool:
     """The oracle: built from the atom's known meaning, not from the parser's split."""
+    if atom.through is not None and covered(Atom(atom.through, True), rules):
+        return True
     words = shlex.split(atom.text)
     for rule in rules:
         spec = rule.specifier
@@ -205,6 +219,9 @@ def test_allow_for_session_allows_only_the_segments_shown(
 ) -> None:
     ruled = judge_command(shown.text, RuleBook(tuple(rules)), never_read_only)
     granted = session_rules_for(ruled)
+    if ruled.unparsed is not None:  # ``((a))`` is arithmetic to the parser: never allowed
+        assert granted == () and not allowed(shown.text, rules)
+        return
     assert allowed(shown.text, [*rules, *granted])  # the approval did what it said
     assert all(r.exact for r in granted)  # never a program's prefix
     seen = {j.segment.text for j in ruled.segments or ()}

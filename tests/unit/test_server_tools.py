@@ -118,7 +118,8 @@ def test_the_settings_become_the_tool_definitions() -> None:
     [
         ({"enabled": "yes"}, "webSearch"),
         ({"enabled": True, "allowedDomains": ["a.com"], "blockedDomains": ["b.com"]}, "webSearch"),
-        ({"enabled": True, "allowedDomains": ["https://a.com"]}, "webSearch.allowedDomains"),
+        ({"enabled": True, "allowedDomains": ["a b.com"]}, "webSearch.allowedDomains"),
+        ({"enabled": True, "blockedDomains": ["evil.example:x"]}, "webSearch.blockedDomains"),
         ({"enabled": True, "maxUses": 0}, "webSearch.maxUses"),
         ({"enabled": True, "maxUses": True}, "webSearch.maxUses"),
         ({"enabled": True, "allowInPlanMode": 1}, "webSearch.allowInPlanMode"),

@@ -186,7 +186,10 @@ def test_settings_additional_directories_become_roots_and_a_missing_one_is_told(
     tmp_path: Path,
 ) -> None:
     from tiller.extend.additional_dirs import additional_directories
+    from tiller.extend.settings_layer import read_settings
+    from tiller.extend.trust import Trust
 
+    trusted, untrusted = Trust(True, "the test"), Trust(False, "not trusted yet")
     ws, docs, home = tmp_path / "ws", tmp_path / "docs", tmp_path / "home"
     for folder in (ws / ".claude", docs, home / "notes"):
         folder.mkdir(parents=True)
@@ -194,13 +197,16 @@ def test_settings_additional_directories_become_roots_and_a_missing_one_is_told(
         '{"permissions": {"additionalDirectories": ["../docs", "~/notes", "../missing"]}}'
     )
     env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
-    found = additional_directories(ws, env)
+    found = additional_directories(read_settings(ws, trusted, env), env)
     assert found.found == (docs, home / "notes")
     assert len(found.problems) == 1 and "../missing is not a directory" in found.problems[0]
+    # an untrusted folder's files widen nothing: no folder of theirs becomes a root
+    assert additional_directories(read_settings(ws, untrusted, env), env).found == ()
     (ws / ".claude" / "settings.local.json").write_text(
         '{"permissions": {"additionalDirectories": "../docs"}}'
     )
-    assert any("must be a list" in p for p in additional_directories(ws, env).problems)
+    problems = read_settings(ws, trusted, env).problems
+    assert any("additionalDirectories must be a list" in p for p in problems)
 
 
 # --- checkpoints: one shadow repository per root, one snapshot id -----------------------------

@@ -51,7 +51,9 @@ HELP: Final = """Commands:
   /queue clear          drop queued prompts
   /steer TEXT           send TEXT to the running turn at its next step (idle: a prompt)
   /permissions [ARGS]   list the permission rules; add allow|ask|deny RULE [--workspace|--user];
-                        remove RULE (rules: Bash(git diff:*), Edit(docs/**), ...)"""
+                        remove RULE (rules: Bash(git diff:*), Edit(docs/**), ...)
+  /trust [yes|no]       show this folder's trust, or decide it: a trusted folder's settings
+                        may run hooks, MCP and language servers and widen grants"""
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,13 @@ class Permissions:
     command: PermissionsCommand
 
 
+@dataclass(frozen=True)
+class DecideTrust:
+    """``/trust``: ``trusted`` None shows the folder's trust; True or False records it."""
+
+    trusted: bool | None
+
+
 CommandResult = (
     Reply
     | Permissions
@@ -201,6 +210,7 @@ CommandResult = (
     | RewindTo
     | UndoRewind
     | SliceSession
+    | DecideTrust
 )
 
 DRY_RUN: Final = "--dry-run"
@@ -276,6 +286,10 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
             return SteerTurn(arg)
         case "/permissions":
             return Permissions(parse_command(arg))
+        case "/trust" if arg.lower() in ("", "yes", "no"):
+            return DecideTrust({"": None, "yes": True, "no": False}[arg.lower()])
+        case "/trust":
+            return Reply("Usage: /trust [yes|no] (no argument: show this folder's trust)")
         case _:
             return Reply(f"Unknown command {name!r}.\n\n{HELP}")
 

@@ -12,7 +12,9 @@ from typing import Final
 
 from tiller.core.permission_rules import EFFECTS, Effect, Rule, RuleBook, RuleError
 from tiller.core.permissions import Grants
-from tiller.core.rule_files import WritableScope, add_rule, load_rule_book, remove_rule
+from tiller.core.rule_files import WritableScope, add_rule, book_of, remove_rule
+from tiller.extend.settings_layer import Settings
+from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
 
 USAGE: Final = (
@@ -74,8 +76,8 @@ def parse_command(arg: str) -> PermissionsCommand:
             return PermissionsUsage(USAGE)
 
 
-def rules_in_force(workspace: Path, grants: Grants) -> RuleBook:
-    return load_rule_book(workspace).with_rules(grants.rules)
+def rules_in_force(settings: Settings, grants: Grants) -> RuleBook:
+    return book_of(settings).with_rules(grants.rules)
 
 
 def format_rules(book: RuleBook) -> str:
@@ -93,12 +95,18 @@ def listing_to_wire(book: RuleBook) -> JSON:
     return {"rules": [r.to_wire() for r in book.rules], "problems": list(book.problems)}
 
 
-def add(workspace: Path, command: AddRule) -> str:
+def add(workspace: Path, trust: Trust, command: AddRule) -> str:
     try:
         rule = add_rule(workspace, command.effect, command.text, command.scope)
     except RuleError as err:
         return err.message
-    return f"Added {rule.effect} {rule.text} to {rule.source}."
+    said = f"Added {rule.effect} {rule.text} to {rule.source}."
+    if rule.effect == "allow" and rule.scope != "user" and not trust.trusted:
+        said += (
+            " It applies once you trust the folder (/trust): until then the workspace's files "
+            "cannot widen grants."
+        )
+    return said
 
 
 def remove(workspace: Path, grants: Grants, text: str) -> tuple[Grants, str]:

@@ -85,17 +85,23 @@ def judge_mcp(
 ) -> Decision:
     """An MCP tool call. A server's own hints (``readOnlyHint``) are claims of an untrusted
     party and count for nothing: only the user's rules and settings and session grants allow.
-    A deny rule wins; then ``mcpReadOnly`` (runs in every mode); plan mode denies the rest;
-    then an ask rule; then an allow rule, ``mcpAllow`` or the session's grant; else ask."""
+    A deny rule wins; then an ask rule asks (also for an ``mcpReadOnly`` tool: an ask rule,
+    like the stand-in of a deny rule that cannot be read, asks whatever a read-only claim
+    says), except that plan mode denies what ``mcpReadOnly`` does not name; then
+    ``mcpReadOnly`` (runs in every mode); plan mode denies the rest; then an allow rule,
+    ``mcpAllow`` or the session's grant; else ask."""
+    read_only = _matches(name, rules.read_only)
     match ruled.effect:
         case "deny":
             return Deny(f"Denied by the permission {ruled.by}.", str(ruled.by))
-        case _ if _matches(name, rules.read_only):
-            return Allow("mcpReadOnly")
-        case _ if mode == "plan":
+        case "ask" if mode == "plan" and not read_only:
             return Deny(MCP_PLAN_DENIAL, "mode plan")
         case "ask":
             return Ask(str(ruled.by))
+        case _ if read_only:
+            return Allow("mcpReadOnly")
+        case _ if mode == "plan":
+            return Deny(MCP_PLAN_DENIAL, "mode plan")
         case "allow":
             return Allow(str(ruled.by))
         case _ if _matches(name, rules.allow):
@@ -113,9 +119,12 @@ def decide(
     decided it (shown on the tool's row in every client).
 
     A deny rule wins over everything; a write to a permission-rules file is asked whatever
-    the mode or rules; then an ask rule; then the read-only proof and read tools; then an
-    allow rule (never in plan mode for a write: rules never give more than plan allows);
-    then the mode and the session's edit grant."""
+    the mode or rules; then an ask rule, whatever the read-only proof, the tool's kind, allow
+    rules or the mode say (plan mode still denies a write). The stand-in of a deny rule that
+    cannot be read is such an ask rule (``permission_rules.unreadable_deny``), so a call of
+    its tool is at least asked and ``by`` names the broken rule. Then the read-only proof and
+    read tools; then an allow rule (never in plan mode for a write: rules never give more
+    than plan allows); then the mode and the session's edit grant."""
     writes = kind in _WRITES and not read_only
     match ruled.effect:
         case "deny":

@@ -1,6 +1,7 @@
 """Where permission rules are kept: the ``permissions`` object of every settings file
-(``extend/settings_files.py``: user, workspace, local scopes, Claude Code's files and
-Tiller's), plus the session's own rules. Read fresh whenever calls are judged, so an edit to a
+(``extend/settings_layer.py``: user, workspace, local scopes, Claude Code's files and
+Tiller's; an untrusted workspace's files give their deny and ask rules only), plus the
+session's own rules. Read fresh whenever calls are judged, so an edit to a
 file (or ``/permissions add``) counts from the next call on.
 
 ``/permissions add`` writes Tiller's own files only: ``.tiller/settings.local.json`` by default
@@ -18,56 +19,70 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from tiller.core.permission_rules import Effect, Rule, RuleBook, RuleError, parse_rule, rules_of
+from tiller.core.permission_rules import (
+    Effect,
+    Rule,
+    RuleBook,
+    RuleError,
+    parse_rule,
+    rules_of,
+    unreadable_deny,
+)
 from tiller.extend.settings_files import (
-    SettingsFile,
+    claude_json_path,
     read_settings_file,
-    read_settings_files,
     settings_paths,
     tiller_user_dir,
 )
+from tiller.extend.settings_layer import Settings, read_settings, shown
+from tiller.extend.trust import Trust, trust_file
 
 WritableScope = Literal["local", "workspace", "user"]
 _SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
 
 
-def shown(path: Path, workspace: Path) -> str:
-    """A settings file as users read it: relative to the workspace, or ~ for home."""
-    try:
-        return str(path.relative_to(workspace))
-    except ValueError:
-        home = os.environ.get("HOME")
-        if home and str(path).startswith(home.rstrip("/") + "/"):
-            return "~/" + str(path)[len(home.rstrip("/")) + 1 :]
-        return str(path)
+UNREADABLE = "its permission rules cannot be read"
+UNTRUSTED_ALLOW = (
+    "{files}: allow rules left out: the folder is not trusted (deny and ask rules apply; "
+    "trust it with /trust or `tiller trust`)"
+)
 
 
-def book_of(files: list[SettingsFile], workspace: Path) -> RuleBook:
+def book_of(settings: Settings) -> RuleBook:
+    """Every rule of the settings' sources, lowest scope first. A source that may not widen
+    grants (a file of an untrusted workspace) gives its deny and ask rules, never its allow
+    rules."""
     rules: list[Rule] = []
-    problems: list[str] = [f.problem for f in files if f.problem is not None]
-    for f in files:
-        permissions = f.data.get("permissions")
-        if permissions is None:
+    problems: list[str] = list(settings.problems)
+    withheld: list[str] = []
+    for source in settings.sources:
+        if source.unreadable:  # its deny rules are unknown: every call asks until it is fixed
+            rules.append(unreadable_deny(UNREADABLE, source.scope, source.shown))
+            problems.append(f"{source.shown}: {UNREADABLE}: until it is fixed, every call is asked")
             continue
-        source = shown(f.path, workspace)
-        if not isinstance(permissions, dict):
-            problems.append(f"{source}: permissions is not an object")
-            continue
-        found, wrong = rules_of(permissions, f.scope, source)
-        rules.extend(found)
+        permissions = source.settings.permissions
+        found, wrong = rules_of(permissions.rules(), source.scope, source.shown)
         problems.extend(wrong)
+        if not source.trusted and any(r.effect == "allow" for r in found):
+            withheld.append(source.shown)
+        rules.extend(r for r in found if source.trusted or r.effect != "allow")
+    if withheld:
+        problems.append(UNTRUSTED_ALLOW.format(files=", ".join(withheld)))
     return RuleBook(tuple(rules), tuple(problems))
 
 
-def load_rule_book(workspace: Path, env: Mapping[str, str] | None = None) -> RuleBook:
+def load_rule_book(workspace: Path, trust: Trust, env: Mapping[str, str] | None = None) -> RuleBook:
     """Every rule the settings files hold now, lowest scope first."""
-    return book_of(read_settings_files(workspace, env), workspace)
+    return book_of(read_settings(workspace, trust, env))
 
 
 def is_rules_file(path: str, workspace: Path, env: Mapping[str, str] | None = None) -> bool:
-    """Whether writing ``path`` (as a tool call names it) would change permission rules."""
+    """Whether writing ``path`` (as a tool call names it) would change permission rules or
+    what the user trusts: a settings file, ``.mcp.json``, the user's trust record, Claude
+    Code's ``~/.claude.json`` (with the workspace at home, these lie inside it)."""
     target = os.path.normpath(os.path.join(workspace, os.path.expanduser(path)))
     places = {os.path.normpath(p) for _, p in settings_paths(workspace, env)}
+    places |= {str(trust_file(env)), str(claude_json_path(env)), str(workspace / ".mcp.json")}
     try:  # a link may change while it is resolved (a folder swapped for a symlink)
         candidates = {target, os.path.realpath(target)}
         places |= {os.path.realpath(p) for p in places}

@@ -37,6 +37,8 @@ from tiller.errors import InvalidParams
 from tiller.extend.agents import AgentKind, Agents
 from tiller.extend.hooks import Hooks
 from tiller.extend.mcp.manager import McpManager, Toolset
+from tiller.extend.settings_layer import Settings, read_settings
+from tiller.extend.trust import NOT_YET, Trust
 from tiller.jsontypes import JSON
 from tiller.model import models
 from tiller.model.provider import (
@@ -150,6 +152,9 @@ class Session:
     children: dict[str, Session] = field(default_factory=dict)
     agent: AgentKind | None = None
     parent_turn_id: str | None = None
+    # Whether the workspace's files may run programs and widen grants (extend/trust.py): the
+    # runtime's decision for the folder, changed by /trust (Sessions.retrust)
+    trust: Trust = NOT_YET
 
     def __post_init__(self) -> None:
         self.model = self.model or self.config.model
@@ -159,6 +164,10 @@ class Session:
     def workspace(self) -> Path:
         """The primary root: its settings, instructions and MCP servers are the session's."""
         return self.roots.primary
+
+    def settings(self) -> Settings:
+        """The settings files as they are now, read with the folder's trust."""
+        return read_settings(self.workspace, self.trust)
 
     # --- TurnHost ---------------------------------------------------------------------------
 
@@ -296,6 +305,8 @@ class Session:
             sandbox=self.shell.backend,
             context=None if self.ledger.context is None else self.ledger.context.to_wire(),
             session_cost_usd=self.ledger.total.cost_usd,
+            trusted=self.trust.trusted,
+            trusted_by=self.trust.by,
         )
 
     def publish(self) -> None:

@@ -4,8 +4,11 @@ to a session (or hands the face another session to switch to, for ``/clear``, ``
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from tiller.core import rewinding
 from tiller.core.attachments import Attachment
@@ -19,6 +22,7 @@ from tiller.core.commands import (
     CommandInfo,
     CommandResult,
     Compact,
+    DecideTrust,
     ForkSession,
     ListCheckpoints,
     ListMcpServers,
@@ -38,6 +42,7 @@ from tiller.core.commands import (
     mode_text,
 )
 from tiller.core.events import CommandAnswered
+from tiller.core.material_notices import material_notices
 from tiller.core.permission_commands import (
     AddRule,
     ListRules,
@@ -55,6 +60,8 @@ from tiller.core.turn_setup import TurnOptions
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.commands_files import CustomCommand, read_commands
 from tiller.extend.mcp.manager import NO_SERVERS, status_text
+from tiller.extend.shadowing import shown_user_path
+from tiller.extend.trust import Trust, record
 from tiller.model.models import thinking_note
 
 
@@ -76,11 +83,15 @@ async def prompt(
     """A prompt for ``session``: a slash command is applied (and kept in the transcript, so a
     redrawn chat shows it too), a custom one runs its prompt; anything else starts, queues or
     interrupts a turn, with the mentions and images ``attached`` to it (a slash command takes
-    none)."""
+    none). What the instruction material gives to tell (``material_notices``) is told first,
+    each notice once per session."""
+    if not session.closed:
+        for notice in await asyncio.to_thread(material_notices, session.workspace):
+            session.say_once(notice)
     if session.closed or not text.lstrip().startswith("/"):
         return await session.prompt(text, attached=attached)
     name, _, arguments = text.strip().partition(" ")
-    customs, _problems = read_commands(session.workspace)
+    customs, _told = await asyncio.to_thread(read_commands, session.workspace)
     custom = customs.get(name[1:])
     if custom is not None and name[1:].lower() not in BUILTIN_NAMES:
         return await run_custom(session, text, custom, arguments.strip())
@@ -100,25 +111,42 @@ async def run_custom(
     session: Session, text: str, command: CustomCommand, arguments: str
 ) -> PromptResult:
     """A custom command: its expanded body is the prompt of a turn that uses its model and
-    may use its allowed tools without asking (that turn only)."""
+    may use its allowed tools without asking (that turn only). A repository's command in an
+    untrusted folder grants nothing: its ``allowed-tools`` are left out, and it says so."""
     model = f", model {command.model} for this turn" if command.model else ""
     session.emit(CommandAnswered(text, f"/{command.name} ({command.source}{model})"))
-    options = TurnOptions(command.model, command.allowed_tools, f"/{command.name}")
+    allowed = command.allowed_tools
+    if allowed and command.scope != "user" and not session.trust.trusted:
+        session.say(UNTRUSTED_ALLOWED_TOOLS.format(name=command.name, tools=", ".join(allowed)))
+        allowed = ()
+    options = TurnOptions(command.model, allowed, f"/{command.name}")
     return await session.prompt(command.expand(arguments), options)
 
 
 def list_commands(workspace: Path) -> list[CommandInfo]:
     """Built-in commands, then the custom ones (a custom command named like a built-in one
-    is hidden by it)."""
-    customs, _problems = read_commands(workspace)
+    is hidden by it; a user's command and the repository's it shadows say whose is which)."""
+    customs, _told = read_commands(workspace)
     return [
         *builtin_commands(),
         *(
-            CommandInfo(c.name, c.description, c.argument_hint, c.source)
+            CommandInfo(c.name, _described(c, customs, workspace), c.argument_hint, c.source)
             for c in customs.values()
             if c.name.lower() not in BUILTIN_NAMES
         ),
     ]
+
+
+def _described(command: CustomCommand, customs: dict[str, CustomCommand], workspace: Path) -> str:
+    """The description a list shows: a shadowing pair says whose is which, and from where."""
+    if command.renamed_from is not None:
+        where = os.path.relpath(command.path, workspace)
+        return f"{command.description} (the repository's /{command.renamed_from}: {where})"
+    renamed = [c.name for c in customs.values() if c.renamed_from == command.name]
+    if command.scope == "user" and renamed:
+        mine = shown_user_path(command.path)
+        return f"{command.description} (yours: {mine}; the repository's is /{renamed[0]})"
+    return command.description
 
 
 def help_text(workspace: Path) -> str:
@@ -182,17 +210,53 @@ async def apply(sessions: Sessions, session: Session, result: CommandResult) -> 
             return Handled("Steering the running turn: the model gets it at its next step.")
         case Permissions(command=command):
             return Handled(permissions(session, command))
+        case DecideTrust(trusted=trusted):
+            return Handled(await decide_trust(sessions, session, trusted))
         case NewSession() | ResumeSession() | ForkSession() | SliceSession():
             return await _switch(sessions, session, result)
+
+
+UNTRUSTED_ALLOWED_TOOLS: Final = (
+    "/{name} is the repository's and the folder is not trusted: its allowed-tools ({tools}) "
+    "are left out, so its calls are asked as usual (/trust yes gives them)"
+)
+TRUST_SHOWN: Final = (
+    "This folder is {state}. A trusted folder's settings files may run programs (hooks, MCP and "
+    "language servers) and widen grants (allow rules, extra folders, environment); an "
+    "untrusted one's only narrow them. /trust yes or /trust no decides it."
+)
+TRUST_THE_CLIENTS: Final = (
+    "This folder's trust is decided by {by}: change it there (in VS Code: Manage Workspace Trust)."
+)
+
+
+async def decide_trust(sessions: Sessions, session: Session, trusted: bool | None) -> str:
+    """``/trust``: show the folder's trust, or record the user's decision (in the user's own
+    state, ``trust.record``) and apply it to every live session of the folder."""
+    if trusted is None:
+        return TRUST_SHOWN.format(state=session.trust.describe())
+    if session.config.workspace_trust is not None:
+        return TRUST_THE_CLIENTS.format(by=session.config.workspace_trust.by)
+    where = await asyncio.to_thread(record, session.workspace, trusted)
+    await sessions.retrust(session.workspace, Trust(trusted, "/trust"))
+    if trusted:
+        return (
+            f"Trusted {session.workspace} (kept in {where}): its settings apply from the next "
+            "call; its hooks from the next turn."
+        )
+    return (
+        f"Not trusting {session.workspace} (kept in {where}): its settings run nothing and "
+        "widen nothing."
+    )
 
 
 def permissions(session: Session, command: PermissionsCommand) -> str:
     """``/permissions``: the rules in force, or one added or removed (from the next call)."""
     match command:
         case ListRules():
-            return format_rules(rules_in_force(session.workspace, session.grants))
+            return format_rules(rules_in_force(session.settings(), session.grants))
         case AddRule():
-            return add(session.workspace, command)
+            return add(session.workspace, session.trust, command)
         case RemoveRule(text=text):
             grants, said = remove(session.workspace, session.grants, text)
             session.set_grants(grants)

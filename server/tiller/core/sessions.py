@@ -15,6 +15,8 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final
 
 from tiller.core import compaction, history, slicing
 from tiller.core.approvals import Approver
@@ -29,7 +31,9 @@ from tiller.core.web_fetch_rules import FoldedWebFetch
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.additional_dirs import additional_directories
 from tiller.extend.agents import Agents
+from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.skill_tool import SkillTool
+from tiller.extend.trust import Trust
 from tiller.model import models
 from tiller.model.provider import ProviderError
 from tiller.model.usage import Ledger
@@ -97,7 +101,8 @@ class Sessions:
 
     def _open(self, session_id: str, roots: WorkspaceRoots, seat: Seat, shape: Shape) -> Session:
         runtime = self.runtime
-        extra = additional_directories(roots.primary)
+        trust = runtime.trust(roots.primary)
+        extra = additional_directories(runtime.settings(roots.primary))
         roots = roots.changed([WorkspaceFolder.of(p) for p in extra.found], ())
         session = Session(
             config=runtime.config,
@@ -126,6 +131,7 @@ class Sessions:
             system=shape.system,
             agents=shape.agents,
             web_fetch=shape.web_fetch,
+            trust=trust,
         )
         session.tools = [*session.tools, TaskTool(session, runtime.config.max_parallel_tasks)]
         self.live[session_id] = session
@@ -336,17 +342,37 @@ class Sessions:
         return self.store.recent(limit, workspace=workspace)
 
     def greet(self, session: Session) -> None:
-        """What a face shows when a session opens: the start-up notices."""
+        """What a face shows when a session opens: the start-up notices, and what an untrusted
+        folder's files hold that was left out."""
         for text in self.runtime.notices(session.roots):
             session.emit(Notice(text))
-        for problem in additional_directories(session.workspace).problems:
+        settings = session.settings()
+        for problem in additional_directories(settings).problems:
             session.emit(Notice(problem))
+        client_decides = self.runtime.config.workspace_trust is not None
+        withheld = untrusted_notice(settings, client_decides)
+        if withheld is not None:
+            session.emit(Notice(withheld))
+
+    async def retrust(self, workspace: Path, trust: Trust) -> None:
+        """The user decided on ``workspace``'s trust: the runtime's MCP and language servers
+        are configured again, and every live session of the folder (children included) judges
+        its next call, runs its next turn's hooks and reads its extra folders with it."""
+        await self.runtime.set_trust(workspace, trust)
+        for session in list(self.live.values()):
+            if session.workspace != workspace:
+                continue
+            session.trust = trust
+            for child in session.children.values():
+                child.trust = trust
+            self.change_roots(session, session.roots)
+            session.publish()
 
     def change_roots(self, session: Session, roots: WorkspaceRoots) -> None:
         """The client's workspace folders changed: ``session``'s tools, sandbox and checkpoints
         cover ``roots`` from its next turn, and the model is told with that turn's prompt
         (``roots_prompt``). The settings' additional directories stay."""
-        extra = additional_directories(roots.primary)
+        extra = additional_directories(read_settings(roots.primary, session.trust))
         roots = roots.changed([WorkspaceFolder.of(p) for p in extra.found], ())
         if roots == session.roots:
             return
@@ -354,6 +380,23 @@ class Sessions:
         session.checkpoints = self.runtime.checkpoints(roots)
         self.store.set_roots(session.id, roots)  # a no-op before the session is stored
         session.emit(Notice(f"Workspace folders: {roots.describe()}"))
+
+
+UNTRUSTED: Final = (
+    "This folder is not trusted ({by}): its settings run nothing and widen nothing until you "
+    "trust it ({how}). Left out: {files}. Deny and ask rules and instruction files still apply."
+)
+HOW_TO_TRUST: Final = "/trust yes, or `tiller trust`"
+
+
+def untrusted_notice(settings: Settings, client_decides: bool = False) -> str | None:
+    """What an untrusted folder's files hold that was left out (None: trusted, or nothing);
+    ``client_decides``: the client keeps the decision (VS Code), so it is changed there."""
+    withheld = settings.withheld()
+    if settings.trust.trusted or not withheld:
+        return None
+    how = f"in {settings.trust.by}" if client_decides else HOW_TO_TRUST
+    return UNTRUSTED.format(by=settings.trust.by, how=how, files="; ".join(withheld))
 
 
 def resumed_roots(row: SessionRow, given: WorkspaceRoots) -> tuple[WorkspaceRoots, str]:

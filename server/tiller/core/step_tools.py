@@ -18,14 +18,15 @@ from functools import partial
 
 from tiller.core import history
 from tiller.core.call_rules import NOT_RULED, Ruled, judge, session_rules_for
+from tiller.core.command_grants import grant_rules, grants
 from tiller.core.edit_diagnostics import checked_edit
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
 from tiller.core.history import tool_result_block
 from tiller.core.hook_acts import hook_acts
 from tiller.core.live_events import CoalescedOutput
-from tiller.core.nested_instructions import nested_context, told_folders
+from tiller.core.nested_instructions import nested_material, told_folders
 from tiller.core.outcomes import Completed, Stopped, TurnOutcome
-from tiller.core.permission_rules import Rule, RuleBook
+from tiller.core.permission_rules import Place, Rule, RuleBook
 from tiller.core.permissions import Allow, Ask, Decision, Deny, decide, judge_mcp
 from tiller.core.plan_gate import (
     EXIT_APPROVED,
@@ -38,12 +39,11 @@ from tiller.core.plan_gate import (
     PlanVerdict,
     Revise,
 )
-from tiller.core.rule_files import LOCAL_RULES, keep_rules, load_rule_book
+from tiller.core.rule_files import LOCAL_RULES, book_of, keep_rules
 from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
 from tiller.core.tool_hooks import post_tool_use, pre_tool_use, with_hook
 from tiller.core.turn_setup import TurnHost, TurnSetup
-from tiller.extend.allowed_tools import allows
 from tiller.extend.hook_config import HookEvent
 from tiller.extend.hook_replies import NOTHING, Verdict
 from tiller.extend.instructions import cut_notices
@@ -55,6 +55,10 @@ from tiller.workspace.tools.live_output import LiveOutput
 from tiller.workspace.tools.validation import validate_input
 
 AskPlan = Callable[[str], Awaitable[PlanVerdict]]
+UNTRUSTED_KEEP = (
+    f"Allowed for this session only: the folder is not trusted, so a rule kept in "
+    f"{LOCAL_RULES} would grant nothing (trust it with /trust, then keep rules)"
+)
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,8 @@ class Judged:
     problems: tuple[str, ...]
 
 
-def _never(_text: str) -> bool:
-    return False
+def _always(_text: str) -> bool:
+    return True
 
 
 def _segment_read_only(tool: Tool, context: ToolContext, text: str) -> bool:
@@ -136,7 +140,7 @@ class ToolRunner:
         """Which calls only read, and what the permission rules say of each (in a worker
         thread; the rule files are read again each time, so an edit counts at once)."""
         context = self.setup.context
-        files = load_rule_book(context.workspace) if calls else RuleBook()
+        files = book_of(self.host.settings()) if calls else RuleBook()
         book = files.with_rules(self.host.grants.rules)
         judged: dict[str, tuple[bool, Ruled]] = {}
         for call in calls:
@@ -145,11 +149,14 @@ class ToolRunner:
                 judged[call.id] = (False, NOT_RULED)
                 continue
             read_only = read_only_call(tool, call.input, context)
-            # A call proved read-only as a whole needs no proof per segment: only a deny or
-            # an ask rule can change its fate.
-            segment_read_only = _never if read_only else partial(_segment_read_only, tool, context)
+            # A call proved read-only as a whole is so segment by segment: only a deny or an
+            # ask rule (a command's, or a path rule's) can change its fate.
+            segment_read_only = _always if read_only else partial(_segment_read_only, tool,
+                                                                   context)  # fmt: skip
             ruled = judge(call.name, tool.kind, call.input, book, context.workspace,
-                          segment_read_only)  # fmt: skip
+                          segment_read_only, context.roots.paths[1:])  # fmt: skip
+            if ruled.unparsed is not None:
+                read_only = False  # a line the splitter cannot read never runs unasked
             judged[call.id] = (read_only, ruled)
         return Judged(judged, files.problems)
 
@@ -218,8 +225,12 @@ class ToolRunner:
             firm_ask=firm_ask,
         )
         options = self.setup.options  # a custom command's allowed-tools; a hook's ask wins
-        granted = allows(options.allowed_tools, call.name, call.input) and not firm_ask
-        if isinstance(decision, Ask) and verdict.permission is None and granted:
+        if (
+            isinstance(decision, Ask)
+            and verdict.permission is None
+            and not firm_ask
+            and await asyncio.to_thread(self._command_grants, call, tool)
+        ):
             decision = Allow(f"{options.command or 'command'} allowed-tools")
         if verdict.halt is not None:
             self.halted = verdict.halt
@@ -253,6 +264,14 @@ class ToolRunner:
                         self._finish(call, step, ToolResult(why, True), "denied", 0)
                         return None
 
+    def _command_grants(self, call: ToolCall, tool: Tool) -> bool:
+        """Whether the custom command's ``allowed-tools`` allow the call (command_grants)."""
+        options, context = self.setup.options, self.setup.context
+        rules = grant_rules(options.allowed_tools, options.command or "command")
+        read_only = partial(_segment_read_only, tool, context)
+        others = context.roots.paths[1:]
+        return grants(rules, call.name, tool.kind, call.input, context.workspace, read_only, others)
+
     def notify(self, message: str) -> None:
         """Notification hooks: told, never awaited by the question they announce."""
         hooks = self.setup.hooks
@@ -282,7 +301,11 @@ class ToolRunner:
             self.host.set_grants(grants.allow_mcp_tool(name))
 
     async def _keep_rules(self, rules: tuple[Rule, ...]) -> None:
-        """ "Always allow": the segments' exact rules, kept in the local settings file."""
+        """ "Always allow": the segments' exact rules, kept in the local settings file (in an
+        untrusted folder that file grants nothing: they stay session rules, as said)."""
+        if not self.host.trust.trusted:
+            self.host.emit(Notice(UNTRUSTED_KEEP))
+            return
         kept, said = await asyncio.to_thread(keep_rules, self.setup.context.workspace, rules)
         grants = self.host.grants  # a rule now in the file need not be a session rule too
         self.host.set_grants(replace(grants, rules=tuple(
@@ -293,15 +316,19 @@ class ToolRunner:
             self.host.emit(Notice(why))
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
-        """Run one permitted call. A command that runs without the user's yes (it was judged
-        read-only) is confined to the sandbox; its output streams as ``toolOutput``."""
+        """Run one permitted call. A command that runs without the user's yes is confined to
+        the sandbox when it was judged read-only, and gets git's unasked overrides when a rule
+        allowed it too (``tool_env.unasked_env``); its output streams as ``toolOutput``."""
         tool = self.setup.tools[call.name]
         stream = CoalescedOutput(lambda text: self.host.emit(ToolOutput(call.id, text)))
         running = Running(time.monotonic(), LiveOutput(stream.add))
         step.running[call.id] = running
+        read_only = step.read_only.get(call.id, False)
         context = replace(
             self.setup.context,
-            sandboxed=step.read_only.get(call.id, False),
+            sandboxed=read_only,
+            # allowed by a rule, not by the user's yes: git gets the unasked overrides too
+            unasked=read_only or step.ruled.get(call.id, NOT_RULED).effect == "allow",
             live=running.output,
             call_id=call.id,
         )
@@ -346,7 +373,10 @@ class ToolRunner:
         """A nested AGENTS.md / CLAUDE.md the call reached, told once, after its result."""
         if self.told is None:
             self.told = told_folders(self.host.messages)
-        found = nested_context(self.setup.context.workspace, call.name, call.input, self.told)
+        nested = nested_material(self.setup.context.workspace, call.name, call.input, self.told)
+        for notice in nested.refused:
+            self.host.emit(Notice(notice))
+        found = nested.found
         for folder, text in found:
             self.host.emit(Notice(f"Instructions for {folder}/ apply: the model is told so"))
             for cut in cut_notices(text):
@@ -365,6 +395,12 @@ class ToolRunner:
         if not isinstance(plan, str) or not plan.strip():
             why = "exit_plan_mode needs a non-empty 'plan' (markdown)."
             self._finish(call, step, ToolResult(why, True), "error", 0)
+            return None
+        book = book_of(self.host.settings())
+        denied = book.for_call(call.name, call.input, Place.of(self.setup.context.workspace))
+        if denied is not None and denied.effect == "deny":  # ExitPlanMode in a deny rule
+            why = f"Denied by the permission {denied.describe()}."
+            self._finish(call, step, ToolResult(why, True), "denied", 0)
             return None
         if self.host.mode != "plan":
             self.host.emit(Notice("exit_plan_mode called outside plan mode; asking anyway"))

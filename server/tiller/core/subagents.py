@@ -144,6 +144,7 @@ def spawn(parent: Session, kind: AgentKind, sink: SessionSink, description: str)
         system=f"{kind.prompt}\n\n{base}" if kind.prompt else base,
         agent=kind,
         parent_turn_id=parent.turn_id,
+        trust=parent.trust,
     )
     now = time.time()
     parent.store.create(

@@ -45,8 +45,9 @@ class Instructions:
     text: str
 
 
-def read_instructions(workspace: Path) -> Instructions | None:
-    """The workspace's AGENTS.md, else its CLAUDE.md, as it is now (None: neither)."""
+def read_instructions(workspace: Path | WorkspaceRoots) -> Instructions | None:
+    """The workspace's AGENTS.md, else its CLAUDE.md, as it is now (None: neither), read
+    beneath the workspace's roots."""
     found = instruction_files.root_file(workspace)
     return None if found is None else Instructions(found.name, found.text)
 
@@ -61,6 +62,7 @@ def system_prompt(roots: WorkspaceRoots) -> str:
     text = BASE.format(root=workspace) + roots_section(roots)
     for loaded in instruction_files.user_files():
         text += USER_SECTION.format(name=loaded.name) + loaded.text
+    # The primary folder alone, as the updates at later turns read them (``turn_start``).
     text += skills_section(list(read_skills(workspace)[0].values()))
     found = read_instructions(workspace)
     if found is not None:
@@ -113,7 +115,7 @@ def update_text(seen: Instructions | None, now: Instructions | None) -> str | No
 
 
 def instructions_update(
-    system: str, messages: Sequence[Message], workspace: Path
+    system: str, messages: Sequence[Message], workspace: Path | WorkspaceRoots
 ) -> tuple[str, str] | None:
     """(the file's name, the update message) when the instruction file is no longer what
     the model was last told; None when it is."""

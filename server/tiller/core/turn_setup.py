@@ -17,6 +17,8 @@ from tiller.core.history import Message
 from tiller.core.permissions import Grants, McpRules
 from tiller.core.turn_checkpoints import TurnSnapshot
 from tiller.extend.hooks import NO_SESSION_HOOKS, Hooks
+from tiller.extend.settings_layer import Settings
+from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
@@ -69,6 +71,16 @@ class TurnHost(Protocol):
         ...
 
     def count_tools(self, used: int) -> None: ...
+    @property
+    def trust(self) -> Trust:
+        """The folder's trust as it is now."""
+        ...
+
+    def settings(self) -> Settings:
+        """The settings files as they are now, with the folder's trust as it is now (the user
+        may trust the folder while a turn runs)."""
+        ...
+
     def rewrite_history(self, messages: tuple[Message, ...]) -> None:
         """Replace the whole history (compaction, or a turn dropped after it failed or was
         refused) and persist it."""

@@ -17,7 +17,7 @@ from tiller.core.events import TurnStarted
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.permissions import McpRules
 from tiller.core.roots_prompt import roots_update
-from tiller.core.rule_files import load_rule_book
+from tiller.core.rule_files import book_of
 from tiller.core.system_prompt import instructions_update, system_prompt
 from tiller.core.turn_checkpoints import snapshot_before
 from tiller.core.turn_setup import TurnOptions
@@ -125,34 +125,46 @@ def announce_turn(
 def turn_hooks(session: Session) -> Hooks:
     """The hooks a turn runs (settings files read now); a skipped entry is told once."""
     found, problems = session_hooks(
-        session.config.hooks, session.workspace, session.shell.env, session.id
+        session.config.hooks, session.settings(), session.shell.env, session.id
     )
     for problem in problems:
         session.say_once(f"Hook skipped: {problem}")
     return found
 
 
+UNTRUSTED_AGENTS = (
+    "The repository's agents {names} only read here: the folder is not trusted, so their tool "
+    "lists grant nothing (/trust yes gives them from the next session)"
+)
+
+
 def fix_agents(session: Session) -> None:
     """Fix the agent kinds the task tool offers at the first turn (a file broken then is
     named); a file added later is for the next session (append-only)."""
     if session.agents is None and session.agent is None:
-        session.agents = load_agents(session.workspace)
+        agents = load_agents(session.workspace)
+        if not session.trust.trusted:
+            agents, narrowed = agents.untrusted()
+            if narrowed:
+                session.say(UNTRUSTED_AGENTS.format(names=", ".join(narrowed)))
+        session.agents = agents
         for problem in session.agents.problems:
             session.say(f"Agent file skipped: {problem}")
 
 
 def fix_web_fetch(session: Session) -> FoldedWebFetch:
-    """The ``webFetch`` setting narrowed by the WebFetch rules, fixed at the first turn:
-    a later rules change is told once and counts from the next session (the API runs
-    fetches itself, so only the tools list can carry the rules, and it stays put)."""
-    setting = session.config.server_tools.web_fetch
-    if not setting.enabled:
-        return FoldedWebFetch(setting)
-    now = fold(setting, load_rule_book(session.workspace))
+    """The ``webFetch`` setting narrowed by the WebFetch rules (and web_search left out by a
+    WebSearch deny or ask rule), fixed at the first turn: a later rules change is told once
+    and counts from the next session (the API runs fetches and searches itself, so only the
+    tools list can carry the rules, and it stays put)."""
+    tools = session.config.server_tools
+    if not tools.web_fetch.enabled and not tools.web_search.enabled:
+        return FoldedWebFetch(tools.web_fetch)
+    now = fold(tools.web_fetch, book_of(session.settings()))
     if session.web_fetch is None:
         session.web_fetch = now
-    elif now.setting != session.web_fetch.setting:
-        session.say_once(RULES_CHANGED, key=f"{RULES_CHANGED} ({now.setting})")  # per change
+    elif now.shape() != session.web_fetch.shape():
+        session.say_once(RULES_CHANGED, key=f"{RULES_CHANGED} ({now.shape()})")  # per change
     return session.web_fetch
 
 

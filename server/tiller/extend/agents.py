@@ -1,10 +1,14 @@
 """Agent kinds for the ``task`` tool: the built-in ones and the custom agents users keep.
 
 Custom agents are Markdown files with YAML frontmatter, in Claude Code's layout plus Tiller's:
-``.tiller/agents/*.md`` and ``.claude/agents/*.md`` in the workspace, then
-``~/.config/tiller/agents/*.md`` and ``~/.claude/agents/*.md`` (the user dirs of
-``settings_files``). The first file to define a name wins, workspace before user (Claude Code
-loads project agents before user agents); a built-in kind is never replaced.
+the user's ``~/.config/tiller/agents/*.md`` and ``~/.claude/agents/*.md`` (the user dirs of
+``settings_files``), and the workspace's ``.tiller/agents/*.md`` and ``.claude/agents/*.md``.
+Within the user's, or within the workspace's, the first file to define a name wins; a built-in
+kind is never replaced, and a repository's agent never replaces the user's own of the same
+name (``shadowing.py``): it is ``project:NAME``, and the user is told so. Each kind keeps its
+``scope`` (built-in, user, project), so a repository's grants can be told apart. The
+workspace's files are read beneath its roots (``confined_material.py``): one that is a symlink
+out (or in a folder that is) is not read, and named in a problem.
 
 Frontmatter: ``name`` and ``description`` (required), ``tools`` (a comma list or a YAML list,
 in Claude Code's names or Tiller's; omitted: the parent's tools), ``model`` (``inherit``,
@@ -17,13 +21,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tiller.extend import frontmatter
+from tiller.extend.confined_material import Confined, Refused
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
+from tiller.extend.shadowing import merge, read_where, shown_user_path
 from tiller.jsontypes import JSON
+from tiller.workspace.roots import WorkspaceRoots
 
 MAX_AGENT_FILE_BYTES = 256 * 1024
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -47,6 +54,7 @@ MODEL_ALIASES: Mapping[str, str] = {
     "haiku": "claude-haiku-5-5",
 }
 READ_ONLY_TOOLS = ("read_file", "list_files", "grep", "bash")
+Scope = Literal["built-in", "user", "project"]
 
 EXPLORE_PROMPT = (
     "You are an explorer agent: a child session started by another agent to find something "
@@ -73,6 +81,7 @@ class AgentKind:
     prompt: str  # added to the child's system prompt
     read_only: bool = False  # only reads: its task calls run concurrently
     source: str = "built-in"
+    scope: Scope = "built-in"  # where it came from: Tiller, the user's own, the repository's
 
     def to_json(self) -> JSON:
         return {
@@ -83,12 +92,14 @@ class AgentKind:
             "prompt": self.prompt,
             "readOnly": self.read_only,
             "source": self.source,
+            "scope": self.scope,
         }
 
     @staticmethod
     def from_json(raw: JSON) -> AgentKind:
         tools = raw.get("tools")
         model = raw.get("model")
+        source = str(raw.get("source", "built-in"))
         return AgentKind(
             name=str(raw["name"]),
             description=str(raw["description"]),
@@ -96,8 +107,19 @@ class AgentKind:
             model=None if model is None else str(model),
             prompt=str(raw.get("prompt", "")),
             read_only=bool(raw.get("readOnly", False)),
-            source=str(raw.get("source", "built-in")),
+            source=source,
+            scope=_scope(raw.get("scope"), source),
         )
+
+
+def _scope(value: object, source: str) -> Scope:
+    """A stored kind's scope; one stored before kinds had one is a repository's (the safe
+    side: its grants then wait for the folder's trust), but for the built-in ones."""
+    match value:
+        case "built-in" | "user" | "project":
+            return value
+        case _:
+            return "built-in" if source == "built-in" else "project"
 
 
 EXPLORE = AgentKind(
@@ -135,6 +157,7 @@ class Agents:
 
     kinds: tuple[AgentKind, ...]
     problems: tuple[AgentProblem, ...] = ()
+    notices: tuple[str, ...] = ()  # a repository's agent renamed: the user's has its name
 
     def get(self, name: str) -> AgentKind | None:
         return next((k for k in self.kinds if k.name == name), None)
@@ -146,54 +169,115 @@ class Agents:
     def from_json(text: str) -> Agents:
         return Agents(tuple(AgentKind.from_json(raw) for raw in json.loads(text)))
 
+    def untrusted(self) -> tuple[Agents, tuple[str, ...]]:
+        """The kinds as an untrusted folder may offer them: a repository's agent keeps its
+        prompt (instruction text) but its tool list grants nothing, so it only reads, as an
+        explorer does (its commands sandboxed, plan mode's gate on the rest). Returns the
+        names narrowed."""
+        narrowed = tuple(k.name for k in self.kinds if k.scope == "project" and not k.read_only)
+        kinds = tuple(_reader(k) if k.scope == "project" else k for k in self.kinds)
+        return replace(self, kinds=kinds), narrowed
 
-def agent_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
-    """Where custom agents are looked for, first found wins."""
+
+def _reader(kind: AgentKind) -> AgentKind:
+    tools = tuple(t for t in (kind.tools or READ_ONLY_TOOLS) if t in READ_ONLY_TOOLS)
+    return replace(kind, tools=tools or READ_ONLY_TOOLS, read_only=True)
+
+
+def agent_dirs(
+    workspace: Path, env: Mapping[str, str] | None = None
+) -> list[tuple[Literal["user", "project"], Path]]:
+    """Where custom agents are looked for; within a scope, the first found wins."""
     return [
-        workspace / ".tiller" / "agents",
-        workspace / ".claude" / "agents",
-        tiller_user_dir(env) / "agents",
-        claude_user_dir(env) / "agents",
+        ("user", tiller_user_dir(env) / "agents"),
+        ("user", claude_user_dir(env) / "agents"),
+        ("project", workspace / ".tiller" / "agents"),
+        ("project", workspace / ".claude" / "agents"),
     ]
 
 
-def load_agents(workspace: Path, env: Mapping[str, str] | None = None) -> Agents:
-    """The built-in kinds, then every custom agent found (read as they are now)."""
-    kinds = list(BUILT_IN)
+def load_agents(where: Path | WorkspaceRoots, env: Mapping[str, str] | None = None) -> Agents:
+    """The built-in kinds, then the user's agents, then the repository's (read as they are
+    now; the workspace's beneath its roots)."""
+    confined = Confined.of(where)
+    found: dict[str, dict[str, AgentKind]] = {"user": {}, "project": {}}
     problems: list[AgentProblem] = []
-    for folder in agent_dirs(workspace, env):
+    for scope, folder, within in read_where(agent_dirs(confined.primary, env), confined):
+        for path in _agent_files(folder, within, problems):
+            kind = read_agent_file(path, scope, within)
+            if isinstance(kind, AgentProblem):
+                problems.append(kind)
+            elif kind is not None and not any(k.name == kind.name for k in BUILT_IN):
+                found[scope].setdefault(kind.name, kind)  # first found wins
+    merged, shadowed = merge(found["user"], found["project"], lambda k, new: replace(k, name=new))
+    notices = tuple(
+        f"Agent {s.was} is yours ({shown_user_path(Path(found['user'][s.was].source), env)}); "
+        f"the repository's is {s.name}"
+        for s in shadowed
+    )
+    return Agents((*BUILT_IN, *merged.values()), tuple(problems), notices)
+
+
+def _agent_files(
+    folder: Path, confined: Confined | None, problems: list[AgentProblem]
+) -> list[Path]:
+    """The ``*.md`` files of ``folder``, sorted; beneath the workspace's roots when
+    ``confined`` (one that is a symlink out is a problem)."""
+    if confined is None:
         try:
-            files = sorted(p for p in folder.glob("*.md") if p.is_file())
+            return sorted(p for p in folder.glob("*.md") if p.is_file())
         except OSError:
+            return []
+    names = confined.names(folder)
+    if isinstance(names, Refused):
+        problems.append(AgentProblem(Path(names.shown), names.why))
+        return []
+    found = []
+    for name in names or []:
+        if not name.endswith(".md") or name.startswith("."):
             continue
-        for path in files:
-            found = read_agent_file(path)
-            if isinstance(found, AgentProblem):
-                problems.append(found)
-            elif any(k.name == found.name for k in kinds):
-                continue  # first found wins (built-ins first)
-            else:
-                kinds.append(found)
-    return Agents(tuple(kinds), tuple(problems))
+        kind = confined.kind(folder / name)
+        if isinstance(kind, Refused):
+            problems.append(AgentProblem(Path(kind.shown), kind.why))
+        elif kind == "file":
+            found.append(folder / name)
+    return found
 
 
-def read_agent_file(path: Path) -> AgentKind | AgentProblem:
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_AGENT_FILE_BYTES + 1)
-    except OSError as err:
-        return AgentProblem(path, f"cannot be read ({err.strerror or err})")
+def read_agent_file(
+    path: Path, scope: Literal["user", "project"] = "project", confined: Confined | None = None
+) -> AgentKind | AgentProblem | None:
+    """The agent ``path`` defines, or what is wrong with it (None: the file is gone); a
+    workspace file is read beneath the roots when ``confined``."""
+    if confined is None:
+        try:
+            with path.open("rb") as f:
+                raw = f.read(MAX_AGENT_FILE_BYTES + 1)
+        except OSError as err:
+            return AgentProblem(path, f"cannot be read ({err.strerror or err})")
+    else:
+        data = confined.read(path, MAX_AGENT_FILE_BYTES + 1)
+        if isinstance(data, Refused):
+            return AgentProblem(Path(data.shown), data.why)
+        if data is None:
+            return None
+        raw = data
     if len(raw) > MAX_AGENT_FILE_BYTES:
         return AgentProblem(path, f"larger than {MAX_AGENT_FILE_BYTES} bytes")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return AgentProblem(path, "not UTF-8")
-    return parse_agent(text, str(path), path)
+    return parse_agent(text, str(path), path, scope)
 
 
-def parse_agent(text: str, source: str, path: Path | None = None) -> AgentKind | AgentProblem:
-    """One agent file's text as a kind, or what is wrong with it."""
+def parse_agent(
+    text: str,
+    source: str,
+    path: Path | None = None,
+    scope: Literal["user", "project"] = "project",
+) -> AgentKind | AgentProblem:
+    """One agent file's text as a kind (of ``scope``), or what is wrong with it."""
     where = path or Path(source)
     if not text.removeprefix("\ufeff").startswith("---"):
         return AgentProblem(where, "no YAML frontmatter (a first line '---', then a closing '---')")
@@ -220,6 +304,7 @@ def parse_agent(text: str, source: str, path: Path | None = None) -> AgentKind |
         prompt=body.strip(),
         read_only=tools is not None and set(tools) <= set(READ_ONLY_TOOLS),
         source=source,
+        scope=scope,
     )
 
 

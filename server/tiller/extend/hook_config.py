@@ -147,11 +147,11 @@ def _command(
     return HookCommand(event, matcher, command, float(timeout), source)
 
 
-def hooks_of_settings(files: Sequence[tuple[str, JSON]]) -> tuple[HookConfig, list[str]]:
-    """The hooks of settings files (``(source, data)``, lowest precedence first): every file's
+def hooks_of_settings(files: Sequence[tuple[str, JSON | None]]) -> tuple[HookConfig, list[str]]:
+    """The hooks of settings files (``(source, hooks)``, lowest precedence first): every file's
     hooks run, as in Claude Code (hooks add up across scopes, they do not override)."""
     config, problems = NO_HOOKS, list[str]()
-    for source, data in files:
-        found, wrong = parse_hooks(data.get("hooks"), source)
+    for source, hooks in files:
+        found, wrong = parse_hooks(hooks, source)
         config, problems = config + found, [*problems, *wrong]
     return config, problems

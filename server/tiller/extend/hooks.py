@@ -21,7 +21,7 @@ from tiller.extend.hook_config import NO_HOOKS, HookConfig, HookEvent, hooks_of_
 from tiller.extend.hook_replies import NOTHING, Verdict, combine, read_reply
 from tiller.extend.hook_run import run_hook
 from tiller.extend.hook_tools import claude_name, to_claude_input
-from tiller.extend.settings_files import read_settings_files
+from tiller.extend.settings_layer import Settings
 from tiller.jsontypes import JSON
 from tiller.protocol import Mode
 
@@ -72,13 +72,16 @@ NO_SESSION_HOOKS = Hooks()
 
 
 def session_hooks(
-    configured: HookConfig, workspace: Path, env: Mapping[str, str], session_id: str
+    configured: HookConfig, settings: Settings, env: Mapping[str, str], session_id: str
 ) -> tuple[Hooks, list[str]]:
     """The hooks of the settings files as they are now (user, workspace, local scopes; every
     file's hooks run; none when one of them says ``"disableAllHooks": true``) plus the
-    ``hooks`` setting; and the problems of entries skipped."""
-    files = read_settings_files(workspace)
-    if any(f.data.get("disableAllHooks") is True for f in files):  # Claude Code's switch
+    ``hooks`` setting; and the problems of entries skipped. The hooks of a file inside an
+    untrusted workspace are left out (``Settings.withheld`` says so)."""
+    workspace = settings.workspace
+    if settings.hooks_disabled:  # Claude Code's switch
         return Hooks(configured, workspace, env, session_id), []
-    found, problems = hooks_of_settings([(str(f.path), f.data) for f in files])
+    found, problems = hooks_of_settings(
+        [(str(s.path), s.settings.hooks) for s in settings.granting()]
+    )
     return Hooks(found + configured, workspace, env, session_id), problems

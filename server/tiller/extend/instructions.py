@@ -10,6 +10,10 @@ within a budget, with a mark where a file was cut.
   ``## @path`` heading, up to 5 levels deep (as Claude Code documents); a file is imported
   once. Never outside: a workspace file imports only files inside the workspace, a user-level
   file only files inside the home folder (so a repository cannot send ``~/.ssh`` to the model).
+- Confined: the workspace's files (the root file, nested ones, their imports) are read beneath
+  the workspace's roots (``confined_material.py``): a file, or a folder on its way, that is a
+  symlink out of the workspace is not read, and a notice names it (``Loaded.refused``, and
+  ``root_notices``). The user's own files keep their rule and are read by path.
 - Budget: each file with its imports at most ``FILE_BUDGET`` characters; where one is cut, a
   line says so and names it (``cut_notices`` finds those lines for the user's notice).
 """
@@ -19,10 +23,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tiller.extend.confined_material import OUTSIDE, Confined, Refused
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
+from tiller.workspace.roots import WorkspaceRoots
 
 FILE_BUDGET = 20_000  # characters of one instruction file, its imports included
 MAX_IMPORT_DEPTH = 5
@@ -38,6 +44,7 @@ _SPAN = re.compile(r"`[^`\n]*`")
 class Loaded:
     name: str  # how the file is named to the model and the user
     text: str  # with its imports, cut to the budget (the cut marked)
+    refused: tuple[str, ...] = ()  # notices: imports (or the file) not read, and why
 
 
 def imports_in(text: str) -> list[str]:
@@ -76,20 +83,33 @@ def _read(path: Path, budget: int) -> str | None:
         return None
 
 
+def _read_in(path: Path, limit: Path | Confined, budget: int) -> str | Refused | None:
+    """The text of ``path``: beneath the workspace's roots when ``limit`` is ``Confined``,
+    else by path (a user-level file)."""
+    if isinstance(limit, Path):
+        return _read(path, budget)
+    data = limit.read(path, budget * 4 + 4)
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+
+
 def load(
     path: Path,
     name: str,
-    limit: Path,
+    limit: Path | Confined,
     home: Path,
     budget: int = FILE_BUDGET,
-) -> Loaded | None:
-    """``path`` with its imports (only files under ``limit``), cut to ``budget``; None when
-    it cannot be read."""
-    text = _read(path, budget)
-    if text is None:
-        return None
+) -> Loaded | Refused | None:
+    """``path`` with its imports, cut to ``budget``; None when it cannot be read.
+
+    ``limit``: a workspace's ``Confined`` roots (the file and its imports are read beneath
+    them; what leads out is refused, the file itself as ``Refused``, an import named in
+    ``Loaded.refused``), or the folder a user-level file imports from (read by path)."""
+    text = _read_in(path, limit, budget)
+    if not isinstance(text, str):
+        return text
     seen = {path.resolve()}
     parts = [text]
+    refused: list[str] = []
     queue = [(path, text, 1)]
     while queue:
         importer, body, depth = queue.pop(0)
@@ -97,28 +117,59 @@ def load(
             continue
         for raw in imports_in(body):
             target = _resolve(raw, importer, home)
-            if not target.is_file() or not _inside(target, limit) or target.resolve() in seen:
+            if not target.is_file() or target.resolve() in seen:
+                continue
+            if isinstance(limit, Path) and not _inside(target, limit):
+                continue
+            if isinstance(limit, Confined) and not limit.holds(target):
+                refused.append(f"{name} imports @{raw}, which {OUTSIDE}")
+                continue
+            imported = _read_in(target, limit, budget)
+            if isinstance(imported, Refused):
+                refused.append(f"{name} imports @{raw}: {imported.notice}")
+            if not isinstance(imported, str):
                 continue
             seen.add(target.resolve())
-            imported = _read(target, budget)
-            if imported is None:
-                continue
             parts.append(f"\n\n## @{raw}\n\n{imported}")
             queue.append((target, imported, depth + 1))
     whole = "".join(parts)
     if len(whole) > budget:
         whole = whole[:budget] + CUT_MARK.format(name=name, budget=budget)
-    return Loaded(name, whole)
+    return Loaded(name, whole, tuple(refused))
 
 
-def root_file(workspace: Path, env: Mapping[str, str] | None = None) -> Loaded | None:
-    """The workspace's AGENTS.md, else its CLAUDE.md, with its imports."""
+def root_file(
+    workspace: Path | WorkspaceRoots, env: Mapping[str, str] | None = None
+) -> Loaded | None:
+    """The workspace's AGENTS.md, else its CLAUDE.md, with its imports (read beneath the
+    workspace's roots: one that leads out is passed over, and named in ``refused``)."""
+    return _root(workspace, env)[0]
+
+
+def root_notices(
+    workspace: Path | WorkspaceRoots, env: Mapping[str, str] | None = None
+) -> list[str]:
+    """What the user is told of the root file: a file or import not read, and why."""
+    loaded, refused = _root(workspace, env)
+    return [*refused, *(loaded.refused if loaded is not None else ())]
+
+
+def _root(
+    workspace: Path | WorkspaceRoots, env: Mapping[str, str] | None
+) -> tuple[Loaded | None, list[str]]:
     home = _home(env)
+    confined = Confined.of(workspace)
+    refused: list[str] = []
     for name in MEMORY_FILES:
-        path = workspace / name
-        if path.is_file():
-            return load(path, name, workspace, home)
-    return None
+        path = confined.primary / name
+        if not path.is_file():
+            continue
+        loaded = load(path, name, confined, home)
+        if isinstance(loaded, Refused):
+            refused.append(loaded.notice)
+        elif loaded is not None:
+            return replace(loaded, refused=(*refused, *loaded.refused)), []
+    return None, refused
 
 
 def user_files(env: Mapping[str, str] | None = None) -> list[Loaded]:
@@ -129,7 +180,7 @@ def user_files(env: Mapping[str, str] | None = None) -> list[Loaded]:
         if path.is_file():
             name = f"~/{path.relative_to(home)}" if _inside(path, home) else str(path)
             loaded = load(path, name, home, home)
-            if loaded is not None:
+            if isinstance(loaded, Loaded):
                 found.append(loaded)
     return found
 

@@ -1,14 +1,13 @@
-"""The settings files users already keep, read in Claude Code's layout plus Tiller's own.
+"""Where the settings files users already keep are (Claude Code's layout plus Tiller's own),
+and how one is read as it is now.
 
-Scopes, lowest precedence first (a later scope's value wins where values merge):
+- the user's: ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/settings.json``,
+  ``~/.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``) and ``$TILLER_CONFIG_DIR`` (else
+  ``$XDG_CONFIG_HOME/tiller``, else ``~/.config/tiller``) ``/settings.json``;
+- the workspace's: ``.claude/settings.json``, ``.tiller/settings.json`` and the
+  ``settings.local.json`` beside each.
 
-- ``user``: ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/settings.json`` and
-  ``$TILLER_CONFIG_DIR`` (else ``$XDG_CONFIG_HOME/tiller``, else ``~/.config/tiller``)
-  ``/settings.json``;
-- ``workspace`` (checked in): ``.claude/settings.json``, ``.tiller/settings.json``;
-- ``local`` (not checked in): ``.claude/settings.local.json``, ``.tiller/settings.local.json``.
-
-Each file is read as it is now (no cache: callers decide when to read again). A missing file is
+``settings_layer.py`` reads them all, with their scope and the folder's trust. A missing file is
 no file; a file that is not a JSON object is a ``SettingsFile`` with a ``problem`` a notice can
 show, and contributes nothing, so one broken file never hides the others.
 """
@@ -17,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -52,6 +51,15 @@ def tiller_user_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / "tiller"
 
 
+def claude_json_path(env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's own state file: ``$CLAUDE_CONFIG_DIR/.claude.json`` or ``~/.claude.json``
+    (its user-scope MCP servers, its record of each folder: trust, enabled servers)."""
+    env = os.environ if env is None else env
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return claude_user_dir(env) / ".claude.json"
+    return Path(env.get("HOME") or Path.home()) / ".claude.json"
+
+
 def settings_paths(
     workspace: Path, env: Mapping[str, str] | None = None
 ) -> list[tuple[Scope, Path]]:
@@ -66,17 +74,19 @@ def settings_paths(
     ]
 
 
-def read_settings_file(scope: Scope, path: Path) -> SettingsFile | None:
+def read_settings_file(
+    scope: Scope, path: Path, limit: int = MAX_SETTINGS_BYTES
+) -> SettingsFile | None:
     """One file as it is now; None when there is none."""
     try:
         with path.open("rb") as f:
-            raw = f.read(MAX_SETTINGS_BYTES + 1)
+            raw = f.read(limit + 1)
     except FileNotFoundError:
         return None
     except OSError as e:
         return SettingsFile(scope, path, {}, f"{path}: cannot be read ({e.strerror or e})")
-    if len(raw) > MAX_SETTINGS_BYTES:
-        return SettingsFile(scope, path, {}, f"{path}: larger than {MAX_SETTINGS_BYTES} bytes")
+    if len(raw) > limit:
+        return SettingsFile(scope, path, {}, f"{path}: larger than {limit} bytes")
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
@@ -86,15 +96,3 @@ def read_settings_file(scope: Scope, path: Path) -> SettingsFile | None:
     if not isinstance(data, dict):
         return SettingsFile(scope, path, {}, f"{path}: not a JSON object")
     return SettingsFile(scope, path, data)
-
-
-def read_settings_files(
-    workspace: Path, env: Mapping[str, str] | None = None
-) -> list[SettingsFile]:
-    """The settings files that exist, lowest precedence first."""
-    found = (read_settings_file(scope, path) for scope, path in settings_paths(workspace, env))
-    return [f for f in found if f is not None]
-
-
-def problems(files: Sequence[SettingsFile]) -> list[str]:
-    return [f.problem for f in files if f.problem is not None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from tiller.extend.confined_material import Refused
 from tiller.extend.skills import read_skills
 from tiller.jsontypes import JSON
 from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult
@@ -41,7 +42,7 @@ class SkillTool:
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         name = str(tool_input.get("name", ""))
-        skills, _problems = await asyncio.to_thread(read_skills, ctx.workspace)
+        skills, _told = await asyncio.to_thread(read_skills, ctx.workspace)
         skill = skills.get(name)
         if skill is None:
             known = ", ".join(sorted(skills)) or "none"
@@ -50,6 +51,8 @@ class SkillTool:
             body = await asyncio.to_thread(skill.body)
         except OSError as err:
             return ToolResult(f"Skill {name!r} cannot be read: {err.strerror or err}", True)
+        if isinstance(body, Refused):
+            return ToolResult(f"Skill {name!r} cannot be loaded: {body.notice}", True)
         return ToolResult(
             f"Skill {name} (folder: {skill.folder}; read its files from there)\n\n{body}"
         )

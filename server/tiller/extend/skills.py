@@ -1,10 +1,16 @@
 """Skills: folders with a ``SKILL.md`` that users keep for Claude Code and Tiller.
 
-Where (a later place wins a name clash): ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``)
-``/skills/*/SKILL.md``, Tiller's user dir ``/skills/*/SKILL.md``, the workspace's
-``.claude/skills/*/SKILL.md`` and ``.tiller/skills/*/SKILL.md``. The frontmatter's ``name``
-(else the folder's name) and ``description`` are all the prefix carries; the model loads the
-body with the ``skill`` tool, with the folder's path so it can read the files bundled there.
+Where: the user's ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/skills/*/SKILL.md`` and
+Tiller's user dir ``/skills/*/SKILL.md``, then the workspace's ``.claude/skills/*/SKILL.md``
+and ``.tiller/skills/*/SKILL.md`` (within the user's, or within the workspace's, a later place
+wins a name clash). The frontmatter's ``name`` (else the folder's name) and ``description``
+are all the prefix carries; the model loads the body with the ``skill`` tool, with the
+folder's path so it can read the files bundled there.
+
+A repository's skill never replaces the user's own of the same name (``shadowing.py``): it is
+``project:NAME``. The workspace's skills are read beneath its roots (``confined_material.py``),
+their bodies too when the model loads them: a ``SKILL.md``, a skill's folder, the ``skills``
+folder or ``.claude`` that is a symlink out is not read, and a notice says so.
 
 Append-only: the list is written into the system prompt at a session's first turn (stored
 with the session); a skill added, changed or removed later reaches the model as a message
@@ -15,12 +21,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tiller.core.history import Message
+from tiller.extend.confined_material import Confined, Refused
 from tiller.extend.frontmatter import parse
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
+from tiller.extend.shadowing import Scope, merge, read_where, shown_user_path
+from tiller.workspace.roots import WorkspaceRoots
 
 MAX_SKILL_BYTES = 512_000
 MAX_SKILLS = 200
@@ -39,19 +48,30 @@ class Skill:
     name: str
     description: str
     folder: Path
-    scope: str  # "user" or "project"
+    scope: Scope  # where it came from: the user's own, or the repository's
+    confined: Confined | None = None  # a workspace skill: read beneath these roots
 
     @property
     def path(self) -> Path:
         return self.folder / "SKILL.md"
 
-    def body(self) -> str:
-        """The instructions (read when the model loads the skill)."""
-        raw = self.path.read_bytes()[:MAX_SKILL_BYTES].decode("utf-8", errors="replace")
-        return parse(raw).body
+    def body(self) -> str | Refused:
+        """The instructions (read when the model loads the skill: a workspace skill beneath
+        the roots again, since its file may have become a link since it was listed).
+        Raises OSError when a user's skill cannot be read."""
+        if self.confined is None:
+            return _body(self.path.read_bytes()[:MAX_SKILL_BYTES])
+        data = self.confined.read(self.path, MAX_SKILL_BYTES)
+        if data is None:
+            return Refused(self.confined.shown(self.path), "no longer exists")
+        return data if isinstance(data, Refused) else _body(data)
 
 
-def skill_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path]]:
+def _body(data: bytes) -> str:
+    return parse(data.decode("utf-8", errors="replace")).body
+
+
+def skill_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[tuple[Scope, Path]]:
     return [
         ("user", claude_user_dir(env) / "skills"),
         ("user", tiller_user_dir(env) / "skills"),
@@ -61,21 +81,29 @@ def skill_dirs(workspace: Path, env: Mapping[str, str] | None = None) -> list[tu
 
 
 def read_skills(
-    workspace: Path, env: Mapping[str, str] | None = None
+    where: Path | WorkspaceRoots, env: Mapping[str, str] | None = None
 ) -> tuple[dict[str, Skill], list[str]]:
-    """Every skill by name (a later place wins), and problems to tell."""
-    found: dict[str, Skill] = {}
+    """Every skill by name, and what to tell the user (problems, files not read, a
+    repository's skill renamed because the user's has its name)."""
+    confined = Confined.of(where)
+    found: dict[Scope, dict[str, Skill]] = {"user": {}, "project": {}}
     problems: list[str] = []
-    for scope, folder in skill_dirs(workspace, env):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.glob("*/SKILL.md"))[:MAX_SKILLS]:
-            try:
-                raw = path.read_bytes()[:MAX_SKILL_BYTES].decode("utf-8", errors="replace")
-            except OSError as err:
-                problems.append(f"{path}: cannot be read ({err.strerror or err})")
+    for scope, folder, within in read_where(skill_dirs(confined.primary, env), confined):
+        for path in _skill_files(folder, within, problems)[:MAX_SKILLS]:
+            if within is None:
+                try:
+                    data: bytes | Refused | None = path.read_bytes()[:MAX_SKILL_BYTES]
+                except OSError as err:
+                    problems.append(f"{path}: cannot be read ({err.strerror or err})")
+                    continue
+            else:
+                data = within.read(path, MAX_SKILL_BYTES)
+            if isinstance(data, Refused):
+                problems.append(data.notice)
                 continue
-            doc = parse(raw)
+            if data is None:
+                continue
+            doc = parse(data.decode("utf-8", errors="replace"))
             if doc.problem:
                 problems.append(f"{path}: {doc.problem}")
             name = doc.text("name") or path.parent.name
@@ -83,8 +111,36 @@ def read_skills(
             if not _NAME.fullmatch(name) or description is None:
                 problems.append(f"{path}: a skill needs a name and a description")
                 continue
-            found[name] = Skill(name, description[:MAX_DESCRIPTION], path.parent, scope)
-    return found, problems
+            skill = Skill(name, description[:MAX_DESCRIPTION], path.parent, scope, within)
+            found[scope][name] = skill
+    merged, shadowed = merge(found["user"], found["project"], lambda k, new: replace(k, name=new))
+    for s in shadowed:
+        mine = shown_user_path(found["user"][s.was].folder, env)
+        own = "" if s.name == f"project:{s.was}" else f" (project:{s.was} names another skill)"
+        problems.append(f"Skill {s.was} is yours ({mine}); the repository's is {s.name}{own}")
+    return merged, problems
+
+
+def _skill_files(folder: Path, confined: Confined | None, problems: list[str]) -> list[Path]:
+    """The ``*/SKILL.md`` of ``folder``, sorted; beneath the workspace's roots when
+    ``confined`` (the folder, or a skill's folder, that is a symlink out is named in
+    ``problems``, its file then never looked at)."""
+    if confined is None:
+        return sorted(folder.glob("*/SKILL.md")) if folder.is_dir() else []
+    names = confined.names(folder)
+    if isinstance(names, Refused):
+        problems.append(names.notice)
+        return []
+    found = []
+    for name in names or []:
+        if name.startswith("."):
+            continue
+        kind = confined.kind(folder / name)
+        if isinstance(kind, Refused):
+            problems.append(kind.notice)
+        elif kind == "dir":
+            found.append(folder / name / "SKILL.md")
+    return found
 
 
 def listing(skills: Sequence[Skill]) -> str:
@@ -113,7 +169,9 @@ def seen_listing(system: str, messages: Sequence[Message]) -> str:
     return rest if end < 0 else rest[: end + 1]
 
 
-def skills_update(system: str, messages: Sequence[Message], workspace: Path) -> str | None:
+def skills_update(
+    system: str, messages: Sequence[Message], workspace: Path | WorkspaceRoots
+) -> str | None:
     """The message telling the model the skills changed since it was last told (None: same)."""
     now = listing(list(read_skills(workspace)[0].values()))
     if now == seen_listing(system, messages):

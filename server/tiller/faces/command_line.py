@@ -117,6 +117,12 @@ def _add_session_options(command: argparse.ArgumentParser) -> None:
         type=int,
         help="ask to continue after every N tool calls (0: never)",
     )
+    command.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the workspace for this run: its settings files may run hooks, MCP and "
+        "language servers and widen grants (`tiller trust DIR` records it for good)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -204,7 +210,27 @@ def build_parser() -> argparse.ArgumentParser:
         "(no import to wait for), else started here; see docs/architecture.md.",
     )
     connect.add_argument("--acp", action="store_true", help="serve ACP instead")
+    _add_trust_command(commands)
     return parser
+
+
+def _add_trust_command(commands: argparse._SubParsersAction[_Parser]) -> None:
+    trust = commands.add_parser(
+        "trust",
+        help="trust a folder: its settings files may run programs and widen grants",
+        description="Record your decision for a folder (and its subfolders) in your own "
+        "state, never in the folder: trusted, its settings files (.claude/, .tiller/, "
+        ".mcp.json) may run hooks, MCP and language servers and widen grants (allow rules, "
+        "extra folders, environment); untrusted, they only narrow them (deny and ask rules) "
+        "and their instruction files still apply. Every client follows it; VS Code keeps its "
+        "own workspace trust.",
+    )
+    trust.add_argument(
+        "folder", nargs="?", type=Path, default=None, help="the folder (default: the current one)"
+    )
+    trust.add_argument(
+        "--no", action="store_true", help="record that the folder is not trusted instead"
+    )
 
 
 def serve_acp() -> NoReturn:
@@ -231,6 +257,8 @@ def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
         options["provider"] = {"kind": "scripted", "script": str(script)}
     elif args.base_url:
         options["provider"] = {"kind": "anthropic", "baseUrl": args.base_url}
+    if args.trust:
+        options["workspaceTrust"] = {"trusted": True, "by": "--trust"}
 
     if args.workspace is not None:
         workspace = args.workspace.expanduser().resolve()
@@ -372,6 +400,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 from tiller.__main__ import serve_warm
 
                 serve_warm(["--acp"] if args.acp else [])
+            case "trust":
+                from tiller.faces.trust_command import trust_folder
+
+                sys.exit(trust_folder(args.folder or Path.cwd(), trusted=not args.no))
             case _:
                 parser.print_help(sys.stderr)
                 sys.exit(EXIT_USAGE)

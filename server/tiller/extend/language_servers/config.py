@@ -1,7 +1,7 @@
 """``languageServers``: which language server checks the files the agent edits.
 
 Sources, lowest precedence first (on a name clash the later entry wins whole): the settings
-files (``settings_files.py``: user, workspace, local scopes), then
+layer's files (``settings_layer.py``: user, workspace, local scopes), then
 ``initializationOptions.languageServers``. An entry::
 
     "pyright": {"command": ["pyright-langserver", "--stdio"], "extensions": [".py", ".pyi"],
@@ -9,23 +9,24 @@ files (``settings_files.py``: user, workspace, local scopes), then
 
 ``command`` and ``extensions`` are required; ``languageId`` defaults from the extension. An
 entry names a command Tiller runs (the first edit of a matching file starts it), so an entry of
-the workspace's checked-in settings (``.claude/settings.json``, ``.tiller/settings.json``) is
-used only once the user enabled it, as MCP's workspace servers are: ``enabledLanguageServers``
-(names) or ``enableAllProjectLanguageServers`` in the user's or the local settings. Else cloning
-a repository and asking for one edit would run its commands. A bad or not enabled entry is a
-problem naming its file and entry; the others are still read. Nothing configured: no language
-server, no diagnostics, no cost.
+a file inside the workspace (``.claude/settings*.json``, ``.tiller/settings*.json``: a
+``settings.local.json`` is the workspace's file like any other) is used only once the folder is
+trusted and the user enabled it outside the workspace, as MCP's workspace servers are:
+``enabledLanguageServers`` (names) or ``enableAllProjectLanguageServers`` in the user's own
+settings. Else cloning a repository and asking for one edit would run its commands. A bad or
+not enabled entry is a problem naming its file and entry; the others are still read. Nothing
+configured: no language server, no diagnostics, no cost.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from tiller.extend.settings_files import SettingsFile, read_settings_files
+from tiller.extend.settings_layer import Settings, Source
 from tiller.jsontypes import JSON
 
 KEY: Final = "languageServers"
@@ -122,20 +123,17 @@ def parse_entry(name: str, raw: Any, source: str) -> LanguageServerConfig:
 
 @dataclass(frozen=True)
 class Enabled:
-    """Which of the workspace's checked-in entries the user enabled."""
+    """Which of the workspace's entries the user enabled (in the user's own files only)."""
 
     all: bool = False
     names: frozenset[str] = frozenset()
 
     @classmethod
-    def by(cls, files: list[SettingsFile]) -> Enabled:
-        trusted = [f.data for f in files if f.scope != "workspace"]
-        names = (
-            n for data in trusted if isinstance(data.get(ENABLED), list) for n in data[ENABLED]
-        )
+    def by(cls, settings: Settings) -> Enabled:
+        enabling = [s.settings for s in settings.enabling()]
         return cls(
-            any(data.get(ENABLE_ALL) is True for data in trusted),
-            frozenset(n for n in names if isinstance(n, str)),
+            any(f.enable_all_project_language_servers for f in enabling),
+            frozenset(n for f in enabling for n in f.enabled_language_servers),
         )
 
     def allows(self, name: str) -> bool:
@@ -147,20 +145,17 @@ class _Reader:
     servers: dict[str, LanguageServerConfig] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, block: Any, source: str, enabled: Enabled | None = None) -> None:
-        """``enabled``: for a checked-in file, the entries the user enabled (None: trusted)."""
+    def add(self, block: Any, source: str, refused: Callable[[str], str | None]) -> None:
+        """``refused``: why an entry of this source may not be used (None: it may)."""
         if block is None:
             return
         if not isinstance(block, dict):
             self.problems.append(f"{source}: {KEY} must be an object of servers")
             return
         for name, raw in block.items():
-            if enabled is not None and not enabled.allows(name):
-                self.problems.append(
-                    f"{source}: {KEY}.{name}: not enabled: this file is part of the workspace, "
-                    f'so its command runs only once you add "{ENABLED}": ["{name}"] (or '
-                    f'"{ENABLE_ALL}": true) to your user or local settings'
-                )
+            why = refused(name)
+            if why is not None:
+                self.problems.append(f"{source}: {KEY}.{name}: {why}")
                 continue  # an entry of the user's own of that name stays
             try:
                 self.servers[name] = parse_entry(name, raw, source)
@@ -170,16 +165,33 @@ class _Reader:
 
 
 def read_language_servers(
-    workspace: Path, client: Mapping[str, Any] | None, env: Mapping[str, str] | None = None
+    settings: Settings, client: Mapping[str, Any] | None
 ) -> LanguageServersConfig:
-    """Every configured language server of ``workspace`` as its sources say now; ``client``:
-    ``initializationOptions.languageServers``."""
+    """Every configured language server of the settings' workspace as its sources say now;
+    ``client``: ``initializationOptions.languageServers``."""
     reader = _Reader()
-    files = read_settings_files(workspace, env)
-    enabled = Enabled.by(files)
-    for found in files:
-        reader.add(
-            found.data.get(KEY), str(found.path), enabled if found.scope == "workspace" else None
-        )
-    reader.add(client, f"initializationOptions.{KEY}")
+    enabled = Enabled.by(settings)
+
+    def refused_in(source: Source) -> Callable[[str], str | None]:
+        def refused(name: str) -> str | None:
+            if not source.in_workspace:
+                return None
+            if not source.trusted:
+                return (
+                    "not started: the folder is not trusted (trust it with /trust or "
+                    "`tiller trust`, then enable it in your user settings)"
+                )
+            if not enabled.allows(name):
+                return (
+                    "not enabled: this file is part of the workspace, so its command runs only "
+                    f'once you add "{ENABLED}": ["{name}"] (or "{ENABLE_ALL}": true) to your '
+                    "user settings"
+                )
+            return None
+
+        return refused
+
+    for source in settings.sources:
+        reader.add(source.settings.language_servers or None, str(source.path), refused_in(source))
+    reader.add(client, f"initializationOptions.{KEY}", lambda _name: None)
     return LanguageServersConfig(tuple(reader.servers.values()), tuple(reader.problems))

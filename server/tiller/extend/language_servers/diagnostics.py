@@ -46,6 +46,17 @@ class LanguageServers:
         self._locks: dict[str, asyncio.Lock] = {}
         self._failures: Counter[str] = Counter()
 
+    async def reconfigure(self, config: LanguageServersConfig) -> None:
+        """The files read again (the folder's trust changed): a running server whose entry is
+        gone or changed is ended; the others stay."""
+        kept = {s.name: s for s in config.servers}
+        for name, server in list(self._running.items()):
+            if kept.get(name) != server.config:
+                del self._running[name]
+                await server.stop()
+        self.config = config
+        self._failures.clear()
+
     async def diagnostics(
         self, turn_id: str, paths: Sequence[Path], settle: bool
     ) -> tuple[Diagnostic, ...] | NoDiagnostics:

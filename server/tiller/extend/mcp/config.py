@@ -1,45 +1,44 @@
 """Where MCP servers come from, read as their owners write them.
 
-Sources, lowest precedence first (on a name clash the later source's server wins whole):
-
-1. ``~/.claude.json`` ``mcpServers`` (Claude Code's user scope; ``$CLAUDE_CONFIG_DIR/.claude.json``
-   when that is set);
-2. Tiller's user settings (``~/.config/tiller/settings.json`` ...) ``mcpServers``;
-3. ``.mcp.json`` at the workspace root (Claude Code's project scope);
-4. ``.tiller/settings.json`` ``mcpServers`` (workspace);
-5. ``~/.claude.json`` ``projects[<workspace>].mcpServers`` (Claude Code's local scope);
-6. ``.tiller/settings.local.json`` ``mcpServers`` (local);
-7. ``initializationOptions.mcpServers`` (the client's settings);
-8. the servers an ACP client passes in ``session/new`` / ``session/load``.
+Sources, lowest precedence first (on a name clash the later source's server wins whole): the
+settings layer's sources (``settings_layer.py``: ``~/.claude.json``'s ``mcpServers``, Tiller's
+user settings, ``.mcp.json``, ``.claude|.tiller/settings.json``, Claude Code's record of the
+folder in ``~/.claude.json``, the ``settings.local.json`` files), then
+``initializationOptions.mcpServers`` (the client's settings), then the servers an ACP client
+passes in ``session/new`` / ``session/load``.
 
 A server entry is Claude Code's: ``{type?: "stdio"|"http"|"sse", command, args, env, url,
-headers}``; ``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, url and
-headers. A file checked into the workspace (3, 4) can name any command, so its servers start
-only once the user enabled them, as Claude Code asks: ``enableAllProjectMcpServers`` or
-``enabledMcpjsonServers`` in a user-level settings file, in ``~/.claude.json``'s entry for the
-workspace (where Claude Code records the user's yes), or in ``initializationOptions``.
+headers, cwd}``; ``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, url and
+headers. Keys other tools write are read too: ``timeout`` (milliseconds for each call, as
+Gemini CLI reads it) and ``disabled: true`` (the server is listed, never started); any other
+key (Cline's ``autoApprove``: a grant Tiller never takes from a file) is a notice, and the entry
+is kept.
 
-A bad entry is a problem naming its file and server; the others are still read.
+A server named in a file inside the workspace (``.mcp.json``, ``.tiller/settings*.json``) can
+run any command, so it starts only when the folder is trusted *and* the user enabled it outside
+the workspace, as Claude Code asks: ``enableAllProjectMcpServers`` or ``enabledMcpjsonServers``
+in the user's own settings, in Claude Code's record of the folder (where it keeps the user's
+yes), or in ``initializationOptions``. A bad entry is a problem naming its file and server; the
+others are still read.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from tiller.extend.settings_files import Scope as SettingsScope
-from tiller.extend.settings_files import claude_user_dir, read_settings_file, tiller_user_dir
+from tiller.extend.settings_layer import Settings
+from tiller.extend.settings_schema import FileSettings
 from tiller.jsontypes import JSON
 
 Scope = Literal["user", "workspace", "local", "client", "session"]
 TRUSTED_SCOPES: frozenset[Scope] = frozenset({"user", "local", "client", "session"})
-MAX_CONFIG_BYTES = 4 * 1_048_576
 SERVER_KEYS = frozenset({"type", "command", "args", "env", "url", "headers", "cwd"})
+OTHER_TOOLS_KEYS = frozenset({"timeout", "disabled"})  # Gemini CLI's, Cline's: honoured
+MAX_TIMEOUT_MS = 86_400_000
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -69,6 +68,7 @@ class ServerConfig:
     source: str  # the file (or "initializationOptions", "ACP session") it came from
     scope: Scope
     blocked: str | None = None  # why it must not start (a workspace server not enabled)
+    call_seconds: float | None = None  # the entry's ``timeout``; None: the setting's
 
     @property
     def transport(self) -> str:
@@ -89,16 +89,19 @@ class Enablement:
     names: frozenset[str] = frozenset()
     disabled: frozenset[str] = frozenset()
 
-    def add(self, data: Mapping[str, Any]) -> Enablement:
-        names, disabled = (
-            _names(data.get("enabledMcpjsonServers")),
-            _names(data.get("disabledMcpjsonServers")),
-        )
-        return Enablement(
-            self.all or data.get("enableAllProjectMcpServers") is True,
-            self.names | names,
-            self.disabled | disabled,
-        )
+    def add(self, data: Mapping[str, Any] | FileSettings) -> Enablement:
+        """What ``data`` (a settings file's, or ``initializationOptions``) enables."""
+        if isinstance(data, FileSettings):
+            all_, names, disabled = (
+                data.enable_all_project_mcp_servers,
+                frozenset(data.enabled_mcpjson_servers),
+                frozenset(data.disabled_mcpjson_servers),
+            )
+        else:
+            all_ = data.get("enableAllProjectMcpServers") is True
+            names = _names(data.get("enabledMcpjsonServers"))
+            disabled = _names(data.get("disabledMcpjsonServers"))
+        return Enablement(self.all or all_, self.names | names, self.disabled | disabled)
 
     def allows(self, name: str) -> bool:
         return name not in self.disabled and (self.all or name in self.names)
@@ -143,13 +146,37 @@ def _string_map(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
-def parse_server(raw: Any, env: Mapping[str, str]) -> Launch:
+@dataclass(frozen=True)
+class Parsed:
+    """One entry as read: how to start it, its call timeout, whether it is disabled, and the
+    keys it has that Tiller ignores (for a notice)."""
+
+    launch: Launch
+    call_seconds: float | None = None
+    disabled: bool = False
+    ignored: tuple[str, ...] = ()
+
+
+def parse_server(raw: Any, env: Mapping[str, str]) -> Parsed:
     """One server entry; ValueError says what is wrong with it."""
     if not isinstance(raw, dict):
         raise ValueError("expected an object with 'command' or 'url'")
-    unknown = sorted(raw.keys() - SERVER_KEYS)
-    if unknown:
-        raise ValueError(f"unknown keys {unknown}")
+    ignored = tuple(sorted(str(k) for k in raw.keys() - SERVER_KEYS - OTHER_TOOLS_KEYS))
+    timeout = raw.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout <= MAX_TIMEOUT_MS
+    ):
+        raise ValueError(f"'timeout' must be milliseconds, 1 … {MAX_TIMEOUT_MS}")
+    disabled = raw.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise ValueError("'disabled' must be true or false")
+    call_seconds = None if timeout is None else timeout / 1000
+    return Parsed(_launch(raw, env), call_seconds, disabled, ignored)
+
+
+def _launch(raw: JSON, env: Mapping[str, str]) -> Launch:
     kind = raw.get("type")
     if kind is None:
         kind = "http" if "url" in raw and "command" not in raw else "stdio"
@@ -195,8 +222,9 @@ class _Reader:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, block: Any, source: str, scope: Scope) -> None:
-        """The ``mcpServers`` object of one source; a later server replaces an earlier one."""
+    def add(self, block: Any, source: str, scope: Scope, blocked: str | None = None) -> None:
+        """The ``mcpServers`` object of one source; a later server replaces an earlier one.
+        ``blocked``: why this source's servers must not start (an untrusted folder's)."""
         if block is None:
             return
         if not isinstance(block, dict):
@@ -207,96 +235,52 @@ class _Reader:
                 self.problems.append(f"{source}: a server name must be a non-empty string")
                 continue
             try:
-                launch = parse_server(raw, self.env)
+                parsed = parse_server(raw, self.env)
             except ValueError as err:
                 self.problems.append(f"{source}: MCP server {name!r}: {err}")
                 continue
-            self.servers[name] = ServerConfig(name, launch, source, scope)
+            if parsed.ignored:
+                keys = ", ".join(parsed.ignored)
+                self.problems.append(f"{source}: MCP server {name!r}: ignored {keys}")
+            why = "disabled in its configuration (disabled: true)" if parsed.disabled else blocked
+            self.servers[name] = ServerConfig(
+                name, parsed.launch, source, scope, why, parsed.call_seconds
+            )
 
 
-def _read_json(path: Path) -> tuple[JSON | None, str | None]:
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
-        return None, None
-    except OSError as e:
-        return None, f"{path}: cannot be read ({e.strerror or e})"
-    if len(raw) > MAX_CONFIG_BYTES:
-        return None, f"{path}: larger than {MAX_CONFIG_BYTES} bytes"
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        return None, f"{path}: not JSON ({e})"
-    if not isinstance(data, dict):
-        return None, f"{path}: not a JSON object"
-    return data, None
-
-
-def claude_json_path(env: Mapping[str, str]) -> Path:
-    """Claude Code's own state file: ``$CLAUDE_CONFIG_DIR/.claude.json`` or ``~/.claude.json``."""
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return claude_user_dir(env) / ".claude.json"
-    return Path(env.get("HOME") or Path.home()) / ".claude.json"
+UNTRUSTED = (
+    "the folder is not trusted: a server named in the workspace's files starts only once you "
+    "trust the folder (/trust, `tiller trust`, or VS Code's workspace trust) and enable it"
+)
 
 
 def read_mcp_config(
-    workspace: Path,
+    settings: Settings,
     client: Mapping[str, Any] | None = None,
     session: Mapping[str, Any] | None = None,
     enable: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> McpConfig:
-    """Every configured server of ``workspace`` as its sources say now (see the module doc).
+    """Every configured server of the settings' workspace as its sources say now (see the
+    module doc).
 
     ``client``: ``initializationOptions.mcpServers``; ``session``: what an ACP client passed
     (already in this shape); ``enable``: ``initializationOptions`` keys that enable workspace
     servers."""
-    env = os.environ if env is None else env
-    reader = _Reader(env)
+    reader = _Reader(os.environ if env is None else env)
     enabled = Enablement().add(enable or {})
-    claude, problem = _read_json(claude_json_path(env))
-    if problem:
-        reader.problems.append(problem)
-    claude = claude or {}
-    project = _project_entry(claude, workspace)
-    enabled = enabled.add(project)
-    source = str(claude_json_path(env))
-    reader.add(claude.get("mcpServers"), source, "user")
-    tiller_files: list[tuple[SettingsScope, Path]] = [
-        ("user", tiller_user_dir(env) / "settings.json"),
-        ("workspace", workspace / ".tiller" / "settings.json"),
-        ("local", workspace / ".tiller" / "settings.local.json"),
-    ]
-    for path in (claude_user_dir(env) / "settings.json", tiller_files[0][1]):
-        found = read_settings_file("user", path)
-        if found is not None:
-            enabled = enabled.add(found.data)
-    files = {scope: read_settings_file(scope, path) for scope, path in tiller_files}
-    for scope, path in tiller_files:
-        found = files[scope]
-        if found is None:
-            continue
-        if found.problem:
-            reader.problems.append(found.problem)
-        if scope == "user":
-            reader.add(found.data.get("mcpServers"), str(path), "user")
-    mcp_json, problem = _read_json(workspace / ".mcp.json")
-    if problem:
-        reader.problems.append(problem)
-    if mcp_json is not None:
-        reader.add(mcp_json.get("mcpServers"), str(workspace / ".mcp.json"), "workspace")
-    for scope, path in tiller_files[1:]:
-        found = files[scope]
-        if scope == "local":
-            reader.add(project.get("mcpServers"), f"{source} (projects.{workspace})", "local")
-        if found is not None:
-            reader.add(found.data.get("mcpServers"), str(path), scope)
+    for source in settings.enabling():
+        enabled = enabled.add(source.settings)
+    for source in settings.sources:
+        block = source.settings.mcp_servers or None
+        where = str(source.path)
+        if source.path.name == ".claude.json" and source.scope == "local":
+            where = f"{source.path} (projects.{settings.workspace})"
+        reader.add(block, where, source.scope if not source.in_workspace else
+                   "workspace", None if source.trusted else UNTRUSTED)  # fmt: skip
     reader.add(client, "initializationOptions.mcpServers", "client")
     reader.add(session, "ACP session", "session")
-    servers = {
-        name: _blocked(server, enabled) for name, server in reader.servers.items()
-    }  # fmt: skip
+    servers = {name: _blocked(server, enabled) for name, server in reader.servers.items()}
     return McpConfig(servers, tuple(reader.problems))
 
 
@@ -307,18 +291,9 @@ def session_config(servers: Mapping[str, Any], env: Mapping[str, str] | None = N
     return McpConfig(dict(reader.servers), tuple(reader.problems))
 
 
-def _project_entry(claude: JSON, workspace: Path) -> JSON:
-    projects = claude.get("projects")
-    if not isinstance(projects, dict):
-        return {}
-    for key in (str(workspace), str(workspace.resolve())):
-        entry = projects.get(key)
-        if isinstance(entry, dict):
-            return entry
-    return {}
-
-
 def _blocked(server: ServerConfig, enabled: Enablement) -> ServerConfig:
+    if server.blocked is not None:
+        return server
     if server.scope in TRUSTED_SCOPES or enabled.allows(server.name):
         return server
     why = (
@@ -326,7 +301,7 @@ def _blocked(server: ServerConfig, enabled: Enablement) -> ServerConfig:
         f'"enabledMcpjsonServers": ["{server.name}"] (or "enableAllProjectMcpServers": true) '
         "in your user settings or Tiller's initializationOptions"
     )
-    return ServerConfig(server.name, server.launch, server.source, server.scope, why)
+    return replace(server, blocked=why)
 
 
 def tool_name(server: str, tool: str) -> str:

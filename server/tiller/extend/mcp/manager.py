@@ -13,7 +13,6 @@ import asyncio
 import fnmatch
 from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tiller.core.history import Message
@@ -30,6 +29,7 @@ from tiller.extend.mcp.server import (
     state_text,
 )
 from tiller.extend.mcp.tools import McpTool, ToolSearch
+from tiller.extend.settings_layer import Settings
 from tiller.jsontypes import JSON
 from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolKind, ToolResult
 from tiller.workspace.tools.registry import tools_by_name
@@ -82,13 +82,26 @@ class McpManager:
 
     @staticmethod
     def read(
-        workspace: Path,
+        sources: Settings,
         settings: McpSettings,
         client: Mapping[str, Any] | None = None,
         enable: Mapping[str, Any] | None = None,
         read_only: Sequence[str] = (),
     ) -> McpManager:
-        return McpManager(read_mcp_config(workspace, client, None, enable), settings, read_only)
+        return McpManager(read_mcp_config(sources, client, None, enable), settings, read_only)
+
+    async def reconfigure(self, config: McpConfig) -> None:
+        """The files read again (the folder's trust changed): a server whose entry changed
+        (its launch, or whether it may start) is replaced, stopped first if it ran; a new one
+        joins; the others, running or not, stay as they are."""
+        self.problems = config.problems
+        for name, server in config.servers.items():
+            known = self.servers.get(name)
+            if known is not None and known.config == server:
+                continue
+            if known is not None:
+                await known.stop()
+            self.servers[name] = McpServer(server, self.settings)
 
     @property
     def configured(self) -> bool:

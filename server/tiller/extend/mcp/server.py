@@ -138,7 +138,7 @@ class McpServer:
             session = await self._connected()
         except McpUnavailable as err:
             return CallOutcome(error=f"MCP server {self.name!r} is not available: {err}")
-        seconds = self.settings.call_seconds
+        seconds = self.config.call_seconds or self.settings.call_seconds  # the entry's own first
         try:
             async with asyncio.timeout(seconds):
                 result = await session.call_tool(tool, arguments)

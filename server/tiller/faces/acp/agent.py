@@ -66,7 +66,7 @@ from tiller.core.commands import CommandInfo, builtin_commands
 from tiller.core.events import Posted
 from tiller.core.session import Handled, Queued, Started, new_id
 from tiller.core.session_commands import SwitchTo
-from tiller.core.sessions import Seat, Sessions
+from tiller.core.sessions import Seat, Sessions, untrusted_notice
 from tiller.errors import ConfigError, InvalidParams
 from tiller.extend.mcp.config import acp_servers, session_config
 from tiller.faces.acp.files import ClientFiles
@@ -269,8 +269,14 @@ class AcpSession:
             self.session.say(text)
 
     def announce(self) -> None:
-        """After session/new or session/load answered: the commands, the plan, the models."""
+        """After session/new or session/load answered: the commands, the plan, the models,
+        and (ACP has no notices) a line saying the folder is not trusted, when its files hold
+        something left out: /trust is among the commands."""
         self._announce_commands()
+        decides = self.runtime.config.workspace_trust is not None
+        untrusted = untrusted_notice(self.session.settings(), decides)
+        if untrusted is not None:
+            self.outbox.send(update_agent_message_text(f"*{untrusted}*\n\n"))
         if self.session.todos:
             self.outbox.send(plan_update(self.session.todos, running=self.session.busy))
         if not self.runtime.models:

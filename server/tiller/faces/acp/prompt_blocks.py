@@ -66,7 +66,9 @@ class AcpPrompt:
             kind: Literal["file", "folder"] = "folder" if link.is_dir() else "file"
             shown = str(link.relative_to(session.workspace))
             try:
-                read.append(await read_mention(kind, shown, session.tools, session.tool_context()))
+                context = session.tool_context()
+                mention = read_mention(kind, shown, session.tools, context, session.settings)
+                read.append(await mention)
             except InvalidParams as err:
                 log.info("resource link not attached: %s", err.message)
         return (*read, *self.attached)

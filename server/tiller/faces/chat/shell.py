@@ -24,6 +24,7 @@ from prompt_toolkit.completion import merge_completers
 
 from tiller import protocol as p
 from tiller.core.transcript import as_events
+from tiller.extend.trust import NOT_YET, decided, record
 from tiller.faces.chat.approvals import Approvals
 from tiller.faces.chat.completion import PathCompleter
 from tiller.faces.chat.events import EventLog, Fragment
@@ -34,6 +35,7 @@ from tiller.faces.chat.slash import SlashCommands
 from tiller.faces.client.jsonrpc import Handlers, RpcError
 from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
+from tiller.faces.client.questions import trust_question
 from tiller.faces.client.render import DIM, RED, first_line, terminal_safe
 from tiller.faces.client.server import ServerProcess
 from tiller.jsontypes import JSON
@@ -96,11 +98,29 @@ class ChatShell:
         code = EXIT_FAILED
         try:
             self.print(f"tiller chat in {self.options.workspace} · {HELLO}", DIM)
+            await self._decide_trust()
             code = await self._serve()
         finally:
             await self.printer.drain()
             with contextlib.suppress(Exception):
                 self.app.exit(result=code)
+
+    async def _decide_trust(self) -> None:
+        """The first start in a folder nobody decided on asks whether to trust it, once: the
+        answer is kept in the user's own state (``--trust`` decides for this chat only)."""
+        if "workspaceTrust" in self.options.initialization_options:
+            return
+        workspace = self.options.workspace
+        if await asyncio.to_thread(decided, workspace) != NOT_YET:
+            return
+        from tiller.extend.settings_layer import read_settings  # cattrs: only when asking
+
+        settings = await asyncio.to_thread(read_settings, workspace, NOT_YET)
+        answer = await self.approvals.ask(trust_question(str(workspace), settings.withheld()))
+        trusted = answer.get("trusted") is True
+        where = await asyncio.to_thread(record, workspace, trusted)
+        said = "Trusted" if trusted else "Not trusting"
+        self.print(f"· {said} {workspace} (kept in {where}; /trust changes it)", DIM)
 
     async def _serve(self) -> int:
         """Keep a server running until the user quits; a crash restarts it and resumes."""

@@ -9,13 +9,14 @@ choice with ``asks_feedback`` collects feedback (empty for none) when none came 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from tiller.faces.client.render import tool_summary, trail_text
 from tiller.jsontypes import JSON
 
-QuestionKind = Literal["confirm", "plan", "checkpoint"]
+QuestionKind = Literal["confirm", "plan", "checkpoint", "trust"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,24 @@ def confirm_question(params: Any) -> Question:
                 {"decision": "deny"},
                 asks_feedback=True,
                 words=("no",),
+            ),
+        ),
+    )
+
+
+def trust_question(folder: str, held: Sequence[str]) -> Question:
+    """``tiller chat``'s first start in a folder nobody decided on: trust it or not (kept in
+    the user's own state, so it is asked once)."""
+    files = "".join(f"\n    {line}" for line in held) or " (none yet)"
+    return Question(
+        "trust",
+        f"Trust {folder}? A trusted folder's settings files may run programs (hooks, MCP and "
+        "language servers) and widen grants (allow rules, extra folders); an untrusted one's "
+        f"only narrow them, and its instruction files still apply. Its settings files:{files}",
+        (
+            Choice("t", "trust it", {"trusted": True}, words=("trust", "yes")),
+            Choice(
+                "n", "do not trust it (/trust yes changes it)", {"trusted": False}, words=("no",)
             ),
         ),
     )

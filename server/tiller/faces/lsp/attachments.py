@@ -37,7 +37,9 @@ async def _one(item: AttachmentParams, session: Session, where: str) -> Attachme
         case "file" | "folder" as kind if item.text is None:
             if item.path is None:
                 raise InvalidParams(f"{where}.path: a {kind} mention needs a path (or its text)")
-            return await read_mention(kind, item.path, session.tools, session.tool_context(), where)
+            return await read_mention(
+                kind, item.path, session.tools, session.tool_context(), session.settings, where
+            )
         case kind:
             if item.text is None:
                 raise InvalidParams(f"{where}.text: a {kind} mention needs its text")

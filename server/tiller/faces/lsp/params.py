@@ -30,6 +30,7 @@ from cattrs.gen import make_dict_structure_fn, override
 
 from tiller.errors import InvalidParams
 from tiller.protocol import INT64_MAX, Between, NonBlank, Unset, wire_name
+from tiller.strict_structure import strict_converter
 
 P = TypeVar("P")
 
@@ -162,18 +163,7 @@ def _say_item(item: type[Any], err: IterableValidationError, where: str) -> str:
 
 @cache
 def _converter() -> Converter:
-    converter = Converter(forbid_extra_keys=False)
-
-    def strict(kind: type[Any]) -> Callable[[Any, Any], Any]:
-        def structure(value: Any, _: Any) -> Any:
-            if not isinstance(value, kind) or isinstance(value, bool) is not (kind is bool):
-                raise TypeError(f"expected {kind.__name__}, got {value!r:.40}")
-            return value
-
-        return structure
-
-    for kind in (str, bool, int):
-        converter.register_structure_hook(kind, strict(kind))
+    converter = strict_converter()
 
     def literal(hint: Any) -> Callable[[Any, Any], Any]:
         allowed = get_args(hint)

@@ -46,6 +46,7 @@ from tiller.core.session import Handled, Queued, Session, Started
 from tiller.core.session_commands import SwitchTo
 from tiller.core.sessions import Seat, Sessions, seat_of
 from tiller.errors import InvalidParams, TillerError
+from tiller.extend.trust import Trust
 from tiller.faces.lsp.attachments import attachments_of
 from tiller.faces.lsp.diagnostics import RpcDiagnostics
 from tiller.faces.lsp.diagnostics import offered as diagnostics_offered
@@ -251,13 +252,15 @@ async def steer(ls: TillerServer, params: p.SteerParams) -> p.SteerResult:
 
 async def permissions(ls: TillerServer, params: p.NoParams) -> JSON:
     session = ls.live_session()
-    return listing_to_wire(rules_in_force(session.workspace, session.grants))
+    return listing_to_wire(rules_in_force(session.settings(), session.grants))
 
 
 async def permissions_add(ls: TillerServer, params: p.AddRuleParams) -> JSON:
     session = ls.live_session()
-    message = add(session.workspace, AddRule(params.effect, params.rule, params.scope))
-    listing = listing_to_wire(rules_in_force(session.workspace, session.grants))
+    message = add(
+        session.workspace, session.trust, AddRule(params.effect, params.rule, params.scope)
+    )
+    listing = listing_to_wire(rules_in_force(session.settings(), session.grants))
     return {**listing, "message": message}
 
 
@@ -265,7 +268,7 @@ async def permissions_remove(ls: TillerServer, params: p.RemoveRuleParams) -> JS
     session = ls.live_session()
     grants, message = remove(session.workspace, session.grants, params.rule)
     session.set_grants(grants)
-    return {**listing_to_wire(rules_in_force(session.workspace, grants)), "message": message}
+    return {**listing_to_wire(rules_in_force(session.settings(), grants)), "message": message}
 
 
 async def interrupt(ls: TillerServer, params: p.InterruptParams) -> p.InterruptResult:
@@ -285,6 +288,16 @@ async def set_mode(ls: TillerServer, params: p.SetModeParams) -> p.ModeResult:
 
 async def set_model(ls: TillerServer, params: p.SetModelParams) -> p.ModelResult:
     return {"model": await ls.live_session().choose_model(params.model.strip())}
+
+
+async def set_workspace_trust(
+    ls: TillerServer, params: p.SetWorkspaceTrustParams
+) -> p.WorkspaceTrustWire:
+    """The client's decision for its workspace (VS Code granted its workspace trust): applied
+    to every live session of the folder at once; the client keeps it, Tiller records nothing."""
+    session = ls.live_session()
+    await ls.live_sessions().retrust(session.workspace, Trust(params.trusted, params.by))
+    return {"trusted": session.trust.trusted, "by": session.trust.by}
 
 
 async def mcp_list(ls: TillerServer, params: p.McpListParams) -> JSON:
@@ -424,6 +437,7 @@ HANDLERS: Final[dict[str, Route]] = {
     p.INTERRUPT: route(p.InterruptParams, interrupt),
     p.CYCLE_MODE: route(p.NoParams, cycle_mode),
     p.SET_MODE: route(p.SetModeParams, set_mode),
+    p.SET_WORKSPACE_TRUST: route(p.SetWorkspaceTrustParams, set_workspace_trust),
     p.SET_MODEL: route(p.SetModelParams, set_model),
     p.LIST_MODELS: route(p.NoParams, list_models),
     p.LIST_COMMANDS: route(p.NoParams, list_commands),

@@ -208,6 +208,9 @@ class ToolContext:
     # Per call (set with dataclasses.replace): the call runs without the user's confirmation,
     # so it must be confined; and where a running command's output goes as it arrives.
     sandboxed: bool = False
+    # Per call: the call runs without the user's yes (read-only, or allowed by a permission
+    # rule): git run by a command gets ``tool_env.unasked_env``'s overrides.
+    unasked: bool = False
     live: LiveOutput | None = None
     # Where the file tools read and write when set (an editor's buffers), else the disk.
     editor: EditorFiles | None = None

@@ -43,7 +43,12 @@ from typing import Any
 
 from tiller.workspace.tools.git_config import repository_is_inert
 
-__all__ = ["MAX_COMMAND_BYTES", "is_read_only_command"]
+__all__ = [
+    "MAX_COMMAND_BYTES",
+    "git_repository_inert",
+    "is_read_only_command",
+    "uses_writing_option",
+]
 
 MAX_COMMAND_BYTES = 16 * 1024  # longer command lines are never read-only (decided in O(n))
 GLOB_SCAN_BUDGET = 5_000  # directory entries a command's globs may look at
@@ -215,7 +220,8 @@ class _Workspace:
         return max(holders, key=len) if holders else None
 
     def expand(self, word: Word) -> list[str]:
-        """The names bash gives a glob word (the word itself when nothing matches)."""
+        """The names bash gives a glob word (the word itself when nothing matches), a
+        ``~/`` word's as absolute paths."""
         assert word.pattern is not None
         if word.expands or word.value.startswith("-"):
             raise _Refused  # a parameter inside a glob, or a glob in option position
@@ -238,7 +244,9 @@ class _Workspace:
         self.matched += len(names)
         if self.matched > GLOB_MATCH_BUDGET:
             raise _Refused
-        return sorted(names) if names else [word.value]
+        if not names:
+            return [self.absolute(word.value, True) if word.tilde else word.value]
+        return sorted(names)
 
     def _matches(self, directory: str, part: str) -> list[str]:
         where = self.absolute(directory, False) if directory else self.root
@@ -325,8 +333,8 @@ def _git_branch_ok(args: Sequence[str]) -> bool:
 
 def _git_no_output_file(args: Sequence[str]) -> bool:
     # ``--output=<file>`` (and its abbreviations) makes diff/log/show write a file;
-    # ``--ext-diff`` runs a program named in the repository's config.
-    return not any(arg.startswith(("--ou", "--ext")) for arg in args)
+    # ``--ext-diff`` and ``--textconv`` run programs named in a config file.
+    return not any(arg.startswith(("--ou", "--ext", "--textc")) for arg in args)
 
 
 _GIT_SUBCOMMANDS: dict[str, ArgsCheck] = {
@@ -397,17 +405,26 @@ class Program:
     workspace_ok: Callable[[Sequence[str], _Workspace], bool] = _anywhere
 
 
-_PRINTERS = ("echo", "printf", "true", "false")
+def _no_variable_names(args: Sequence[str]) -> bool:
+    # ``test -v NAME`` and ``printf -v NAME`` take a variable name, and bash evaluates an array
+    # subscript in it as arithmetic, command substitutions included: ``test -v 'a[$(rm x)]'``
+    # runs rm, quotes and all.
+    return "-v" not in args
+
+
+_PRINTERS = ("echo", "true", "false")
 _NO_FILES = ("pwd", "sleep", "basename", "dirname", "which")
 _READERS = (
     *("cat", "head", "tail", "wc", "cut", "tr", "nl", "cmp", "md5sum", "sha256sum"),
-    *("stat", "df", "realpath", "test", "["),
+    *("stat", "df", "realpath"),
 )
 
 _PROGRAMS: dict[str, Program] = {
     **dict.fromkeys(_PRINTERS, Program(paths=False, prints=True)),
     **dict.fromkeys(_NO_FILES, Program(paths=False)),
     **dict.fromkeys(_READERS, Program()),
+    "printf": Program(_no_variable_names, paths=False, prints=True),
+    **dict.fromkeys(("test", "["), Program(_no_variable_names)),
     # -R / --dereference-recursive follow symlinks out of the workspace.
     **dict.fromkeys(("grep", "egrep", "fgrep"), Program(_no_options("R", ("--der",)))),
     "rg": Program(_no_options("L", ("--pre", "--hostname-bin", "--follow"))),
@@ -520,7 +537,7 @@ class _Checker:
                 names = self.workspace.expand(word)
                 if any(n.startswith("-") for n in names):
                     raise _Refused
-                if not all(self.workspace.inside(n, word.tilde) for n in names):
+                if not all(self.workspace.inside(n) for n in names):  # ``~`` expanded
                     raise _Refused
                 args.extend(names)
             elif word.tilde:
@@ -573,3 +590,51 @@ class _Checker:
             word = self.word(target)
             return word.pattern is None and not word.expands and word.value == "/dev/null"
         return False  # ``<>`` opens for writing; anything else is unknown
+
+
+# --- what the permission rules ask of the classifier ------------------------------------------
+
+
+# Programs whose refused options only follow symlinks while they read: never a write.
+_FOLLOW_ONLY = frozenset({"ls", "du", "grep", "egrep", "fgrep", "diff"})
+
+
+def uses_writing_option(argv: Sequence[str | None]) -> bool:
+    """Whether ``argv`` runs a reading program the classifier knows (``argv[0]``, a bare name)
+    with an option its read-only check refuses because it writes a file or runs a program
+    (``git diff --output=F``, ``--ext-diff``, ``--textconv``, ``sort -o``, ``find -exec``,
+    ``rg --pre``). For git, the subcommand's check (a subcommand the classifier does not know:
+    False). ``None`` stands for a word bash decides at run time: it could be any option, so
+    it counts as one wherever the program has such options. False for a program the
+    classifier does not know, and for those whose refused options only follow symlinks
+    (``grep -R``, ``ls -L``)."""
+    name = argv[0] if argv else None
+    program = _PROGRAMS.get(name) if name is not None else None
+    if program is None or name in _FOLLOW_ONLY:
+        return False
+    args = list(argv[1:])
+    if name == "git":
+        while args and (args[0] is None or args[0].startswith("-")):
+            match args:
+                case ["--no-pager", *tail] | ["-C", str(), *tail]:
+                    args = tail
+                case _:
+                    return True  # a global option the check refuses, or a word unknown yet
+        sub = args[0] if args else None
+        check = _GIT_SUBCOMMANDS.get(sub) if sub is not None else None
+        if check is None:
+            return False
+        args = args[1:]
+    else:
+        check = program.args_ok
+    if check is _any_args:
+        return False
+    known = [a for a in args if a is not None]
+    return len(known) < len(args) or not check(known)
+
+
+def git_repository_inert(args: Sequence[str], workspace: Path, others: Sequence[Path] = ()) -> bool:
+    """Whether ``git ARGS`` run in ``workspace`` (``-C`` followed) finds only repositories
+    inside the workspace (or its ``others`` roots) whose configuration names no program: the
+    classifier's git check, for a git that runs because a permission rule allowed it."""
+    return _git_repository_inert(args, _Workspace(workspace, others))

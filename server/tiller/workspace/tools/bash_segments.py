@@ -1,182 +1,459 @@
-"""A command line split into the simple commands bash will run: what permission rules judge.
+"""A command line split into every command bash will run: what permission rules judge.
 
-Every simple command is a segment, wherever it stands: across pipes, ``&&``, ``||``, ``;``
-and ``&``, inside subshells, brace groups, ``if``/``for``/``while`` bodies and function
-bodies, and inside command substitutions (``$(...)``, backticks) and process substitutions
-(``<(...)``), which are segments of their own next to the command whose word holds them.
+The line is parsed with tree-sitter-bash. Every simple command is a segment, wherever it
+stands: across pipes, ``&&``, ``||``, ``;`` and ``&``; inside subshells, groups, ``if``,
+``for``, ``select``, ``while``, ``until`` and ``case`` bodies and function bodies; inside
+command and process substitutions, parameter-expansion operands (``${x:-$(cmd)}``),
+arithmetic, ``[[ ]]`` and ``(( ))``, here-document bodies whose delimiter is not quoted,
+here-strings, redirection targets, assignment values and array subscripts. ``[[ ]]``, ``[ ]``,
+``(( ))`` and a ``for (( ))`` header are segments too. The strings a command hands to a shell
+as code (``sh -c``, ``eval``, ``trap``, ``su -c``, ``watch``, ..., also through wrappers:
+``timeout 5 sh -c '…'``, ``find … -exec sh -c '…' \\;``) are split as command lines of their
+own, and their segments join the line's; so is the here-document a shell reads as its script.
 
-A segment keeps its source text (what the user is shown), its words as bash sees them
-before expansion (assignment prefixes such as ``FOO=1`` included: they change what a program
-does, so ``Bash(rm:*)`` never matches ``FOO=1 rm x``), and ``exact_only``: why no prefix or
-wildcard rule may match it, only a rule naming the segment exactly. That is so when:
+A segment keeps its source text (what the approval card shows), its words as bash passes them
+(``bash_words.py``: ``Word.value`` None for a word bash decides at run time, an expansion, an
+unquoted glob, a brace expansion), its readings (``bash_readings.py``) and ``exact_only``: why
+only a rule naming the segment exactly may allow it (a redirection that writes a file, a
+program that runs another, ``git -c``, a writing option of a reading program, arithmetic).
 
-- it writes a file through a redirection (``git diff > out.txt``: a rule for ``git diff``
-  allowed a program, not writing anywhere);
-- its program runs another program named in its arguments (``sudo``, ``env``, ``xargs``,
-  ``timeout``, ``nohup``, ``sh -c``, ``eval``, ``find -exec`` ...): ``Bash(find:*)`` must
-  not allow ``find . -exec rm {} +``;
-- a word holds an arithmetic expansion (``$(( ))``), whose inner commands the parser does
-  not split.
+This module walks statements, compound commands and simple commands; its siblings read the
+rest: ``bash_word_nodes.py`` words and their expansions, ``bash_redirections.py``
+redirections and here-documents, ``bash_code_strings.py`` the code strings a segment runs,
+``bash_hidden_code.py`` substitutions the parser left as plain text.
 
-A compound command with a redirection to a file (``(a; b) > out``) adds a segment for the
-whole compound, exact only. A line the parser cannot read has no segments (None): it is
-asked, never matched piecemeal.
+Strict, the way codex's shell-command crate is: a command is judged only when every word of it
+is understood. A line is unreadable (``Unreadable``: it never runs unasked) when the parser
+reports an error, a node is of a kind not handled here, text outside a substitution that was
+walked still holds `` ` ``, ``$(``, ``$[``, ``<(`` or ``>(``, a code string is not static, a
+quoted word names an array subscript holding a command (``test -v 'a[$(cmd)]'`` runs it), a
+``${x@P}`` prompt expansion is used, or the line holds a NUL byte or is over 16 KB.
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
+import re
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
-__all__ = ["Segment", "split_segments"]
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from tiller.workspace.tools.bash_code_strings import segment_code
+from tiller.workspace.tools.bash_hidden_code import check_hidden_code
+from tiller.workspace.tools.bash_readings import (
+    AllowReading,
+    Reading,
+    allow_readings,
+    deny_readings,
+    program_name,
+)
+from tiller.workspace.tools.bash_redirections import (
+    REDIRECT_NODES,
+    Redirections,
+    Stdin,
+    read_redirection,
+)
+from tiller.workspace.tools.bash_word_nodes import WORD_NODES, WordReader
+from tiller.workspace.tools.bash_words import CannotRead, Word
+
+__all__ = [
+    "MAX_SEGMENTED_BYTES",
+    "Segment",
+    "Unreadable",
+    "rough_words",
+    "split_command",
+    "split_segments",
+]
 
 MAX_SEGMENTED_BYTES = 16 * 1024
+MAX_CODE_DEPTH = 4  # code strings within code strings
 
-# bashlex keeps parser state while parsing: one parse at a time (bash_readonly has its own
-# lock for the same reason; the two never nest).
-_PARSER_LOCK = threading.Lock()
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v"})
+_RESERVED = frozenset(
+    {"{", "}", "!", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function",
+     "if", "in", "select", "then", "until", "while", "[[", "]]"}
+)  # fmt: skip
+_CONTAINERS = frozenset(
+    {"program", "list", "pipeline", "subshell", "do_group", "if_statement", "elif_clause",
+     "else_clause", "while_statement", "negated_command"}
+)  # fmt: skip
 
-Node = Any  # bashlex nodes are untyped objects with a ``kind`` tag
 
-# Programs that run a program named in their arguments (or a string of shell code).
-RUNNERS = frozenset(
-    {
-        *("sudo", "doas", "su", "env", "xargs", "nohup", "timeout", "time", "nice", "ionice"),
-        *("command", "builtin", "exec", "eval", "source", ".", "sh", "bash", "zsh", "dash"),
-        *("ksh", "fish", "csh", "tcsh", "busybox", "watch", "parallel", "strace", "ltrace"),
-        *("chroot", "setsid", "stdbuf", "unbuffer", "script", "flock", "chrt", "taskset"),
-        *("systemd-run", "runuser", "sg", "newgrp", "unshare", "nsenter", "fakeroot"),
-    }
-)
-_FIND_RUNS = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls")
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
+@dataclass(frozen=True)
+class Unreadable:
+    """A line that cannot be split, and why."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
 class Segment:
-    """One simple command: its source text, its words, and why only an exact rule may
-    match it (None: prefix and wildcard rules may)."""
+    """One command bash runs: its source text, its words, why only an exact rule may allow
+    it (None: prefix and wildcard rules may), the files it reads and writes through
+    redirections, and its readings for deny/ask rules and for allow rules."""
 
     text: str
-    words: tuple[str, ...]
+    words: tuple[Word, ...]
     exact_only: str | None = None
+    reads: tuple[Word, ...] = ()
+    writes: tuple[Word, ...] = ()
+    deny_readings: tuple[Reading, ...] = field(default=(), repr=False)
+    allow_readings: tuple[AllowReading, ...] = field(default=(), repr=False)
 
     @property
     def program(self) -> str:
-        """The program's name as written (after any assignment prefixes); "" if none."""
-        return next((w for w in self.words if not _is_assignment(w)), "")
+        """The program's name as written (after any assignment prefixes); "" if none or
+        decided at run time."""
+        word = next((w for w in self.words if not w.assignment), None)
+        return (word.value or "") if word is not None else ""
 
-
-def _is_assignment(word: str) -> bool:
-    name, eq, _ = word.partition("=")
-    return bool(eq) and name.isidentifier()
+    @property
+    def operands(self) -> tuple[Word, ...]:
+        """The words after the program."""
+        rest = [w for w in self.words if not w.assignment]
+        return tuple(rest[1:])
 
 
 def split_segments(command: str) -> tuple[Segment, ...] | None:
-    """The simple commands of ``command`` in source order; None when it cannot be parsed
-    (or is empty, or too long to judge cheaply)."""
-    if not command.strip() or "\x00" in command or len(command) > MAX_SEGMENTED_BYTES:
-        return None
+    """The commands of ``command`` in source order; None when it cannot be read (or is
+    empty, or too long to judge cheaply)."""
+    split = split_command(command)
+    return None if isinstance(split, Unreadable) else split
+
+
+def split_command(command: str) -> tuple[Segment, ...] | Unreadable:
+    """The commands of ``command`` in source order, or why it cannot be read."""
+    if not command.strip():
+        return Unreadable("an empty command")
+    if "\x00" in command:
+        return Unreadable("a NUL byte")
+    if len(command) > MAX_SEGMENTED_BYTES:
+        return Unreadable("longer than 16 KB")
     try:
-        with _PARSER_LOCK:
-            trees = importlib.import_module("bashlex").parse(command)
-        walker = _Walker(command)
-        segments = tuple(s for tree in trees for s in walker.walk(tree))
-    except Exception:  # bashlex raises many kinds (ParsingError, NotImplementedError, ...)
-        return None
-    return segments or None
+        source = command.encode("utf-8", "surrogatepass")
+        if len(source) > MAX_SEGMENTED_BYTES:
+            return Unreadable("longer than 16 KB")
+        segments = _split(source, 0)
+    except CannotRead as e:
+        return Unreadable(str(e))
+    except RecursionError:
+        return Unreadable("nested too deeply")
+    except UnicodeDecodeError:  # a lone surrogate: never a word bash would see as written
+        return Unreadable("not text")
+    return segments or Unreadable("no command")
 
 
-@dataclass(frozen=True)
+def rough_words(command: str) -> frozenset[str]:
+    """Every word-like piece of a line, quotes and escapes removed, with program paths
+    reduced to names: what a deny rule's program is looked for in a line that cannot be
+    read (fail closed)."""
+    flat = command.replace("\\\n", "").translate({ord(c): None for c in "'\"\\"})
+    pieces = re.split(r"[\s;&|()<>{}`$=,]+", flat)
+    return frozenset(p for piece in pieces if piece for p in (piece, program_name(piece)))
+
+
+# --- parsing ---------------------------------------------------------------------------------
+
+
+@functools.cache
+def _language() -> Language:
+    return Language(tree_sitter_bash.language())
+
+
+_PARSERS = threading.local()
+
+
+def _parser() -> Parser:
+    parser: Parser | None = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = Parser(_language())
+        _PARSERS.parser = parser
+    return parser
+
+
+def _split(source: bytes, depth: int) -> tuple[Segment, ...]:
+    if depth > MAX_CODE_DEPTH:
+        raise CannotRead("code strings nested too deeply")
+    tree = _parser().parse(source)
+    root = tree.root_node
+    if root.has_error:
+        raise CannotRead("the parser reports a syntax error")
+    check_hidden_code(root, source)
+    walker = _Walker(source, depth)
+    walker.statement(root, Stdin())
+    return tuple(walker.segments)
+
+
+# --- the walk --------------------------------------------------------------------------------
+
+
 class _Walker:
-    source: str
+    """Walks one parsed line, collecting its segments in source order: its statements and
+    commands here, its words through a ``WordReader``, its redirections through
+    ``read_redirection``."""
+
+    def __init__(self, source: bytes, depth: int) -> None:
+        self.source = source
+        self.depth = depth
+        self.segments: list[Segment] = []
+        self.reader = WordReader(source, self.substitution)
 
     def text(self, node: Node) -> str:
-        start, end = node.pos
-        return str(self.source[start:end])
+        return self.reader.text(node)
 
-    def walk(self, node: Node) -> Iterator[Segment]:
-        match node.kind:
-            case "command":
-                yield from self.command(node)
-            case "compound":
-                for child in node.list:
-                    yield from self.walk(child)
-                redirects = getattr(node, "redirects", None) or []
-                for redirect in redirects:
-                    yield from self.inner(redirect)
-                if any(self.writes(r) for r in redirects):
-                    words = (self.text(node),)
-                    yield Segment(self.text(node), words, "writes a file through a redirection")
-            case "word" | "assignment" | "redirect":
-                yield from self.inner(node)
-            case "commandsubstitution" | "processsubstitution":
-                yield from self.walk(node.command)
-            case "operator" | "pipe" | "reservedword" | "parameter" | "tilde" | "heredoc":
-                return
-            case _:  # list, pipeline, if, for, while, until, function: their parts
-                for child in getattr(node, "parts", None) or []:
-                    yield from self.walk(child)
+    def substitution(self, node: Node) -> None:
+        """The commands of a command or process substitution met in a word."""
+        for child in node.named_children:
+            self.statement(child, Stdin())
 
-    def inner(self, node: Node) -> Iterator[Segment]:
-        """The substitutions inside a word or a redirection's target."""
-        if node.kind == "redirect":
-            target = node.output
-            if hasattr(target, "kind"):
-                yield from self.inner(target)
+    # statements
+
+    def statement(self, node: Node, stdin: Stdin, reads: tuple[Word, ...] = ()) -> None:
+        kind = node.type
+        if kind in _CONTAINERS:
+            for child in node.named_children:
+                self.statement(child, stdin, reads)
+        elif kind == "command":
+            self.command(node, [], stdin, reads)
+        elif kind == "redirected_statement":
+            self.redirected(node, stdin, reads)
+        elif kind == "compound_statement":
+            first = node.children[0].type if node.children else ""
+            if first == "((":
+                self.arithmetic(node, node, reads)
+            else:
+                for child in node.named_children:
+                    self.statement(child, stdin, reads)
+        elif kind == "for_statement":
+            for child in node.children_by_field_name("value"):
+                self.reader.word(child)
+            for child in node.children_by_field_name("body"):
+                self.statement(child, stdin, reads)
+        elif kind == "c_style_for_statement":
+            body = node.child_by_field_name("body")
+            self.arithmetic(node, body, reads)
+            if body is not None:
+                self.statement(body, stdin, reads)
+        elif kind == "case_statement":
+            for child in node.named_children:
+                if child.type == "case_item":
+                    self.case_item(child, stdin, reads)
+                else:
+                    self.reader.word(child)
+        elif kind == "function_definition":
+            self.function(node, stdin, reads)
+        elif kind == "test_command":
+            self.test(node, reads)
+        elif kind in ("declaration_command", "unset_command"):
+            self.declaration(node, stdin, reads)
+        elif kind == "variable_assignment":
+            self.assignments(node, [node], reads)
+        elif kind == "variable_assignments":
+            self.assignments(node, node.named_children, reads)
+        elif kind == "comment":
             return
-        for part in getattr(node, "parts", None) or []:
-            yield from self.walk(part)
+        else:
+            raise CannotRead(f"a {kind} is not understood here")
 
-    def command(self, node: Node) -> Iterator[Segment]:
-        words: list[str] = []
-        exact_only: str | None = None
-        for part in node.parts:
-            match part.kind:
-                case "word" | "assignment":
-                    words.append(str(part.word))
-                    if "$((" in self.text(part) or "$[" in self.text(part):
-                        exact_only = "holds an arithmetic expansion"
-                case "redirect" if self.writes(part):
-                    exact_only = "writes a file through a redirection"
-                case _:
-                    pass
-        segment_words = tuple(words)
-        runs = _runs_other(segment_words)
-        if runs is not None:
-            exact_only = runs
-        yield Segment(self.text(node).strip(), segment_words, exact_only)
-        for part in node.parts:
-            yield from self.inner(part)
+    def case_item(self, node: Node, stdin: Stdin, reads: tuple[Word, ...]) -> None:
+        patterns = {c.id for c in node.children_by_field_name("value")}
+        for child in node.named_children:
+            if child.id in patterns:
+                self.reader.word(child)
+            else:
+                self.statement(child, stdin, reads)
 
-    def writes(self, redirect: Node) -> bool:
-        if redirect.type not in _WRITE_REDIRECTS:
-            return False
-        target = redirect.output
-        if isinstance(target, int) or target == "-":
-            return False  # fd duplication or closing: 2>&1, >&-
-        return not (hasattr(target, "word") and target.word in _HARMLESS_TARGETS)
+    def function(self, node: Node, stdin: Stdin, reads: tuple[Word, ...]) -> None:
+        redirects = node.children_by_field_name("redirect")
+        body = node.child_by_field_name("body")
+        done = Redirections()
+        for redirect in redirects:
+            read_redirection(self.reader, redirect, done)
+        inner = (*reads, *done.reads)
+        if body is not None:
+            self.statement(body, done.stdin if done.stdin.known else stdin, inner)
+        self.compound_redirections(node, done)
 
-
-def _runs_other(words: tuple[str, ...]) -> str | None:
-    program = next((w for w in words if not _is_assignment(w)), "")
-    name = program.rsplit("/", 1)[-1]
-    if name in RUNNERS:
-        return f"{name} runs another program"
-    if name == "find" and any(w.startswith(_FIND_RUNS) for w in words):
-        return "find runs a program or deletes"
-    if name == "git" and any(w in ("-c", "--config-env") for w in _leading_options(words)):
-        return "git -c can name a program to run"
-    return None
-
-
-def _leading_options(words: tuple[str, ...]) -> Iterator[str]:
-    """The options before a program's first operand (its global options)."""
-    for word in words[1:]:
-        if not word.startswith("-"):
+    def redirected(self, node: Node, stdin: Stdin, reads: tuple[Word, ...]) -> None:
+        body = node.child_by_field_name("body")
+        redirects = node.children_by_field_name("redirect")
+        if body is not None and body.type == "command":
+            self.command(body, redirects, stdin, reads, whole=node)
             return
-        yield word
+        done = Redirections()
+        for redirect in redirects:
+            read_redirection(self.reader, redirect, done)
+        if done.extra:
+            raise CannotRead("words after a compound command's redirection")
+        if body is not None:
+            self.statement(body, done.stdin if done.stdin.known else stdin, (*reads,
+                           *done.reads))  # fmt: skip
+        self.compound_redirections(node, done)
+
+    def compound_redirections(self, node: Node, done: Redirections) -> None:
+        """A compound command's redirections: the commands written after a here-document's
+        start, and a segment for the whole compound when it writes a file (exact only)."""
+        for nested in done.nested:
+            self.statement(nested, Stdin())
+        if done.writes:
+            text = self.text(node).strip()
+            why = ["writes a file through a redirection"]
+            self.add(text, [], why, tuple(done.reads), tuple(done.writes), Stdin())
+
+    # simple commands
+
+    def command(
+        self,
+        node: Node,
+        redirects: Iterable[Node],
+        stdin: Stdin,
+        reads: tuple[Word, ...],
+        whole: Node | None = None,
+    ) -> None:
+        position = len(self.segments)
+        words: list[tuple[int, Word]] = []
+        reasons: list[str] = []
+        done = Redirections()
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                words.append((child.start_byte, self.reader.assignment(child, reasons)))
+            elif kind == "command_name":
+                if child.named_child_count != 1:
+                    raise CannotRead("a command name that is not one word")
+                name = child.named_children[0]
+                if name.type == "word" and self.text(name) in _RESERVED:
+                    raise CannotRead(f"{self.text(name)!r} read as a command")
+                words.append((child.start_byte, self.reader.word(name, reasons)))
+            elif kind in WORD_NODES:
+                words.append((child.start_byte, self.reader.word(child, reasons)))
+            elif kind in REDIRECT_NODES:
+                read_redirection(self.reader, child, done)
+            else:
+                raise CannotRead(f"{kind!r} in a command is not understood")
+        for redirect in redirects:
+            read_redirection(self.reader, redirect, done)
+        ordered = [w for _, w in sorted([*words, *done.extra], key=lambda pair: pair[0])]
+        text = self.command_text(whole or node, done.cuts)
+        if done.writes:
+            reasons.insert(0, "writes a file through a redirection")
+        input_ = done.stdin if done.stdin.known else stdin
+        reasons.extend(done.reasons)
+        self.add(text, ordered, reasons, (*reads, *done.reads), tuple(done.writes), input_,
+                 position)  # fmt: skip
+        for nested in done.nested:
+            self.statement(nested, Stdin())
+
+    def command_text(self, node: Node, nested: list[Node]) -> str:
+        """A command's source, without the commands written after its here-document's
+        start (``cat <<EOF | sh``: those are segments of their own)."""
+        pieces: list[str] = []
+        at = node.start_byte
+        for skip in sorted(nested, key=lambda n: n.start_byte):
+            piece = self.source[at : skip.start_byte].decode("utf-8", "surrogatepass")
+            pieces.append(piece.rstrip(" \t"))
+            at = skip.end_byte
+        pieces.append(self.source[at : node.end_byte].decode("utf-8", "surrogatepass"))
+        return "".join(pieces).strip()
+
+    def add(
+        self,
+        text: str,
+        words: list[Word],
+        reasons: list[str],
+        reads: tuple[Word, ...],
+        writes: tuple[Word, ...],
+        stdin: Stdin,
+        position: int | None = None,
+    ) -> None:
+        """Add one segment (at ``position``: before the substitutions its words held), and
+        the segments of the code strings it runs after them. ``reasons``: why only an exact
+        rule may allow it, whatever its readings say (the first is shown)."""
+        values = tuple(w.reading for w in words)
+        readings = deny_readings(values)
+        code = segment_code(words, readings, stdin.text)
+        if code.runs_input:
+            readings = (*readings, (None,))  # a shell running its input may run anything
+        why = reasons[0] if reasons else None
+        allowed = tuple(AllowReading(r.words, why or r.exact_only) for r in allow_readings(values))
+        segment = Segment(text, tuple(words), allowed[0].exact_only if allowed else why,
+                          reads, writes, readings, allowed)  # fmt: skip
+        if position is None:
+            self.segments.append(segment)
+        else:
+            self.segments.insert(position, segment)
+        for string in code.strings:
+            self.segments.extend(_split(string.encode("utf-8", "surrogatepass"), self.depth + 1))
+
+    def assignments(self, node: Node, parts: list[Node], reads: tuple[Word, ...]) -> None:
+        position = len(self.segments)
+        reasons: list[str] = []
+        words = [self.reader.assignment(part, reasons) for part in parts]
+        self.add(self.text(node).strip(), words, reasons, reads, (), Stdin(), position)
+
+    def declaration(self, node: Node, stdin: Stdin, reads: tuple[Word, ...]) -> None:
+        """``declare``/``local``/``export``/``readonly``/``typeset``/``unset``: a builtin
+        whose arguments may be assignments."""
+        position = len(self.segments)
+        reasons: list[str] = []
+        words: list[Word] = []
+        for child in node.children:
+            if not child.is_named:
+                keyword = self.text(child)
+                words.append(Word(keyword, keyword))
+            elif child.type == "variable_assignment":
+                assigned = self.reader.assignment(child, reasons)
+                words.append(Word(assigned.text, assigned.value))
+            elif child.type == "variable_name":
+                words.append(Word(self.text(child), self.text(child)))
+            elif child.type in WORD_NODES:
+                words.append(self.reader.word(child, reasons))
+            else:
+                raise CannotRead(f"{child.type!r} in {node.type} is not understood")
+        self.add(self.text(node).strip(), words, reasons, reads, (), stdin, position)
+
+    # commands that are not simple commands
+
+    def arithmetic(self, node: Node, body: Node | None, reads: tuple[Word, ...]) -> None:
+        """``(( … ))`` or a ``for (( … ))`` header: a segment of its own, exact only."""
+        position = len(self.segments)
+        reasons = ["evaluates arithmetic"]
+        end = body.start_byte if body is not None and body is not node else node.end_byte
+        for child in node.children:
+            if body is not None and child.start_byte >= end:
+                break
+            self.reader.expression(child, reasons)
+        text = self.source[node.start_byte : end].decode("utf-8", "surrogatepass").strip()
+        text = text.rstrip("; \t\n")
+        self.add(text, [Word(text, text)], reasons, reads, (), Stdin(), position)
+
+    def test(self, node: Node, reads: tuple[Word, ...]) -> None:
+        """``[[ … ]]`` and ``[ … ]``: a command whose words are the test's."""
+        position = len(self.segments)
+        reasons: list[str] = []
+        words = list(self.test_words(node, reasons))
+        opener = words[0].value if words else None
+        if opener == "[[" and any(w.value in _ARITHMETIC_TESTS for w in words):
+            reasons.append("evaluates arithmetic")
+        self.add(self.text(node).strip(), words, reasons, reads, (), Stdin(), position)
+
+    def test_words(self, node: Node, reasons: list[str]) -> Iterator[Word]:
+        for child in node.children:
+            kind = child.type
+            if not child.is_named:
+                token = self.text(child)
+                yield Word(token, token)
+            elif kind in WORD_NODES:
+                yield self.reader.word(child, reasons)
+            elif kind in ("test_operator", "regex", "extglob_pattern", "variable_name"):
+                self.reader.expression(child, reasons)
+                token = self.text(child)
+                yield Word(token, token)
+            elif kind in ("binary_expression", "unary_expression", "parenthesized_expression",
+                          "ternary_expression", "postfix_expression"):  # fmt: skip
+                yield from self.test_words(child, reasons)
+            else:
+                raise CannotRead(f"a {kind} is not understood in a test")

@@ -404,3 +404,31 @@ def replace_file(spot: Spot, data: bytes, like: os.stat_result | None) -> os.sta
 def writable(spot: Spot) -> bool:
     """Whether the user may write the existing file at ``spot`` (its mode says so)."""
     return os.access(spot.name, os.W_OK, dir_fd=spot.dir_fd, follow_symlinks=False)
+
+
+def read_beneath(root: Root, raw: str, limit: int) -> tuple[bytes, os.stat_result]:
+    """At most ``limit`` bytes of the regular file ``raw`` names beneath ``root`` (links followed
+    only while they stay beneath it), and its status. Raises what ``Root.locate`` and
+    ``open_regular`` raise (``Outside`` for a link or ``..`` that leads out)."""
+    with root.locate(raw) as spot, open_regular(spot) as (fd, st):
+        return read_all(fd, limit), st
+
+
+def status_beneath(root: Root, raw: str) -> os.stat_result | None:
+    """The status of what ``raw`` names beneath ``root``, every link on the way resolved beneath
+    it (None: nothing there). Raises what ``Root.locate`` raises."""
+    with root.locate(raw) as spot:
+        return os.fstat(spot.dir_fd) if spot.name == "." else spot.lstat()
+
+
+def names_beneath(root: Root, raw: str) -> list[str]:
+    """The names in the directory ``raw`` names beneath ``root``, sorted. Raises what
+    ``Root.locate`` and ``open_dir_at`` raise."""
+    with root.locate(raw) as spot:
+        if spot.name == ".":
+            return sorted(os.listdir(spot.dir_fd))
+        fd = open_dir_at(spot.dir_fd, spot.name, spot.shown)
+        try:
+            return sorted(os.listdir(fd))
+        finally:
+            os.close(fd)

@@ -407,6 +407,9 @@ class Bash:
         confinement = ctx.shell.confinement(asked=not ctx.sandboxed)
         if isinstance(confinement, Confined):  # every root is bound, like the primary one
             confinement = replace(confinement, also=tuple(f.real for f in ctx.roots.folders[1:]))
+        # Without the user's yes (read-only, or a rule's allow), git runs nothing the
+        # repository's configuration names: the unasked overrides.
+        env = unasked_env(ctx.shell.env) if ctx.sandboxed or ctx.unasked else ctx.shell.env
         run: CommandRun | None = None
         if (
             ctx.terminal is not None
@@ -417,9 +420,7 @@ class Bash:
             # terminal may run it (as the editor's process: no PID namespace of ours, see
             # docs/security.md). A command that runs unasked never gets here: it stays in the
             # sandbox.
-            run = await ctx.terminal.run(
-                command, cwd, ctx.shell.env, timeout, self.output_cap, ctx.live
-            )
+            run = await ctx.terminal.run(command, cwd, env, timeout, self.output_cap, ctx.live)
         try:
             if run is None:
                 run = await run_command(
@@ -427,7 +428,7 @@ class Bash:
                     cwd,
                     timeout,
                     output_cap=self.output_cap,
-                    env=unasked_env(ctx.shell.env) if ctx.sandboxed else ctx.shell.env,
+                    env=env,
                     confinement=confinement,
                     live=ctx.live,
                 )
