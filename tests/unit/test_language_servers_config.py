@@ -83,13 +83,14 @@ def test_a_bad_entry_is_a_problem_naming_its_file_and_the_others_still_work(
         },
     )
     found = servers(tmp_path)
-    assert [s.name for s in found.servers] == ["pyright"]
+    # an unknown key is a notice, never the loss of the entry
+    assert [s.name for s in found.servers] == ["pyright", "odd"]
     assert len(found.problems) == 4
     assert all(p.startswith(f"{settings}: languageServers.") for p in found.problems)
     assert "languageServers.ts: 'command' must be a non-empty list" in found.problems[0]
     assert "languageServers.rust: 'extensions' must be" in found.problems[1]
     assert "'timeoutSeconds' must be 1" in found.problems[2]
-    assert "unknown keys ['colour']" in found.problems[3]
+    assert found.problems[3].endswith("languageServers.odd: ignored colour")
 
 
 def test_a_broken_override_does_not_fall_back_to_the_entry_it_replaced(tmp_path: Path) -> None:

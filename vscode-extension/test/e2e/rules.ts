@@ -21,13 +21,16 @@ export function rulesTests(): void {
     if (workspace === undefined) return; // the session never started
     rmSync(path.join(workspace, ".claude"), { recursive: true, force: true });
     rmSync(path.join(workspace, ".tiller", "settings.local.json"), { force: true });
+    rmSync(path.join(workspace, "out"), { recursive: true, force: true });
   });
 
   test("a compound command's card shows the split and its rules; Always allow keeps exactly the parts shown", { timeout: 180_000 }, async () => {
     const claude = path.join(session.workspace, ".claude");
     mkdirSync(claude, { recursive: true });
-    writeFileSync(path.join(claude, "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(git status:*)"] } }));
-    await session.fake.load([{ content: [tool("toolu_split", "bash", { command: "git status && touch made.txt" })] }, { content: [text("Made.")] }]);
+    // Not git: the e2e workspace lies inside the checkout's repository, whose config git would
+    // read from outside the workspace, so a rule-allowed git command there is asked (security.md).
+    writeFileSync(path.join(claude, "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(mkdir -p out:*)"] } }));
+    await session.fake.load([{ content: [tool("toolu_split", "bash", { command: "mkdir -p out && touch made.txt" })] }, { content: [text("Made.")] }]);
     const page = session.page;
     const chat = chatFrame(page);
     await send(page, "Make the file");
@@ -35,7 +38,7 @@ export function rulesTests(): void {
     const card = row.locator('.card.confirm.command[data-state="pending"]');
     await card.waitFor({ timeout: 30_000 });
     const allowed = card.locator(".segment.allow");
-    assert.match(await allowed.innerText(), /git status[\s\S]*rule: Bash\(git status:\*\) \(workspace \.claude\/settings\.json\)/);
+    assert.match(await allowed.innerText(), /mkdir -p out[\s\S]*rule: Bash\(mkdir -p out:\*\) \(workspace \.claude\/settings\.json\)/);
     assert.match(await card.locator(".segment.mode").innerText(), /touch made\.txt[\s\S]*no rule/);
     assert.match(await row.locator(".decided-by").innerText(), /ask: mode default/);
     await screenshot(page, "segments-card");
@@ -47,19 +50,19 @@ export function rulesTests(): void {
   });
 
   test("the next call names the rules that allowed it, and the Permissions view lists them by scope", { timeout: 180_000 }, async () => {
-    await session.fake.load([{ content: [tool("toolu_again", "bash", { command: "touch made.txt && git status" })] }, { content: [text("Again.")] }]);
+    await session.fake.load([{ content: [tool("toolu_again", "bash", { command: "touch made.txt && mkdir -p out" })] }, { content: [text("Again.")] }]);
     const page = session.page;
     const chat = chatFrame(page);
     await send(page, "Once more");
     const row = chat.locator('.tool.ok[data-tool-use-id="toolu_again"]');
     await row.waitFor({ timeout: 30_000 });
-    assert.match(await row.locator(".decided-by").innerText(), /allow: rule: Bash\(touch made\.txt\) \(local \.tiller\/settings\.local\.json\); rule: Bash\(git status:\*\)/);
+    assert.match(await row.locator(".decided-by").innerText(), /allow: rule: Bash\(touch made\.txt\) \(local \.tiller\/settings\.local\.json\); rule: Bash\(mkdir -p out:\*\)/);
     await waitIdle(page);
     await runCommand(page, "Tiller: Refresh Permission Rules");
     await runCommand(page, "Tiller: Focus on Permissions View");
     const tree = page.locator('.monaco-list-row', { hasText: "Bash(touch made.txt)" });
     await tree.first().waitFor({ timeout: 30_000 });
-    await page.locator('.monaco-list-row', { hasText: "Bash(git status:*)" }).first().waitFor({ timeout: 10_000 });
+    await page.locator('.monaco-list-row', { hasText: "Bash(mkdir -p out:*)" }).first().waitFor({ timeout: 10_000 });
     await screenshot(page, "permissions-view");
   });
 

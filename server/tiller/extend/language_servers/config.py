@@ -82,9 +82,6 @@ def parse_entry(name: str, raw: Any, source: str) -> LanguageServerConfig:
     """One entry; ValueError says what is wrong with it."""
     if not isinstance(raw, dict):
         raise ValueError("expected an object with 'command' and 'extensions'")
-    unknown = sorted(raw.keys() - ENTRY_KEYS)
-    if unknown:
-        raise ValueError(f"unknown keys {unknown}")
     command = raw.get("command")
     if (
         not isinstance(command, list)
@@ -159,6 +156,8 @@ class _Reader:
                 continue  # an entry of the user's own of that name stays
             try:
                 self.servers[name] = parse_entry(name, raw, source)
+                if unknown := sorted(str(k) for k in raw.keys() - ENTRY_KEYS):
+                    self.problems.append(f"{source}: {KEY}.{name}: ignored {', '.join(unknown)}")
             except ValueError as err:
                 self.problems.append(f"{source}: {KEY}.{name}: {err}")
                 self.servers.pop(name, None)  # a broken override does not fall back silently
