@@ -1,5 +1,5 @@
 """The contract in code: method names, enumerations, every request's params and the wire
-shapes of PROTOCOL.md.
+shapes of docs/protocol.md.
 
 What a client sends is a frozen dataclass per request (``PromptParams``), made from the wire's
 camelCase object by `tiller.faces.lsp.params`; what the server sends is described by a
@@ -104,17 +104,6 @@ APPROVE_PLAN: Final = "tiller/approvePlan"
 CONFIRM_TOOL: Final = "tiller/confirmTool"
 CHECKPOINT: Final = "tiller/checkpoint"
 DIAGNOSTICS: Final = "tiller/diagnostics"
-
-CUSTOM_METHODS: Final = frozenset(
-    {
-        PROMPT, INTERRUPT, CYCLE_MODE, SET_MODE, SET_MODEL, LIST_MODELS, SET_THINKING,
-        GET_STATE, GET_TODOS, CLEAR_QUEUE, SESSION_LIST, SESSION_NEW, SESSION_RESUME,
-        SESSION_FORK, SESSION_SLICE, SESSION_TRANSCRIPT, CHECKPOINTS, REWIND, UNDO_REWIND, EDIT,
-        MCP_LIST, SET_WORKSPACE_TRUST, STATE, TODOS, EVENT, APPROVE_PLAN, CONFIRM_TOOL,
-        CHECKPOINT, DIAGNOSTICS,
-    }
-)  # fmt: skip
-
 
 MODE_WORDS: Final[dict[Mode, str]] = {
     "default": "ask before edits",
@@ -339,7 +328,7 @@ class Permission(TypedDict):
 
 class EventEnvelope(TypedDict):
     """What every ``tiller/event`` carries; ``turnId`` is null for what happens outside a turn
-    (a notice, a rewind), ``parentTurnId`` only in a child session. The event's own fields
+    (a notice, a rewind's undo), ``parentTurnId`` only in a child session. The event's own fields
     follow (events.event_fields)."""
 
     sessionId: str
@@ -1067,3 +1056,6 @@ SERVER_REQUESTS: Final[dict[str, tuple[object, object]]] = {
     DIAGNOSTICS: (DiagnosticsParams, DiagnosticsResult),
 }
 """Server -> client requests: method -> (params, result)."""
+
+CUSTOM_METHODS: Final = frozenset({*CLIENT_REQUESTS, *SERVER_NOTIFICATIONS, *SERVER_REQUESTS})
+"""Every method of the Tiller protocol (none of LSP's)."""

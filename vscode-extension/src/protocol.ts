@@ -193,7 +193,7 @@ export interface Permission {
 
 /**
  * What every `tiller/event` carries; `turnId` is null for what happens outside a turn
- * (a notice, a rewind), `parentTurnId` only in a child session. The event's own fields
+ * (a notice, a rewind's undo), `parentTurnId` only in a child session. The event's own fields
  * follow (events.event_fields).
  */
 export interface EventEnvelope {

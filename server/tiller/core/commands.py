@@ -30,7 +30,7 @@ HELP: Final = """Commands:
   /mode [name]          show or set the mode: ask before edits (default), accept edits
                         (acceptEdits), plan
   /model [id]           show or set the model (from the next turn)
-  /thinking [off|low|medium|high|xhigh|max|N]
+  /thinking [on|off|low|medium|high|xhigh|max|N]
                         show or set thinking: an effort, or a budget of N tokens
   /todo                 show the todo board
   /plan                 enter plan mode

@@ -112,7 +112,7 @@ RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset(
 
 
 class ProviderError(TillerError):
-    """A failed model call, classified into PROTOCOL's ``error.kind``.
+    """A failed model call, classified into docs/protocol.md's ``error.kind``.
 
     ``retryable`` follows the kind unless the API said otherwise (``x-should-retry``).
     """

@@ -54,7 +54,7 @@ from tiller.faces.lsp.params import structure_params
 from tiller.faces.lsp.pygls_adapter import cancel_request, forget_request
 from tiller.faces.lsp.wire import plain_dict_converter
 from tiller.jsontypes import JSON
-from tiller.model.models import thinking_problem
+from tiller.model.models import effort_problem, thinking_problem
 from tiller.protocol import State, Thinking, Todo, TrailItem
 from tiller.runtime import Runtime
 from tiller.workspace.edit_history import EditHistory
@@ -336,10 +336,10 @@ async def set_thinking(ls: TillerServer, params: p.SetThinkingParams) -> p.Think
         p.kept(params.budget_tokens, session.thinking.budget_tokens),
         p.kept(params.effort, session.thinking.effort),
     )
-    problem = thinking_problem(
-        thinking, session.provider.spec(session.model), session.config.max_tokens
-    )
-    if problem is not None:
+    spec = session.provider.spec(session.model)
+    if (problem := effort_problem(thinking, spec)) is not None:
+        raise InvalidParams(f"params.effort: {problem}")
+    if (problem := thinking_problem(thinking, spec, session.config.max_tokens)) is not None:
         raise InvalidParams(f"params.budgetTokens: {problem}")
     return session.set_thinking(thinking).to_wire()
 

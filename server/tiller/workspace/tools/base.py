@@ -238,7 +238,7 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class Preview:
-    """What the user sees when asked to confirm a call (PROTOCOL ``preview``)."""
+    """What the user sees when asked to confirm a call (docs/protocol.md ``preview``)."""
 
     kind: Literal["diff", "command", "text"]
     fields: Mapping[str, str]
