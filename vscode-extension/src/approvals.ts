@@ -19,7 +19,7 @@ import {
   openPlanCard,
   withdraws,
   type Asked,
-} from "./chat/model";
+} from "./chat/cards";
 import {
   errorMessage,
   type ApprovePlanResult,

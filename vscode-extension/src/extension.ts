@@ -2,7 +2,7 @@
 import * as vscode from "vscode";
 import { ApiKeyStore } from "./apiKey";
 import { Approvals } from "./approvals";
-import { addNoticeOnce } from "./chat/model";
+import { addNoticeOnce } from "./chat/notices";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
 import { DiffContents } from "./diffView";

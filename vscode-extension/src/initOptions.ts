@@ -1,5 +1,5 @@
 // Settings → initializationOptions. Pure: no vscode import, so it is unit-tested.
-import { MODE_WORDS } from "./chat/model";
+import { MODE_WORDS } from "./chat/words";
 import { MODES, type Mode, type WorkspaceTrust } from "./protocol";
 import { vscodeTrust } from "./trustText";
 

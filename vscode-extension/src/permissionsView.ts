@@ -79,29 +79,10 @@ export function createPermissionsView(server: TillerServer): vscode.Disposable {
     }),
     vscode.commands.registerCommand("tiller.permissions.refresh", refresh),
     vscode.commands.registerCommand("tiller.permissions.add", async () => {
-      const effects: { label: string; effect: RuleEffect }[] = [
-        { label: "allow: run without asking", effect: "allow" },
-        { label: "ask: always ask first", effect: "ask" },
-        { label: "deny: never run", effect: "deny" },
-      ];
-      const chosen = await vscode.window.showQuickPick(effects, { title: "Tiller: Add a Permission Rule", placeHolder: "What the rule does" });
-      if (chosen === undefined) return;
-      const effect = chosen.effect;
-      const rule = await vscode.window.showInputBox({
-        title: `Tiller: ${effect} rule`,
-        prompt: "Bash(git diff:*), Bash(npm test), Read(src/**), Edit(docs/**), WebFetch(domain:example.com), mcp__server",
-        validateInput: (text) => (text.trim() === "" ? "A rule, e.g. Bash(git diff:*)" : undefined),
-      });
-      if (rule === undefined) return;
-      const scopes: { label: string; scope: WritableRuleScope }[] = [
-        { label: "Local: .tiller/settings.local.json (not checked in)", scope: "local" },
-        { label: "Workspace: .tiller/settings.json (checked in)", scope: "workspace" },
-        { label: "User: ~/.config/tiller/settings.json", scope: "user" },
-      ];
-      const where = await vscode.window.showQuickPick(scopes, { title: "Tiller: where to keep it" });
-      if (where === undefined) return;
+      const asked = await askRule();
+      if (asked === undefined) return;
       try {
-        changed(await server.request("tiller/permissions/add", { effect, rule: rule.trim(), scope: where.scope }));
+        changed(await server.request("tiller/permissions/add", asked));
       } catch (error) {
         void vscode.window.showErrorMessage(errorMessage(error));
       }
@@ -115,4 +96,30 @@ export function createPermissionsView(server: TillerServer): vscode.Disposable {
       }
     }),
   );
+}
+
+/** Asks what a new rule does, the rule, and where to keep it (undefined: the user gave up). */
+async function askRule(): Promise<{ effect: RuleEffect; rule: string; scope: WritableRuleScope } | undefined> {
+  const effects: { label: string; effect: RuleEffect }[] = [
+    { label: "allow: run without asking", effect: "allow" },
+    { label: "ask: always ask first", effect: "ask" },
+    { label: "deny: never run", effect: "deny" },
+  ];
+  const chosen = await vscode.window.showQuickPick(effects, { title: "Tiller: Add a Permission Rule", placeHolder: "What the rule does" });
+  if (chosen === undefined) return undefined;
+  const effect = chosen.effect;
+  const rule = await vscode.window.showInputBox({
+    title: `Tiller: ${effect} rule`,
+    prompt: "Bash(git diff:*), Bash(npm test), Read(src/**), Edit(docs/**), WebFetch(domain:example.com), mcp__server",
+    validateInput: (text) => (text.trim() === "" ? "A rule, e.g. Bash(git diff:*)" : undefined),
+  });
+  if (rule === undefined) return undefined;
+  const scopes: { label: string; scope: WritableRuleScope }[] = [
+    { label: "Local: .tiller/settings.local.json (not checked in)", scope: "local" },
+    { label: "Workspace: .tiller/settings.json (checked in)", scope: "workspace" },
+    { label: "User: ~/.config/tiller/settings.json", scope: "user" },
+  ];
+  const where = await vscode.window.showQuickPick(scopes, { title: "Tiller: where to keep it" });
+  if (where === undefined) return undefined;
+  return { effect, rule: rule.trim(), scope: where.scope };
 }

@@ -60,3 +60,20 @@ export class Lifecycle {
     return queued;
   }
 }
+
+/** The crashes of the last `windowMs`: after a crash the server is restarted, unless that makes
+ *  more than `max` crashes within the window. */
+export class CrashWindow {
+  private crashes: number[] = [];
+
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /** Counts a crash at `now` (ms); whether the server may be restarted after it. */
+  crashed(now: number): boolean {
+    this.crashes = [...this.crashes.filter((t) => now - t < this.windowMs), now];
+    return this.crashes.length <= this.max;
+  }
+}

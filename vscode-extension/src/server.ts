@@ -1,6 +1,6 @@
-// Owns the server process: launch (Python resolution, env with the API key, the warm start with
-// a plain fallback: launch.ts), the typed request/notification surface, restart on crash
-// (resume the last session) and on demand.
+// Owns the server process: launch (Python resolution, env with the API key: client.ts; the warm
+// start with a plain fallback: launch.ts), the typed request/notification surface, restart on
+// crash (resume the last session) and on demand. Why a start failed: startProblems.ts.
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -9,13 +9,12 @@ import {
   State as ClientState,
   type CancellationToken,
   type ErrorHandler,
-  type LanguageClientOptions,
-  type ServerOptions,
   type StaticFeature,
 } from "vscode-languageclient/node";
 import { type ApiKeyStore } from "./apiKey";
-import { BUNDLED_DEMO, sameSettings, toInitializationOptions, type CheckedSettings, type ProviderOption } from "./initOptions";
-import { serverArgs, WarmChoice } from "./launch";
+import { createClient, type ProviderShown } from "./client";
+import { sameSettings, type CheckedSettings } from "./initOptions";
+import { WarmChoice } from "./launch";
 import {
   errorMessage,
   hasErrorCode,
@@ -31,10 +30,14 @@ import {
   type Todo,
 } from "./protocol";
 import { PythonSetupError, resolvePython } from "./python";
-import { Debounce, Lifecycle } from "./restarts";
+import { LastSession, ThinkingChoice } from "./remembered";
+import { CrashWindow, Debounce, Lifecycle } from "./restarts";
 import { readSettingsChecked, validateSettings } from "./settings";
+import { StartProblems } from "./startProblems";
 
 export type Connection = "starting" | "running" | "stopped";
+
+
 /** Why the connection last left "running". */
 export type StopReason = "restart" | "crash" | "stopped";
 
@@ -47,16 +50,14 @@ type RequestHandler<M extends ServerRequestMethod> = (
 ) => Promise<ServerRequests[M][1]>;
 
 const MAX_RESTARTS = 5;
-/** The user's last thinking choice (on/off), re-applied to every new server. */
-const THINKING_KEY = "tiller.thinkingEnabled";
-/** The session this workspace showed last: a window reload (a new extension host) resumes it. */
-const SESSION_KEY = "tiller.lastSessionId";
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 
 export class TillerServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private lastState: State | undefined;
-  private crashes: number[] = [];
+  /** The last `State` the server sent, and the session a new server resumes. */
+  private readonly last: LastSession;
+  /** Crashes restart the server, unless it crashed too often lately. */
+  private readonly crashes = new CrashWindow(MAX_RESTARTS, RESTART_WINDOW_MS);
   /** Start, restart and stop, one at a time; a restart queued and not begun is shared. */
   private readonly lifecycle = new Lifecycle();
   /** Settings typed key by key: one restart once they stop changing. */
@@ -73,6 +74,10 @@ export class TillerServer implements vscode.Disposable {
   private readonly features: StaticFeature[] = [];
   /** Launch warm (`python -m tiller --warm`) until a warm launch fails to start. */
   private readonly warmChoice = new WarmChoice(process.env);
+  /** Why the server did not start, and setting warnings, each shown once. */
+  private readonly problems: StartProblems;
+  /** The user's thinking choice, put back on every new server. */
+  private readonly thinking: ThinkingChoice;
 
   private readonly stateEmitter = new vscode.EventEmitter<State>();
   private readonly todosEmitter = new vscode.EventEmitter<Todo[]>();
@@ -91,24 +96,28 @@ export class TillerServer implements vscode.Disposable {
     private readonly context: vscode.ExtensionContext,
     private readonly log: vscode.LogOutputChannel,
     private readonly apiKey: ApiKeyStore,
-  ) {}
+  ) {
+    this.problems = new StartProblems(log);
+    this.thinking = new ThinkingChoice(context.workspaceState);
+    this.last = new LastSession(context.workspaceState);
+  }
 
   /** Why the server last failed to start (the chat and the status bar show it). */
-  lastFailure: string | undefined;
+  get lastFailure(): string | undefined {
+    return this.problems.lastFailure;
+  }
+
   /** Whether that failure is a setting's value (the status bar then opens the settings). */
-  lastFailureIsSettings = false;
-  /** Problems already shown as a toast (a toast cannot be closed: each distinct one once,
-   *  forgotten when the server starts, so the same problem coming back shows again). */
-  private readonly shownProblems = new Set<string>();
-  /** Setting warnings shown; one that was fixed is dropped, so it shows again if it returns. */
-  private shownWarnings = new Set<string>();
+  get lastFailureIsSettings(): boolean {
+    return this.problems.lastFailureIsSettings;
+  }
 
   /** Which provider the running server was started with (shown in the status tooltip). */
-  provider: ProviderOption["kind"] | "demo" | undefined;
+  provider: ProviderShown | undefined;
 
   /** The last `State` the server sent (the server is the source of truth; this is its echo). */
   get state(): State | undefined {
-    return this.lastState;
+    return this.last.state;
   }
 
   start(): Promise<void> {
@@ -204,7 +213,7 @@ export class TillerServer implements vscode.Disposable {
     const checked = readSettingsChecked();
     this.launchedWith = checked;
     const { settings, warnings } = checked;
-    this.warnAboutSettings(warnings);
+    this.problems.warnAboutSettings(warnings);
     const problem = validateSettings(settings);
     if (problem !== undefined) {
       this.failed(problem, true);
@@ -221,45 +230,34 @@ export class TillerServer implements vscode.Disposable {
       this.failed(error instanceof PythonSetupError ? error.message : `Tiller: ${errorMessage(error)}`);
       return;
     }
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    if (key !== undefined) {
-      env.ANTHROPIC_API_KEY = key;
-    }
-    const hasKey = Boolean(env.ANTHROPIC_API_KEY ?? env.ANTHROPIC_AUTH_TOKEN);
     const warm = this.warmChoice.warm;
-    const serverOptions: ServerOptions = {
-      command: python,
-      args: serverArgs(warm),
-      // No `transport`: stdio all the same, and the args stay exactly serverArgs' (with
-      // TransportKind.stdio vscode-languageclient appends `--stdio`, which the warm template
-      // refuses: every server was then imported anew, ~1.5 s of CPU each).
-      options: { env, cwd: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath },
-    };
-    const initializationOptions = toInitializationOptions(settings, hasKey, trusted);
-    const provider = initializationOptions.provider;
-    this.provider = provider.kind === "scripted" && provider.script === BUNDLED_DEMO ? "demo" : provider.kind;
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [],
-      outputChannel: this.log,
-      initializationOptions,
-      errorHandler: this.errorHandler(),
-      initializationFailedHandler: (error: unknown) => {
-        this.failed(`Tiller server refused to start: ${errorMessage(error)}`);
-        return false;
+    const { client, provider } = createClient(
+      { python, warm, settings, key, trusted },
+      {
+        log: this.log,
+        features: this.features,
+        errorHandler: this.errorHandler(),
+        initializationFailed: (message) => this.failed(message),
       },
-    };
-    const client = new LanguageClient("tiller", "Tiller", serverOptions, clientOptions);
-    for (const feature of this.features) client.registerFeature(feature);
+    );
+    this.provider = provider;
     this.client = client;
     this.synchronized = false;
-    this.listen(client, "tiller/state", (state) => {
+    this.wire(client);
+    await this.startClient(client, warm);
+  }
+
+  /** The client's notifications (passed on once synchronized), the server's requests, and the
+   *  synchronization once it runs. */
+  private wire(client: LanguageClient): void {
+    listen(client, "tiller/state", (state) => {
       if (!this.synchronized) return;
-      this.rememberThinking(this.lastState, state);
-      this.remember(state);
+      this.thinking.noteState(this.last.state, state);
+      this.last.remember(state);
       this.stateEmitter.fire(state);
     });
-    this.listen(client, "tiller/todos", ({ todos }) => this.synchronized && this.todosEmitter.fire(todos));
-    this.listen(client, "tiller/event", (event) => this.synchronized && this.eventEmitter.fire(event));
+    listen(client, "tiller/todos", ({ todos }) => this.synchronized && this.todosEmitter.fire(todos));
+    listen(client, "tiller/event", (event) => this.synchronized && this.eventEmitter.fire(event));
     for (const install of this.requestHandlers) {
       install(client);
     }
@@ -268,6 +266,10 @@ export class TillerServer implements vscode.Disposable {
         void this.synchronize();
       }
     });
+  }
+
+  /** Starts the client; a warm launch that fails to start is launched again plainly. */
+  private async startClient(client: LanguageClient, warm: boolean): Promise<void> {
     try {
       await client.start();
     } catch (error) {
@@ -282,67 +284,21 @@ export class TillerServer implements vscode.Disposable {
     }
   }
 
-  private listen<M extends ServerNotificationMethod>(
-    client: LanguageClient,
-    method: M,
-    handler: (params: ServerNotifications[M]) => void,
-  ): void {
-    client.onNotification(method, handler);
-  }
-
-  private remember(state: State): void {
-    if (this.lastState?.sessionId !== state.sessionId) {
-      void this.context.workspaceState.update(SESSION_KEY, state.sessionId);
-    }
-    this.lastState = state;
-  }
-
-  /** The user's thinking choice (undefined: never toggled in this workspace). */
-  get thinkingChoice(): boolean | undefined {
-    const value = this.context.workspaceState.get<unknown>(THINKING_KEY);
-    return typeof value === "boolean" ? value : undefined;
-  }
-
-  /** A thinking change within one session is the user's choice (a session switch is not). */
-  private rememberThinking(previous: State | undefined, next: State): void {
-    if (previous !== undefined && previous.sessionId === next.sessionId && previous.thinking.enabled !== next.thinking.enabled) {
-      void this.context.workspaceState.update(THINKING_KEY, next.thinking.enabled);
-    }
-  }
-
   /** Puts the user's thinking choice back on a new server (which starts with the default). */
   private async applyThinkingChoice(): Promise<void> {
-    const enabled = this.thinkingChoice;
+    const enabled = this.thinking.enabled;
     if (enabled === undefined) return;
     await this.request("tiller/setThinking", { enabled }).catch((error: unknown) => {
       this.log.warn(`Could not turn thinking ${enabled ? "on" : "off"} again: ${errorMessage(error)}`);
     });
   }
 
-  /** Each setting warning once (logged every time): which value is wrong and what is used. */
-  private warnAboutSettings(warnings: string[]): void {
-    for (const warning of warnings) {
-      this.log.warn(warning);
-      if (!this.shownWarnings.has(warning)) {
-        void vscode.window.showWarningMessage(`Tiller: ${warning}`, "Open Settings").then((choice) => {
-          if (choice === "Open Settings") {
-            void vscode.commands.executeCommand("workbench.action.openSettings", "tiller.");
-          }
-        });
-      }
-    }
-    this.shownWarnings = new Set(warnings);
-  }
-
   /** After every (re)start: resume the session we had, then redraw from the server's state. */
   private async synchronize(): Promise<void> {
     this.stopReason = "crash"; // until a deliberate restart says otherwise
-    this.lastFailure = undefined;
-    this.lastFailureIsSettings = false;
-    this.shownProblems.clear();
+    this.problems.clear();
     this.connectionEmitter.fire("running");
-    const stored = this.context.workspaceState.get<unknown>(SESSION_KEY);
-    const previous = this.lastState?.sessionId ?? (typeof stored === "string" ? stored : undefined);
+    const previous = this.last.toResume;
     try {
       if (previous !== undefined) {
         await this.request("tiller/session/resume", { sessionId: previous }).catch((error: unknown) => {
@@ -355,7 +311,7 @@ export class TillerServer implements vscode.Disposable {
       await this.applyThinkingChoice();
       const state = await this.request("tiller/getState", {});
       this.synchronized = true;
-      this.remember(state);
+      this.last.remember(state);
       this.stateEmitter.fire(state);
       this.sessionLoadedEmitter.fire(state);
       await this.refreshTodos();
@@ -369,10 +325,8 @@ export class TillerServer implements vscode.Disposable {
     return {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => {
-        const now = Date.now();
-        this.crashes = [...this.crashes.filter((t) => now - t < RESTART_WINDOW_MS), now];
         this.stopReason = "crash";
-        if (this.crashes.length > MAX_RESTARTS) {
+        if (!this.crashes.crashed(Date.now())) {
           this.stopReason = "stopped";
           this.connectionEmitter.fire("stopped");
           return {
@@ -387,23 +341,16 @@ export class TillerServer implements vscode.Disposable {
     };
   }
 
+  /** The server did not start: the connection stops, with the problem said. */
   private failed(message: string, settings = false): void {
-    this.log.error(message);
     this.stopReason = "stopped";
-    this.lastFailure = message;
-    this.lastFailureIsSettings = settings;
+    this.problems.record(message, settings);
     this.connectionEmitter.fire("stopped");
-    // The status bar item shows the problem until it is fixed; the toast comes once per problem.
-    if (this.shownProblems.has(message)) return;
-    this.shownProblems.add(message);
-    void vscode.window
-      .showErrorMessage(message, "Show Logs", "Open Settings")
-      .then((choice) => {
-        if (choice === "Show Logs") {
-          this.log.show();
-        } else if (choice === "Open Settings") {
-          void vscode.commands.executeCommand("workbench.action.openSettings", "tiller.");
-        }
-      });
+    this.problems.toastOnce(message);
   }
+}
+
+/** A typed handler of a server notification. */
+function listen<M extends ServerNotificationMethod>(client: LanguageClient, method: M, handler: (params: ServerNotifications[M]) => void): void {
+  client.onNotification(method, handler);
 }

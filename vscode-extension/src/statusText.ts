@@ -1,5 +1,5 @@
 // Status bar text from a State. Pure: no vscode import, so it is unit-tested.
-import { formatCost, formatTokens, MODE_WORDS, plural, thinkingWords } from "./chat/model";
+import { formatCost, formatTokens, MODE_WORDS, plural, thinkingWords } from "./chat/words";
 import type { Mode, State } from "./protocol";
 import { trustTooltipLine } from "./trustText";
 

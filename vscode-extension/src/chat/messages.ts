@@ -1,7 +1,7 @@
 // Messages between the chat webview and the extension host. Shared by both bundles.
 import type { CommandListItem, ToolDecision } from "../protocol";
 import type { ActiveEditor, Mention, PastedImage } from "./attachments";
-import type { ChatCommand } from "./model";
+import type { ChatCommand } from "./items";
 import type { ChatPatch } from "./patch";
 
 /** `patch`: what changed in the chat since the last one (the whole chat when `reset`). */

@@ -1,8 +1,9 @@
 // The chat travels to the webview as patches: what changed since the last one, never the
 // whole model each tick. Pure (no vscode import, no DOM), shared by both bundles and unit-tested.
-// The reducers in model.ts keep every item they do not change (same object), so "changed" is an
-// identity test on the extension's side: no serialization, no deep comparison.
-import type { ChatItem, ChatModel } from "./model";
+// The chat's reducers (model.ts, cards.ts, notices.ts) keep every item they do not change (same
+// object), so "changed" is an identity test on the extension's side: no serialization, no deep
+// comparison.
+import type { ChatItem, ChatModel } from "./items";
 
 /** What the webview renders besides the items. */
 export type ChatHead = Pick<ChatModel, "sessionId" | "state" | "connection" | "provider">;

@@ -3,18 +3,9 @@
 // the chat it was sent, and view state (what is expanded, timers).
 import type { FromWebview, ToWebview } from "../chat/messages";
 import type { CommandListItem, ToolDecision } from "../protocol";
-import {
-  formatDiffStat,
-  formatDuration,
-  MODE_WORDS,
-  plural,
-  showsWelcome,
-  toolMark,
-  usageText,
-  type ChatItem,
-  type CommandSegment,
-  type Confirmation,
-} from "../chat/model";
+import type { ChatItem, CommandSegment, Confirmation } from "../chat/items";
+import { showsWelcome } from "../chat/notices";
+import { formatDiffStat, formatDuration, MODE_WORDS, plural, toolMark, usageText } from "../chat/words";
 import { type AgentView, currentTool } from "../chat/agents";
 import { applyPatch, type ChatView } from "../chat/patch";
 import { attachmentsView, Composer } from "./attach";
@@ -324,17 +315,7 @@ function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
       : item.durationMs !== undefined
         ? h("span", { className: "duration", text: formatDuration(item.durationMs) })
         : null;
-  const canDiff = EDIT_TOOLS.has(item.name) && item.status === "ok";
-  const diffStat =
-    item.diff !== undefined
-      ? button("", "diffstat", () => vscode.postMessage({ type: "openDiff", toolUseId: item.toolUseId }), "Open the before/after diff")
-      : canDiff
-        ? button("diff", "diffstat plain", () => vscode.postMessage({ type: "openDiff", toolUseId: item.toolUseId }), "Open the before/after diff")
-        : null;
-  if (diffStat !== null && item.diff !== undefined) {
-    diffStat.replaceChildren(h("span", { className: "added", text: `+${item.diff.added}` }), " ", h("span", { className: "removed", text: `−${item.diff.removed}` }));
-    diffStat.setAttribute("aria-label", `${formatDiffStat(item.diff)}: open the diff`);
-  }
+  const diffStat = diffButton(item);
   const head = h(
     "div",
     { className: "tool-head", title: open ? "Hide the output" : "Show the output" },
@@ -370,6 +351,20 @@ function renderTool(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement {
     row.append(outputView(item));
   }
   return row;
+}
+
+/** `+2 −1` (or `diff` for an edit without its stat) opening the before/after; null for a row
+ *  that changed no file. */
+function diffButton(item: Extract<ChatItem, { kind: "tool" }>): HTMLElement | null {
+  const openDiff = (): void => vscode.postMessage({ type: "openDiff", toolUseId: item.toolUseId });
+  if (item.diff === undefined) {
+    const canDiff = EDIT_TOOLS.has(item.name) && item.status === "ok";
+    return canDiff ? button("diff", "diffstat plain", openDiff, "Open the before/after diff") : null;
+  }
+  const diffStat = button("", "diffstat", openDiff, "Open the before/after diff");
+  diffStat.replaceChildren(h("span", { className: "added", text: `+${item.diff.added}` }), " ", h("span", { className: "removed", text: `−${item.diff.removed}` }));
+  diffStat.setAttribute("aria-label", `${formatDiffStat(item.diff)}: open the diff`);
+  return diffStat;
 }
 
 /** The row's summary; for a file tool, a link that opens the file (at the line, when known). */

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { before } from "node:test";
+import { before, beforeEach } from "node:test";
 import { chromium, type Browser, type FrameLocator, type Locator, type Page } from "playwright-core";
 
 export const EXT_DIR = path.resolve(__dirname, "..", "..");
@@ -568,6 +568,26 @@ export function inNewSharedChat(take: (session: Session) => void): void {
       take(session);
     },
     { timeout: 300_000 },
+  );
+}
+
+/** For a module of a shared session whose tests must not depend on one another's order: takes
+ *  the shared session before its tests and opens a new chat in it (`startNewChat`) before each
+ *  test, so no answer, grant or mode of one test carries over to the next. */
+export function inNewSharedChatEachTest(take: (session: Session) => void): void {
+  let session: Session | undefined;
+  before(
+    async () => {
+      session = await sharedChatSession();
+      take(session);
+    },
+    { timeout: 300_000 },
+  );
+  beforeEach(
+    async () => {
+      if (session !== undefined) await startNewChat(session.page);
+    },
+    { timeout: 120_000 },
   );
 }
 

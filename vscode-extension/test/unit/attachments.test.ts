@@ -12,7 +12,8 @@ import {
   rankMentions,
   sniffImage,
 } from "../../src/chat/attachments";
-import { applyEvent, emptyChat, fromTranscript, type ChatModel } from "../../src/chat/model";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent, fromTranscript } from "../../src/chat/model";
 import type { TillerEvent } from "../../src/protocol";
 import { eventMaker, only } from "./fixtures";
 

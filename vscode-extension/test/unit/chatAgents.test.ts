@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { currentTool } from "../../src/chat/agents";
-import { applyEvent, emptyChat, type ChatModel } from "../../src/chat/model";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent } from "../../src/chat/model";
 import type { TillerEvent } from "../../src/protocol";
 import { eventMaker, only } from "./fixtures";
 

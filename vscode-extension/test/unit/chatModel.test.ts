@@ -1,19 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  addConfirmCard,
-  addPlanCard,
-  applyConnection,
-  applyEvent,
-  applyState,
-  decideConfirm,
-  decidePlan,
-  emptyChat,
-  formatTrail,
-  fromTranscript,
-  summarizeInput,
-  type ChatModel,
-} from "../../src/chat/model";
+import { addConfirmCard, addPlanCard, decideConfirm, decidePlan } from "../../src/chat/cards";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent, applyState, fromTranscript } from "../../src/chat/model";
+import { applyConnection } from "../../src/chat/notices";
+import { formatTrail, summarizeInput } from "../../src/chat/words";
 import type { State, TillerEvent } from "../../src/protocol";
 import { eventMaker, IDLE_STATE, only } from "./fixtures";
 

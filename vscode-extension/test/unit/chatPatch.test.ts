@@ -2,17 +2,10 @@
 // rebuilds from the patches is the extension's chat.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  addConfirmCard,
-  addNotice,
-  applyConnection,
-  applyEvent,
-  applyState,
-  decideConfirm,
-  emptyChat,
-  fromTranscript,
-  type ChatModel,
-} from "../../src/chat/model";
+import { addConfirmCard, decideConfirm } from "../../src/chat/cards";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent, applyState, fromTranscript } from "../../src/chat/model";
+import { addNotice, applyConnection } from "../../src/chat/notices";
 import { applyPatch, ChatSync, headOf, type ChatPatch, type ChatView } from "../../src/chat/patch";
 import type { State } from "../../src/protocol";
 import { eventMaker, IDLE_STATE } from "./fixtures";

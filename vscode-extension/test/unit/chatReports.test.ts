@@ -4,30 +4,20 @@
 // and a fork's redraw losing the rewind's fading.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { addPlanCard, decideConfirm, openPlanCard, withdraws } from "../../src/chat/cards";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent, applyState, fromTranscript } from "../../src/chat/model";
 import {
   addNotice,
   addNoticeOnce,
-  addPlanCard,
   applyConnection,
-  applyEvent,
-  applyState,
-  decideConfirm,
-  emptyChat,
-  fromTranscript,
-  hintFor,
   isSettingNotice,
-  openPlanCard,
-  plainWords,
-  plural,
   RESTARTED_NOTICE,
   retryKind,
   showsWelcome,
-  splitPromptNote,
-  thinkingWords,
   trailingConnectionNotices,
-  withdraws,
-  type ChatModel,
-} from "../../src/chat/model";
+} from "../../src/chat/notices";
+import { hintFor, plainWords, plural, splitPromptNote, thinkingWords } from "../../src/chat/words";
 import type { ErrorKind, State, TillerEvent } from "../../src/protocol";
 import { eventMaker, IDLE_STATE, only } from "./fixtures";
 

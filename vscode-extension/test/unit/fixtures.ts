@@ -1,5 +1,5 @@
 // What the chat model's unit tests share: events with a running seq, an idle state, a filter.
-import type { ChatItem, ChatModel } from "../../src/chat/model";
+import type { ChatItem, ChatModel } from "../../src/chat/items";
 import type { State, TillerEvent } from "../../src/protocol";
 
 export type EventBody = TillerEvent extends infer E ? (E extends TillerEvent ? Omit<E, "sessionId" | "turnId" | "seq"> : never) : never;

@@ -9,24 +9,19 @@ import * as path from "node:path";
 import { test } from "node:test";
 import {
   addConfirmCard,
-  applyConnection,
-  applyEvent,
-  applyState,
   checkpointDecision,
   confirmDecision,
   decideCheckpoint,
   decideConfirm,
   decidePlan,
-  emptyChat,
-  fromTranscript,
   openCheckpointCard,
   openConfirmCard,
   openPlanCard,
-  plainWords,
-  trailingConnectionNotices,
-  usageText,
-  type ChatModel,
-} from "../../src/chat/model";
+} from "../../src/chat/cards";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent, applyState, fromTranscript } from "../../src/chat/model";
+import { applyConnection, trailingConnectionNotices } from "../../src/chat/notices";
+import { plainWords, usageText } from "../../src/chat/words";
 import type {
   ApprovePlanParams,
   ApprovePlanResult,

@@ -2,7 +2,7 @@
 // restarts run at once: tested with a controlled clock, not with typing speed.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Debounce, Lifecycle, type Schedule } from "../../src/restarts";
+import { CrashWindow, Debounce, Lifecycle, type Schedule } from "../../src/restarts";
 
 /** A clock the test moves by hand. */
 class ManualClock {
@@ -120,4 +120,15 @@ test("a failed step does not stop the next one", async () => {
     ran = true;
   });
   assert.ok(ran);
+});
+
+test("a crashed server restarts up to 5 times in 3 minutes, not a 6th time; older crashes are forgotten", () => {
+  const minute = 60_000;
+  const crashes = new CrashWindow(5, 3 * minute);
+  for (const at of [0, 1, 2, 3, 4]) {
+    assert.equal(crashes.crashed(at * 10_000), true, `crash ${at + 1} restarts`);
+  }
+  assert.equal(crashes.crashed(50_000), false, "the 6th crash within 3 minutes does not");
+  // 3 minutes after the first crashes, only the latest ones count.
+  assert.equal(crashes.crashed(3 * minute + 25_000), true);
 });

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { applyEvent, emptyChat, summarizePreview, type ChatModel } from "../../src/chat/model";
+import { emptyChat, type ChatModel } from "../../src/chat/items";
+import { applyEvent } from "../../src/chat/model";
+import { summarizePreview } from "../../src/chat/words";
 import { notificationFor } from "../../src/notifyText";
 import { ruleDescription, rulesByScope } from "../../src/permissionsText";
 import type { Rule as RuleWire, TillerEvent } from "../../src/protocol";
