@@ -20,7 +20,7 @@ from pygls.io_ import run_async
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import forward_stderr, register_lsp_features
 
-from tiller.faces.lsp.wire import plain_dict_converter
+from tiller.faces.common.wire import plain_dict_converter
 from warm import fork_server
 
 JSON = dict[str, Any]

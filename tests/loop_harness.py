@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fakeapi import validate_messages_request
-from tiller.core import compaction, history
+from tiller.core import compaction
 from tiller.core.approvals import AgentRef, PlanAnswer, ToolAnswer
 from tiller.core.events import Event
-from tiller.core.history import Message, text_block
 from tiller.core.loop import Turn, TurnSetup
 from tiller.core.outcomes import TurnOutcome
 from tiller.core.permissions import Grants
@@ -23,7 +22,8 @@ from tiller.core.scheduler import ToolCall
 from tiller.extend.settings_layer import Settings
 from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
-from tiller.model import models
+from tiller.model import history, models
+from tiller.model.history import Message, text_block
 from tiller.model.provider import (
     CountUnsupported,
     ModelRequest,

@@ -19,8 +19,8 @@ import pytest
 
 from fakeapi import FIXTURES, FakeMessagesAPI
 from recording_listener import RecordingListener
-from tiller.core.history import Message
 from tiller.model.anthropic_provider import AnthropicClient
+from tiller.model.history import Message
 from tiller.model.models import resolve
 from tiller.model.provider import ModelRequest, ModelResponse
 from tiller.model.usage import Usage

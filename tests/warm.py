@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 
 from processes import alive, processes_with, until
-from tiller.warm.client import ForkedProcess, start_forked, start_template
-from tiller.warm.place import Place
+from tiller.faces.forked.client import ForkedProcess, start_forked, start_template
+from tiller.faces.forked.place import Place
 
 STREAM_LIMIT = 1 << 24
 

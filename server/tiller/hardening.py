@@ -26,7 +26,8 @@ import sys
 from collections.abc import Iterable
 
 from tiller.proc_stat import stat_fields
-from tiller.workspace.tool_env import ALWAYS_HIDDEN
+
+ALWAYS_HIDDEN = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")  # never given to a tool, ever
 
 log = logging.getLogger(__name__)
 

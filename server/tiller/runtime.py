@@ -15,7 +15,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, Final
 
-from tiller.config import Config
+from tiller.core.config import Config
 from tiller.errors import TillerError
 from tiller.extend.language_servers.config import read_language_servers
 from tiller.extend.language_servers.diagnostics import LanguageServers

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from tiller.config import AnthropicSettings, Config, ScriptedSettings
+from tiller.core.config import AnthropicSettings, Config, ScriptedSettings
 from tiller.errors import ConfigError
 from tiller.model.provider import AnthropicProvider, Provider, ScriptedProvider
 from tiller.workspace.rewind import CheckpointKeeper

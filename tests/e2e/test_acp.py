@@ -53,7 +53,7 @@ import mcp_servers
 from fakeapi import FakeMessagesAPI
 from processes import until
 from test_turn_basics import text, tool_use
-from tiller.core.history import Message, problems
+from tiller.model.history import Message, problems
 from warm import suite
 
 # Served as an editor gets it: by a server forked from the warm template (the test process's

@@ -13,7 +13,7 @@ from fakeapi import FakeMessagesAPI
 from harness import Tiller
 from processes import host_pids, processes_with, sleep_marker
 from test_turn_basics import text, tool_use
-from tiller.core.history import Message, problems
+from tiller.model.history import Message, problems
 from tiller.workspace.tools.sandbox import bwrap_works
 
 

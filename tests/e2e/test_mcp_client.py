@@ -28,13 +28,13 @@ from mcp_servers import (
     misbehaving,
     time_server,
 )
-from tiller.core.history import Message, text_block
 from tiller.extend.mcp.config import McpConfig, ServerConfig, parse_server
 from tiller.extend.mcp.manager import Absent, McpManager, Toolset
 from tiller.extend.mcp.results import convert
 from tiller.extend.mcp.server import Failed, McpServer, McpSettings, Running
 from tiller.extend.mcp.tools import McpTool
 from tiller.jsontypes import JSON
+from tiller.model.history import Message, text_block
 from tiller.workspace.tools.registry import default_tools
 
 pytestmark = pytest.mark.skipif(not INSTALLED, reason=NOT_INSTALLED)

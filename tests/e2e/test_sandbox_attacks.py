@@ -45,7 +45,7 @@ from harness import FORK, Tiller, server_env, spawn_client, start_client, stop_t
 from processes import until
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
-from tiller.warm.client import TEMPLATE_ENV
+from tiller.faces.forked.client import TEMPLATE_ENV
 from tiller.workspace.tools.sandbox import bwrap_works
 from users import USERS, User, as_user, make_dir, python_for, require, user_dir
 from warm import parent_of

@@ -8,7 +8,7 @@ from typing import Any
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
 from test_turn_basics import text, tool_use
-from tiller.core.history import STEER_HEADER
+from tiller.model.history import STEER_HEADER
 
 
 def request_text(api: FakeMessagesAPI, index: int) -> str:

@@ -13,7 +13,7 @@ from harness import JSON, Tiller
 from test_interrupt_and_queue import assert_valid_history
 from test_sessions import kill_9
 from test_turn_basics import text, tool_use
-from tiller.core.history import Message, problems
+from tiller.model.history import Message, problems
 from tiller.workspace.store import SessionStore
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tiller.config import Config
+from tiller.core.config import Config
 from tiller.core.events import TurnEnded
 from tiller.core.outcomes import Completed, Failed, Interrupted
 from tiller.core.scheduler import ToolCall, partition

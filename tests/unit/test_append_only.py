@@ -31,10 +31,9 @@ from fakeapi import (
     validate_messages_request,
 )
 from loop_harness import AllowAll
-from tiller.config import Config
-from tiller.core import compaction, history, rewinding
+from tiller.core import compaction, rewinding
+from tiller.core.config import Config
 from tiller.core.events import Notice, Posted, TurnEnded
-from tiller.core.history import Message, text_block
 from tiller.core.outcomes import Failed
 from tiller.core.session import Session, Started
 from tiller.core.sessions import Seat, Sessions
@@ -42,7 +41,8 @@ from tiller.core.system_prompt import instructions_in, system_prompt
 from tiller.extend.settings_layer import Settings
 from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
-from tiller.model import models
+from tiller.model import history, models
+from tiller.model.history import Message, text_block
 from tiller.model.provider import (
     CountUnsupported,
     ModelRequest,
@@ -142,7 +142,7 @@ class MemoryRuntime:
     store: SessionStore
     shell: ShellPolicy = field(default_factory=ShellPolicy)
 
-    def checkpoints(self, workspace: Path) -> None:
+    def checkpoints(self, roots: WorkspaceRoots) -> None:
         return None
 
     def trust(self, workspace: Path) -> Trust:
@@ -151,13 +151,16 @@ class MemoryRuntime:
     def settings(self, workspace: Path) -> Settings:
         return Settings(workspace, self.trust(workspace))  # no settings files
 
+    async def set_trust(self, workspace: Path, trust: Trust) -> None:
+        return None
+
     def mcp(self, workspace: Path) -> None:  # no MCP servers
         return None
 
     def language_servers(self, workspace: Path) -> None:  # no language servers
         return None
 
-    def notices(self, workspace: Path) -> tuple[str, ...]:
+    def notices(self, roots: WorkspaceRoots) -> tuple[str, ...]:
         return ()
 
 
@@ -181,8 +184,8 @@ def ws(ws: Path) -> Path:
     return populate(ws)
 
 
-def open_session(rt: MemoryRuntime, ws: Path) -> tuple[Sessions, Session, Quiet]:
-    sessions = Sessions(rt)  # type: ignore[arg-type]
+def open_session(rt: MemoryRuntime, ws: Path) -> tuple[Sessions[MemoryRuntime], Session, Quiet]:
+    sessions = Sessions(rt)
     sink = Quiet()
     return sessions, sessions.create(WorkspaceRoots.of(ws), Seat(sink, AllowAll())), sink
 
@@ -259,7 +262,7 @@ async def test_the_system_prompt_is_kept_with_the_session_and_sent_again_after_a
     (ws / "AGENTS.md").write_text("Use spaces.\n")
     row = rt.store.row(session.id)
     assert row is not None and row.system == provider.bodies[0]["system"][0]["text"]
-    restarted = Sessions(rt)  # type: ignore[arg-type]
+    restarted = Sessions(rt)
     resumed = restarted.resume(session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll()))
     assert resumed.system == row.system
     await run(resumed, "second")
@@ -280,9 +283,7 @@ async def test_a_session_stored_before_has_its_prompt_fixed_at_first_load(
     with sqlite3.connect(path) as db:  # as a store written before kept no system prompt
         db.execute("UPDATE sessions SET system = NULL")
     (ws / "AGENTS.md").write_text("Use spaces.\n")  # what the old turns saw is unknown now
-    resumed = Sessions(rt).resume(  # type: ignore[arg-type]
-        session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll())
-    )
+    resumed = Sessions(rt).resume(session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll()))
     instructions = instructions_in(resumed.system)
     assert instructions is not None and instructions.text == "Use spaces.\n"
     row = store.row(session.id)
@@ -306,9 +307,7 @@ async def test_a_session_stored_before_the_task_tool_drops_its_thinking_once_and
     await run(session, "first")
     with sqlite3.connect(path) as db:  # as a store written before the task tool kept no kinds
         db.execute("UPDATE sessions SET agents = NULL")
-    resumed = Sessions(rt).resume(  # type: ignore[arg-type]
-        session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll())
-    )
+    resumed = Sessions(rt).resume(session.id, WorkspaceRoots.of(ws), Seat(Quiet(), AllowAll()))
     assert resumed.system == session.system  # the prompt was fixed: it stays
     assert not any(
         b["type"] == "thinking" for m in resumed.messages for b in m.content
@@ -477,7 +476,7 @@ async def play(plan: list[Op], ws: Path) -> None:
                     rewinding.cut_conversation(session, turns[arg % len(turns)])
             case "resume" if rt.store.load(session.id) is not None:
                 await sessions.close(session)
-                sessions = Sessions(rt)  # type: ignore[arg-type]  # a restarted server
+                sessions = Sessions(rt)  # a restarted server
                 session = sessions.resume(session.id, WorkspaceRoots.of(ws), seat)
             case _:
                 pass

@@ -210,7 +210,7 @@ def test_queue_lines_number_the_waiting_prompts() -> None:
 
 
 def test_text_from_the_model_cannot_send_escape_sequences_to_the_terminal() -> None:
-    from tiller.faces.client.render import terminal_safe
+    from tiller.faces.common.render import terminal_safe
 
     assert terminal_safe("ok\x1b]0;pwned\x07 \x1b[2J\rtab\tline\n") == (
         "ok^[]0;pwned^G ^[[2J^Mtab\tline\n"

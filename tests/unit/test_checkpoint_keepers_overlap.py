@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tiller.config import Config, ScriptedSettings
+from tiller.core.config import Config, ScriptedSettings
 from tiller.runtime import Runtime
 from tiller.workspace.checkpoints import ShadowRepo
 from tiller.workspace.roots import WorkspaceRoots

@@ -12,10 +12,10 @@ import pytest_asyncio
 from fakeapi import FakeMessagesAPI, prompt_tokens
 from loop_harness import SPEC, Host, Provider, run_turn
 from tiller.core import compaction
-from tiller.core.history import Message, text_block
 from tiller.core.outcomes import Completed
 from tiller.core.step_stream import COUNT_SHARE, may_not_fit
 from tiller.model.anthropic_provider import AnthropicClient
+from tiller.model.history import Message, text_block
 from tiller.model.models import resolve
 from tiller.model.provider import (
     CountUnsupported,

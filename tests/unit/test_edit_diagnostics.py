@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiller.core.edit_diagnostics import MAX_REPORTED, Diagnostic, introduced, report
+from tiller.core.edit_diagnostics import MAX_REPORTED, introduced, report
 from tiller.faces.lsp.diagnostics import parsed
+from tiller.workspace.diagnostics import Diagnostic
 
 WS = Path("/ws")
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tiller.core.history import (
+from tiller.model.history import (
     INTERRUPTED_RESULT,
     JOINED_PROMPT_HEADER,
     Message,

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loop_harness import KINDS, MODEL, AllowAll, Probe, Provider, check_request
-from tiller.config import Config
-from tiller.core import history
+from tiller.core.config import Config
 from tiller.core.events import Posted
 from tiller.core.session import Session, Started
+from tiller.model import history
 from tiller.protocol import State, Thinking, Todo
 from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore

@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiller.core import history
-from tiller.core.history import Message, RequestView, steer_block, text_block, tool_result_block
+from tiller.model import history
+from tiller.model.history import Message, RequestView, steer_block, text_block, tool_result_block
 
 IDS = st.sampled_from(["a", "b", "c", "d"])
 OPS = st.lists(

@@ -179,7 +179,7 @@ def test_an_untrusted_folders_hooks_never_run_but_its_disable_all_hooks_counts(
 
 def test_every_face_draws_hook_acted_as_one_line() -> None:
     from tiller.faces.acp.updates import SessionUpdates, ToolCalls
-    from tiller.faces.client.render import hook_line
+    from tiller.faces.common.render import hook_line
 
     denied = {
         "type": "hookActed",

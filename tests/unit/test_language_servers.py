@@ -8,9 +8,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from tiller.core.edit_diagnostics import NONE, NoDiagnostics
 from tiller.extend.language_servers.config import LanguageServersConfig, parse_entry
 from tiller.extend.language_servers.diagnostics import MAX_FAILURES, LanguageServers
+from tiller.workspace.diagnostics import NONE, NoDiagnostics
 from tiller.workspace.tool_env import EnvRules
 
 FAKE = Path(__file__).parents[1] / "e2e" / "fake_language_server.py"

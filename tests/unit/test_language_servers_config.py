@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tiller.config import parse_config
+from tiller.core.config import parse_config
 from tiller.errors import ConfigError
 from tiller.extend.language_servers.config import LanguageServersConfig, read_language_servers
 from tiller.extend.settings_layer import read_settings

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from loop_harness import MODEL, SPEC, Host, Provider, run_turn
-from tiller.core import compaction, history
+from tiller.core import compaction
 from tiller.core.events import Notice, StepRestarted, ToolFinished
-from tiller.core.history import Message, text_block
 from tiller.core.outcomes import Completed, Failed, Refused
+from tiller.model import history
+from tiller.model.history import Message, text_block
 from tiller.model.usage import Usage
 
 

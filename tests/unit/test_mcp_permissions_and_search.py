@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from tiller.core.call_rules import Ruled
-from tiller.core.history import Message, text_block
 from tiller.core.permissions import Allow, Ask, Deny, Grants, McpRules, judge_mcp
 from tiller.core.scheduler import ToolCall, partition
 from tiller.extend.mcp.config import McpConfig, ServerConfig, Stdio
@@ -16,6 +15,7 @@ from tiller.extend.mcp.manager import McpManager, Toolset
 from tiller.extend.mcp.results import convert
 from tiller.extend.mcp.server import McpSettings, ToolInfo
 from tiller.extend.mcp.tools import McpTool, ToolSearch, _rank
+from tiller.model.history import Message, text_block
 from tiller.model.provider import ModelRequest, api_params
 from tiller.model.server_tools import TOOL_SEARCH_BETA, beta_headers
 from tiller.protocol import Thinking

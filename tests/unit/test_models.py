@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.config import DEFAULT_MODEL, parse_config
+from tiller.core.config import DEFAULT_MODEL, parse_config
 from tiller.errors import ConfigError
 from tiller.model.models import (
     CATALOG,

@@ -13,7 +13,7 @@ import pytest
 
 import fakeapi
 from fakeapi import FakeMessagesAPI, _model_info, validate_messages_request
-from tiller.config import AnthropicSettings, Config, parse_config
+from tiller.core.config import AnthropicSettings, Config, parse_config
 from tiller.model.anthropic_provider import model_info
 from tiller.model.provider import ModelInfo
 from tiller.runtime import Runtime

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import get_args, get_type_hints
 
-from tiller import config, protocol
-from tiller.core import commands, events
+from tiller import protocol
+from tiller.core import commands, config, events
 
 REPO = Path(__file__).parents[2]
 DOC = REPO / "docs" / "protocol.md"

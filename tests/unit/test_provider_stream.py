@@ -24,10 +24,10 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 from recording_listener import RecordingListener
-from tiller.core.history import Message, text_block
 from tiller.jsontypes import JSON
 from tiller.model import anthropic_provider, sdk_adapter
 from tiller.model.anthropic_provider import AnthropicClient, StreamAccumulator, model_info
+from tiller.model.history import Message, text_block
 from tiller.model.models import resolve
 from tiller.model.provider import ModelInfo, ModelRequest, ModelResponse, ProviderError
 from tiller.protocol import Thinking

@@ -10,9 +10,9 @@ import logging
 import pytest
 from pygls.lsp.server import LanguageServer
 
+from tiller.faces.common.wire import plain_dict_converter
 from tiller.faces.lsp.pygls_adapter import PyglsEndpoint, cancel_request
 from tiller.faces.lsp.stdio import FrameWriter
-from tiller.faces.lsp.wire import plain_dict_converter
 
 
 def endpoint() -> tuple[LanguageServer, PyglsEndpoint]:

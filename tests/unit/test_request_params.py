@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tiller.core.history import Message, text_block, tool_result_block
+from tiller.model.history import Message, text_block, tool_result_block
 from tiller.model.models import resolve
 from tiller.model.provider import CACHE_LOOKBACK_BLOCKS, ModelRequest, api_params
 from tiller.protocol import Thinking

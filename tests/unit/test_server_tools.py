@@ -12,14 +12,14 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
 from recording_listener import RecordingListener
-from tiller.config import parse_config
+from tiller.core.config import parse_config
 from tiller.core.events import Event, ToolFinished, ToolStarted
-from tiller.core.history import Message, text_block
 from tiller.core.step import Draft
 from tiller.core.turn_setup import TurnHost
 from tiller.errors import ConfigError
 from tiller.jsontypes import JSON
 from tiller.model.anthropic_provider import AnthropicClient, StreamAccumulator
+from tiller.model.history import Message, text_block
 from tiller.model.models import price, resolve
 from tiller.model.provider import ModelRequest, api_params
 from tiller.model.server_tools import (

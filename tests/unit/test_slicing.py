@@ -10,8 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiller.core import history
-from tiller.core.history import Message, text_block, tool_result_block
 from tiller.core.slicing import (
     Bound,
     Compact,
@@ -24,6 +22,8 @@ from tiller.core.slicing import (
     parse,
     turns_of,
 )
+from tiller.model import history
+from tiller.model.history import Message, text_block, tool_result_block
 
 
 def test_the_issue_example_parses_into_its_pieces() -> None:

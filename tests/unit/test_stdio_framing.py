@@ -1,5 +1,5 @@
 """The stdio framing (`tiller.faces.lsp.stdio`) and the JSON-RPC triage
-(`tiller.faces.lsp.wire`), without a server."""
+(`tiller.faces.common.wire`), without a server."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
+from tiller.faces.common.wire import Deliver, Drop, Reject, plain_dict_converter, triage
 from tiller.faces.lsp.stdio import (
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
@@ -25,7 +26,6 @@ from tiller.faces.lsp.stdio import (
     guess_request_id,
     serve,
 )
-from tiller.faces.lsp.wire import Deliver, Drop, Reject, plain_dict_converter, triage
 
 
 def request(msg_id: int, method: str = "tiller/getState") -> dict[str, Any]:

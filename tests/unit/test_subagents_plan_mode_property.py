@@ -20,15 +20,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiller.config import Config
-from tiller.core import history
 from tiller.core.approvals import AgentRef, PlanAnswer, ToolAnswer
+from tiller.core.config import Config
 from tiller.core.events import Posted
-from tiller.core.history import text_block
 from tiller.core.scheduler import ToolCall
 from tiller.core.sessions import Seat, Sessions, Shape
 from tiller.jsontypes import JSON
-from tiller.model import models
+from tiller.model import history, models
+from tiller.model.history import text_block
 from tiller.model.provider import CountUnsupported, ModelRequest, ModelResponse, StreamListener
 from tiller.model.usage import Usage
 from tiller.protocol import State, Thinking, Todo, TrailItem

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tiller.faces.client.render import RetryNotices, finished_line, mode_words, tool_output
+from tiller.faces.common.render import RetryNotices, finished_line, mode_words, tool_output
 
 
 def test_an_empty_partial_output_header_is_never_shown() -> None:

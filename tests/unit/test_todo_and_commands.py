@@ -18,10 +18,10 @@ from tiller.core.commands import (
     UndoRewind,
     interpret,
 )
-from tiller.core.history import Message
 from tiller.core.rewinding import board_after, last_board
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
+from tiller.model.history import Message
 from tiller.protocol import MODES, Mode, Thinking, Todo
 from tiller.workspace.checkpoints import Changes
 from tiller.workspace.tools.todo import needs_verification_nudge, parse_todos

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tiller.config import parse_config
+from tiller.core.config import parse_config
 from tiller.errors import ConfigError
 from tiller.workspace.tool_env import EnvRules, tool_env, unasked_env
 

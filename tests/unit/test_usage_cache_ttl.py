@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.config import parse_config
+from tiller.core.config import parse_config
 from tiller.errors import ConfigError
 from tiller.model.models import price, resolve
 from tiller.model.usage import Usage

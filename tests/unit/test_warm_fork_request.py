@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tiller.warm.place import WarmError
+from tiller.faces.forked.place import WarmError
 from tiller.warm.template import ForkRequest
 
 STREAMS = [["utf-8", "strict", False, True], ["utf-8", "strict", True, True], ["utf-8", "backslashreplace", True, True]]  # fmt: skip  # noqa: E501

@@ -36,7 +36,7 @@ def test_after_the_warm_up_a_connection_writes_no_converter_function() -> None:
         from tiller import protocol as p
         from tiller.faces.lsp.params import structure_params, warm_params
         from tiller.faces.lsp.rpc import HANDLERS
-        from tiller.faces.lsp.wire import plain_dict_converter, warm_handshake
+        from tiller.faces.common.wire import plain_dict_converter, warm_handshake
 
         converter = plain_dict_converter()
         warm_handshake(converter)

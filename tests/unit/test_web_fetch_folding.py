@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.config import parse_config
+from tiller.core.config import parse_config
 from tiller.core.permission_rules import Effect, RuleBook, parse_rule, rules_of
 from tiller.core.web_fetch_rules import FoldedWebFetch, fold
 from tiller.errors import ConfigError

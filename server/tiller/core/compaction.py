@@ -14,9 +14,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tiller.core import history
-from tiller.core.history import Message, text_block
 from tiller.jsontypes import JSON
+from tiller.model import history
+from tiller.model.history import Message, text_block
 from tiller.model.provider import ModelRequest, ModelResponse, Provider
 from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import Thinking

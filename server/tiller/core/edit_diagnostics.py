@@ -15,56 +15,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
-from tiller.protocol import DiagnosticSeverity
+from tiller.workspace.diagnostics import Diagnostic, EditorDiagnostics, NoDiagnostics
 from tiller.workspace.tools.base import ToolResult
 
 MAX_REPORTED: Final = 20
 HEADER: Final = "The edit introduced these errors (reported by the language server):"
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    path: str
-    line: int  # 1-based
-    character: int  # 1-based
-    severity: DiagnosticSeverity
-    message: str
-    source: str | None = None
-
-    @property
-    def identity(self) -> tuple[str, str, str, str | None]:
-        """What an edit does not change about a diagnostic it did not cause (not its line)."""
-        return (self.path, self.severity, self.message, self.source)
-
-    def shown(self, workspace: Path) -> str:
-        path = Path(self.path)
-        if path.is_relative_to(workspace):
-            path = path.relative_to(workspace)
-        source = f" [{self.source}]" if self.source else ""
-        return f"{path}:{self.line}:{self.character}: {self.message}{source}"
-
-
-@dataclass(frozen=True)
-class NoDiagnostics:
-    """Why there are none this time (then nothing is reported); ``notice``: what the user is
-    told (None: nothing worth telling, such as a file no language server checks)."""
-
-    notice: str | None = None
-
-
-NONE: Final = NoDiagnostics()
-
-
-class EditorDiagnostics(Protocol):
-    """The diagnostics of ``paths`` (absolute) as a language server sees them now."""
-
-    async def diagnostics(
-        self, turn_id: str, paths: Sequence[Path], settle: bool
-    ) -> tuple[Diagnostic, ...] | NoDiagnostics: ...
 
 
 def introduced(before: Sequence[Diagnostic], after: Sequence[Diagnostic]) -> list[Diagnostic]:

@@ -20,9 +20,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from tiller.core import history
 from tiller.core.events import Notice, PlanDecided, Steered
-from tiller.core.history import Message, text_block
 from tiller.core.hook_acts import hook_acts
 from tiller.core.hooks import MAX_CONTINUATIONS, HookBroken, HookContinue, HookPassed, run_stop_hook
 from tiller.core.outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
@@ -52,6 +50,8 @@ from tiller.core.turn_setup import TurnHost, TurnSetup
 from tiller.extend.hook_config import HookEvent
 from tiller.extend.hook_replies import Verdict
 from tiller.jsontypes import JSON
+from tiller.model import history
+from tiller.model.history import Message, text_block
 from tiller.model.provider import ModelResponse
 from tiller.model.usage import Usage
 from tiller.protocol import HookOutcome, TrailItem

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tiller.core.history import Message
 from tiller.extend.confined_material import Confined, Refused
 from tiller.extend.instructions import load, nested_files
 from tiller.jsontypes import JSON
+from tiller.model.history import Message
 from tiller.workspace.roots import WorkspaceRoots
 
 TOLD = "Instructions for {folder}/ (from {file}); they apply to work under that folder:\n\n"

@@ -10,13 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from tiller.core import history
 from tiller.core.events import RewindUndone, Rewound
-from tiller.core.history import Message
 from tiller.core.session import Session, new_id
 from tiller.core.sessions import carried_turn_ids
 from tiller.errors import InvalidParams, ToolInputError
 from tiller.jsontypes import JSON
+from tiller.model import history
+from tiller.model.history import Message
 from tiller.protocol import Todo
 from tiller.workspace.checkpoints import Changes
 from tiller.workspace.rewind import CheckpointKeeper

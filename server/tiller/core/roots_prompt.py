@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiller.core.history import Message
+from tiller.model.history import Message
 from tiller.workspace.roots import WorkspaceRoots
 
 OPEN = "<workspace-folders>"

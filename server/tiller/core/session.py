@@ -11,11 +11,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from tiller.config import Config
-from tiller.core import compaction, history
+from tiller.core import compaction
 from tiller.core.approvals import Approver
 from tiller.core.attachments import Attachment
-from tiller.core.edit_diagnostics import EditorDiagnostics
+from tiller.core.config import Config
 from tiller.core.events import (
     Event,
     Notice,
@@ -23,7 +22,6 @@ from tiller.core.events import (
     QueueDropped,
     TurnEnded,
 )
-from tiller.core.history import Message
 from tiller.core.hook_acts import hook_acts
 from tiller.core.journal import Journal
 from tiller.core.loop import Turn
@@ -40,7 +38,8 @@ from tiller.extend.mcp.manager import McpManager, Toolset
 from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.trust import NOT_YET, Trust
 from tiller.jsontypes import JSON
-from tiller.model import models
+from tiller.model import history, models
+from tiller.model.history import Message
 from tiller.model.provider import (
     KnownModel,
     Provider,
@@ -51,6 +50,7 @@ from tiller.model.provider import (
 )
 from tiller.model.usage import ContextUse, Ledger, Usage
 from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
+from tiller.workspace.diagnostics import EditorDiagnostics
 from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import SessionStore

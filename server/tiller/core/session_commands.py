@@ -55,7 +55,7 @@ from tiller.core.permission_commands import (
     rules_in_force,
 )
 from tiller.core.session import Handled, Queued, Session, Started
-from tiller.core.sessions import Sessions, seat_of
+from tiller.core.sessions import S, Sessions, seat_of
 from tiller.core.turn_setup import TurnOptions
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.commands_files import CustomCommand, read_commands
@@ -78,7 +78,7 @@ PromptResult = Started | Queued | Handled | SwitchTo
 
 
 async def prompt(
-    sessions: Sessions, session: Session, text: str, attached: tuple[Attachment, ...] = ()
+    sessions: Sessions[S], session: Session, text: str, attached: tuple[Attachment, ...] = ()
 ) -> PromptResult:
     """A prompt for ``session``: a slash command is applied (and kept in the transcript, so a
     redrawn chat shows it too), a custom one runs its prompt; anything else starts, queues or
@@ -160,7 +160,7 @@ def help_text(workspace: Path) -> str:
     return HELP + "\n\nCustom commands:\n" + "\n".join(listed)
 
 
-async def apply(sessions: Sessions, session: Session, result: CommandResult) -> PromptResult:
+async def apply(sessions: Sessions[S], session: Session, result: CommandResult) -> PromptResult:
     match result:
         case Reply(message=message) if message == HELP:
             return Handled(help_text(session.workspace))
@@ -230,7 +230,7 @@ TRUST_THE_CLIENTS: Final = (
 )
 
 
-async def decide_trust(sessions: Sessions, session: Session, trusted: bool | None) -> str:
+async def decide_trust(sessions: Sessions[S], session: Session, trusted: bool | None) -> str:
     """``/trust``: show the folder's trust, or record the user's decision (in the user's own
     state, ``trust.record``) and apply it to every live session of the folder."""
     if trusted is None:
@@ -266,7 +266,7 @@ def permissions(session: Session, command: PermissionsCommand) -> str:
 
 
 async def _switch(
-    sessions: Sessions,
+    sessions: Sessions[S],
     session: Session,
     result: NewSession | ResumeSession | ForkSession | SliceSession,
 ) -> SwitchTo | Handled:

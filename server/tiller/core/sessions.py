@@ -16,13 +16,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import Final, Generic, Protocol, TypeVar
 
-from tiller.core import compaction, history, slicing
+from tiller.core import compaction, slicing
 from tiller.core.approvals import Approver
-from tiller.core.edit_diagnostics import EditorDiagnostics
+from tiller.core.config import Config
 from tiller.core.events import Notice, Posted, Sliced, TurnEnded, event_fields
-from tiller.core.history import Message
 from tiller.core.outcomes import Interrupted
 from tiller.core.session import Session, SessionSink, new_id
 from tiller.core.subagents import TaskTool
@@ -31,18 +30,22 @@ from tiller.core.web_fetch_rules import FoldedWebFetch
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.additional_dirs import additional_directories
 from tiller.extend.agents import Agents
+from tiller.extend.mcp.manager import McpManager
 from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.skill_tool import SkillTool
 from tiller.extend.trust import Trust
-from tiller.model import models
-from tiller.model.provider import ProviderError
+from tiller.model import history, models
+from tiller.model.history import Message
+from tiller.model.provider import Provider, ProviderError
 from tiller.model.usage import Ledger
 from tiller.protocol import Mode, Thinking, Todo
-from tiller.runtime import Runtime
+from tiller.workspace.diagnostics import EditorDiagnostics
+from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
 from tiller.workspace.store import SessionRow, SessionStore
 from tiller.workspace.tools.base import EditorFiles, EditorTerminal
 from tiller.workspace.tools.registry import default_tools
+from tiller.workspace.tools.sandbox import ShellPolicy
 
 CUT_BY_SERVER_STOP = "The server stopped during this turn (it restarted); the turn was cut here."
 
@@ -86,10 +89,34 @@ def carried_turn_ids(
     ]
 
 
-class Sessions:
+class Services(Protocol):
+    """What sessions are built from, shared by all of them: one per process, made by the
+    composition root (``tiller.runtime.Runtime``), which sits above the core."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def store(self) -> SessionStore: ...
+    @property
+    def shell(self) -> ShellPolicy: ...
+    def checkpoints(self, roots: WorkspaceRoots) -> CheckpointKeeper | None: ...
+    def mcp(self, workspace: Path) -> McpManager | None: ...
+    def language_servers(self, workspace: Path) -> EditorDiagnostics | None: ...
+    def trust(self, workspace: Path) -> Trust: ...
+    def settings(self, workspace: Path) -> Settings: ...
+    async def set_trust(self, workspace: Path, trust: Trust) -> None: ...
+    def notices(self, roots: WorkspaceRoots) -> tuple[str, ...]: ...
+
+
+S = TypeVar("S", bound=Services)
+
+
+class Sessions(Generic[S]):
     """Every session of this process: created, resumed, forked, sliced, switched, closed."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: S) -> None:
         self.runtime = runtime
         self.live: dict[str, Session] = {}
 

@@ -18,10 +18,10 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from tiller.core import history
-from tiller.core.history import Message, text_block
 from tiller.errors import InvalidParams
 from tiller.jsontypes import JSON
+from tiller.model import history
+from tiller.model.history import Message, text_block
 
 COMPACT_RESULT_CHARS = 300  # what a compacted tool result keeps
 

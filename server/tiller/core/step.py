@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 
 from tiller.core.call_rules import Ruled
 from tiller.core.events import Notice, TextDelta, ThinkingDelta, ToolFinished, ToolStarted
-from tiller.core.history import text_block, tool_result_block
 from tiller.core.permissions import Allow
 from tiller.core.scheduler import ToolCall
 from tiller.core.turn_setup import TurnHost
 from tiller.jsontypes import JSON
+from tiller.model.history import text_block, tool_result_block
 from tiller.model.server_tools import server_call, server_result, without_unanswered
 from tiller.protocol import ToolStatus
 from tiller.workspace.tools.live_output import LiveOutput

@@ -22,12 +22,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Final
 
-from tiller.core import compaction, history
+from tiller.core import compaction
 from tiller.core.events import Notice, StepRestarted
 from tiller.core.hook_acts import hook_acts
 from tiller.core.outcomes import Failed, TurnOutcome
 from tiller.core.step import NOT_RUN_CUT_OFF, Draft, Step
 from tiller.core.turn_setup import TurnHost, TurnSetup
+from tiller.model import history
 from tiller.model.models import price
 from tiller.model.provider import CountUnsupported, ModelRequest, ModelResponse, ProviderError
 from tiller.model.usage import NO_USAGE, ContextUse, Usage

@@ -16,12 +16,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from tiller.core import history
 from tiller.core.call_rules import NOT_RULED, Ruled, judge, session_rules_for
 from tiller.core.command_grants import grant_rules, grants
 from tiller.core.edit_diagnostics import checked_edit
 from tiller.core.events import Notice, ToolFinished, ToolOutput, ToolStarted
-from tiller.core.history import tool_result_block
 from tiller.core.hook_acts import hook_acts
 from tiller.core.live_events import CoalescedOutput
 from tiller.core.nested_instructions import nested_material, told_folders
@@ -48,6 +46,8 @@ from tiller.extend.hook_config import HookEvent
 from tiller.extend.hook_replies import NOTHING, Verdict
 from tiller.extend.instructions import cut_notices
 from tiller.jsontypes import JSON
+from tiller.model import history
+from tiller.model.history import tool_result_block
 from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
 from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolResult, read_only_call

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 from tiller.core.approvals import PLAN_NOT_APPROVED, AgentRef, Approver, PlanAnswer, ToolAnswer
 from tiller.core.events import AgentStarted, Posted, TurnEnded
-from tiller.core.history import INTERRUPTED_RESULT
 from tiller.core.outcomes import Completed, Failed, Interrupted, Refused, Stopped
 from tiller.core.scheduler import ToolCall
 from tiller.core.session import Session, SessionSink, new_id
@@ -42,6 +41,7 @@ from tiller.core.system_prompt import system_prompt
 from tiller.errors import ToolInputError
 from tiller.extend.agents import BUILT_IN, GENERAL, AgentKind
 from tiller.jsontypes import JSON
+from tiller.model.history import INTERRUPTED_RESULT
 from tiller.protocol import Mode, State, Todo, TrailItem
 from tiller.workspace.store import SessionRow
 from tiller.workspace.tools.base import (

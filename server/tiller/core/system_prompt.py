@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tiller.core.history import Message
 from tiller.core.roots_prompt import roots_section
 from tiller.extend import instructions as instruction_files
 from tiller.extend.skills import read_skills, skills_section
+from tiller.model.history import Message
 from tiller.workspace.roots import WorkspaceRoots
 
 BASE = """You are Tiller, a coding agent working inside the user's workspace at {root}.

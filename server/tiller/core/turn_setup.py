@@ -8,23 +8,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from tiller.core import compaction, history
+from tiller.core import compaction
 from tiller.core.approvals import Approver
 from tiller.core.attachments import Attachment
-from tiller.core.edit_diagnostics import EditorDiagnostics
 from tiller.core.events import Event
-from tiller.core.history import Message
 from tiller.core.permissions import Grants, McpRules
 from tiller.core.turn_checkpoints import TurnSnapshot
 from tiller.extend.hooks import NO_SESSION_HOOKS, Hooks
 from tiller.extend.settings_layer import Settings
 from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
+from tiller.model import history
+from tiller.model.history import Message
 from tiller.model.models import ModelSpec
 from tiller.model.provider import Provider
 from tiller.model.server_tools import NO_SERVER_TOOLS, ServerTools
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
+from tiller.workspace.diagnostics import EditorDiagnostics
 from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.tools.base import Tool, ToolContext
 

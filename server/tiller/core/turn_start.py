@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from tiller.core import attachments, history
+from tiller.core import attachments
 from tiller.core.approvals import PostingApprover
 from tiller.core.attachments import Attachment
 from tiller.core.events import TurnStarted
@@ -28,6 +28,7 @@ from tiller.extend.instructions import cut_notices
 from tiller.extend.mcp.manager import Toolset
 from tiller.extend.skills import skills_update
 from tiller.jsontypes import JSON
+from tiller.model import history
 from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.store import SessionRow
 

@@ -24,11 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tiller.core.history import Message
 from tiller.extend.confined_material import Confined, Refused
 from tiller.extend.frontmatter import parse
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
 from tiller.extend.shadowing import Scope, merge, read_where, shown_user_path
+from tiller.model.history import Message
 from tiller.workspace.roots import WorkspaceRoots
 
 MAX_SKILL_BYTES = 512_000

@@ -2,7 +2,7 @@
 
 - ``tiller acp`` goes to the ACP face at once: an editor waits for its ``initialize`` answer.
 - ``tiller run ...`` is handed, descriptors, environment and all, to a fork of the warm
-  template (``tiller.warm.client.run_forked``), which has the client and the server imported
+  template (``tiller.faces.forked.client.run_forked``), which has the client and the server imported
   already and runs the command as this process would. This process only waits for it, passes
   signals on and exits with its code. Importing the client alone costs a fresh process more
   than the rest of a warm one-shot (bench/README.md).
@@ -20,11 +20,11 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["acp"]:
-        from tiller.__main__ import serve_warm
+        from tiller.faces.serve import serve_warm
 
         serve_warm(["--acp"])
     if args[:1] == ["run"]:
-        from tiller.warm.client import run_forked
+        from tiller.faces.forked.client import run_forked
 
         code = run_forked(args)
         if code is not None:

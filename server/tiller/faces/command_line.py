@@ -235,7 +235,7 @@ def _add_trust_command(commands: argparse._SubParsersAction[_Parser]) -> None:
 
 def serve_acp() -> NoReturn:
     """``tiller acp``: ACP on this process's stdio, from a warm server when there is one."""
-    from tiller.__main__ import serve_warm
+    from tiller.faces.serve import serve_warm
 
     serve_warm(["--acp"])
 
@@ -397,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             case "acp":
                 serve_acp()
             case "connect":
-                from tiller.__main__ import serve_warm
+                from tiller.faces.serve import serve_warm
 
                 serve_warm(["--acp"] if args.acp else [])
             case "trust":

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiller.core.history import JOINED_PROMPT_HEADER, Message
 from tiller.jsontypes import JSON
+from tiller.model.history import JOINED_PROMPT_HEADER, Message
 from tiller.model.models import DEFAULT_CATALOG, ModelSpec
 from tiller.model.provider import (
     CountUnsupported,

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tiller import preload
-from tiller.core.history import Message
 from tiller.errors import TillerError
 from tiller.hardening import forget_credentials
 from tiller.jsontypes import JSON
+from tiller.model.history import Message
 from tiller.model.models import (
     DEFAULT_CATALOG,
     ApiModel,

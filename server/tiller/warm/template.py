@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tiller.warm.place import (
+from tiller.faces.forked.place import (
     Place,
     StreamSpec,
     WarmError,
@@ -59,7 +59,7 @@ from tiller.warm.place import (
 log = logging.getLogger("tiller.warm.template")
 
 PRELOAD = (
-    "tiller.__main__",
+    "tiller.faces.serve",
     "tiller.faces.lsp.rpc",
     "tiller.faces.lsp.pygls_adapter",
     "tiller.model.anthropic_provider",
@@ -361,7 +361,7 @@ def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> No
             from tiller.workspace.tools.sandbox import keep_probe_if_same
 
             keep_probe_if_same(bwrap)  # the template's probe, where it holds for this PATH
-            from tiller.__main__ import main
+            from tiller.faces.serve import main
 
             main()
         code = 0
@@ -403,9 +403,9 @@ def warm_up() -> str | None:
     with preload.full_collections_paused():
         for name in PRELOAD:
             importlib.import_module(name)
+    from tiller.faces.common.wire import plain_dict_converter, warm_handshake
     from tiller.faces.lsp.params import warm_params
     from tiller.faces.lsp.rpc import HANDLERS
-    from tiller.faces.lsp.wire import plain_dict_converter, warm_handshake
     from tiller.warm.models_listing import warm_models_listing
     from tiller.workspace.tool_env import tool_env
     from tiller.workspace.tools.bash_readonly import is_read_only_command

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tiller.core.history import Message
 from tiller.jsontypes import JSON
+from tiller.model.history import Message
 from tiller.model.usage import NO_USAGE, ContextUse, Usage
 from tiller.protocol import MODES, TODO_STATUSES, Mode, Thinking, Todo, TodoStatus
 from tiller.workspace.edit_history import add_edits

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-ALWAYS_HIDDEN = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+from tiller.hardening import ALWAYS_HIDDEN
 
 DEFAULT_SECRET_PATTERNS = (
     *ALWAYS_HIDDEN,

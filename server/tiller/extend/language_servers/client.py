@@ -30,10 +30,10 @@ from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 
 from tiller import __version__
-from tiller.core.edit_diagnostics import Diagnostic
 from tiller.errors import LanguageServerFailed
 from tiller.extend.language_servers.config import LanguageServerConfig
 from tiller.protocol import DiagnosticSeverity
+from tiller.workspace.diagnostics import Diagnostic
 from tiller.workspace.tool_env import EnvRules, tool_env
 from tiller.workspace.tools.shell import SUPERVISOR
 

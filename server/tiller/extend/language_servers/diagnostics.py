@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from tiller.core.edit_diagnostics import NONE, Diagnostic, NoDiagnostics
 from tiller.errors import LanguageServerFailed
 from tiller.extend.language_servers.config import LanguageServerConfig, LanguageServersConfig
+from tiller.workspace.diagnostics import NONE, Diagnostic, NoDiagnostics
 from tiller.workspace.tool_env import EnvRules
 
 if TYPE_CHECKING:

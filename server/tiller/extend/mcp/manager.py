@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
 from dataclasses import dataclass, field
 from typing import Any
 
-from tiller.core.history import Message
 from tiller.extend.mcp.config import McpConfig, read_mcp_config, tool_name
 from tiller.extend.mcp.server import (
     CallOutcome,
@@ -31,6 +30,7 @@ from tiller.extend.mcp.server import (
 from tiller.extend.mcp.tools import McpTool, ToolSearch
 from tiller.extend.settings_layer import Settings
 from tiller.jsontypes import JSON
+from tiller.model.history import Message
 from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolKind, ToolResult
 from tiller.workspace.tools.registry import tools_by_name
 

@@ -15,18 +15,25 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from tiller.extend.mcp.results import convert
-from tiller.extend.mcp.server import ToolInfo
+from tiller.extend.mcp.server import CallOutcome, ToolInfo
 from tiller.jsontypes import JSON
 from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult, cap_output
 
-if TYPE_CHECKING:
-    from tiller.extend.mcp.manager import McpManager
+
+class Servers(Protocol):
+    """What the tools need of the servers (``manager.McpManager``): a call, every tool, and
+    which servers cannot be reached."""
+
+    async def call(self, server: str, tool: str, arguments: JSON) -> CallOutcome: ...
+    async def all_tools(self) -> Sequence[McpTool]: ...
+    def unavailable(self) -> list[str]: ...
+
 
 TOOL_SEARCH = "tool_search"
 MAX_RESULTS = 5
@@ -59,7 +66,7 @@ class McpTool:
 
     name: str  # mcp__<server>__<tool>
     info: ToolInfo
-    manager: McpManager
+    manager: Servers
     read_only_by_user: bool  # the user marked it read-only (mcpReadOnly); hints never count
     kind: ToolKind = field(default="mcp", init=False)
 
@@ -94,7 +101,7 @@ class McpTool:
 class ToolSearch:
     """``tool_search``: answers with ``tool_reference`` blocks for the tools that match."""
 
-    manager: McpManager
+    manager: Servers
     name: str = TOOL_SEARCH
     kind: ToolKind = field(default="read", init=False)
 

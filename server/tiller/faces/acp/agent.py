@@ -60,9 +60,9 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from tiller import __version__
-from tiller.config import parse_config
 from tiller.core import session_commands
 from tiller.core.commands import CommandInfo, builtin_commands
+from tiller.core.config import parse_config
 from tiller.core.events import Posted
 from tiller.core.session import Handled, Queued, Started, new_id
 from tiller.core.session_commands import SwitchTo
@@ -142,7 +142,7 @@ class AcpSession:
     def __init__(
         self,
         client: Client,
-        sessions: Sessions,
+        sessions: Sessions[Runtime],
         session_id: str,
         roots: WorkspaceRoots,
         restore: bool,
@@ -356,7 +356,7 @@ class TillerAgent:
 
     def __init__(self) -> None:
         self.client: Client | None = None
-        self.sessions: Sessions | None = None
+        self.sessions: Sessions[Runtime] | None = None
         self.client_capabilities = ClientCapabilities()
         self.seats: dict[str, AcpSession] = {}
         self._background: set[asyncio.Task[Any]] = set()
@@ -365,7 +365,7 @@ class TillerAgent:
     def on_connect(self, conn: Client) -> None:
         self.client = conn
 
-    def _live(self) -> tuple[Client, Sessions]:
+    def _live(self) -> tuple[Client, Sessions[Runtime]]:
         if self.client is None or self.sessions is None:
             raise self._refused or RequestError(-32600, "Invalid request: call initialize first")
         return self.client, self.sessions
@@ -461,7 +461,7 @@ class TillerAgent:
 
     @staticmethod
     async def _add_mcp_servers(
-        sessions: Sessions,
+        sessions: Sessions[Runtime],
         workspace: Path,
         servers: Sequence[HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio] | None,
     ) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tiller import __version__
-from tiller.faces.lsp.wire import flaw
+from tiller.faces.common.wire import flaw
 from tiller.jsontypes import JSON
 
 PROTOCOL_VERSION: Final = 1  # acp.PROTOCOL_VERSION (agent-client-protocol 0.12): a test compares

@@ -17,7 +17,7 @@ from acp.interfaces import Agent
 
 from tiller.faces.acp.agent import TillerAgent
 from tiller.faces.acp.opening import Opening
-from tiller.faces.lsp.wire import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, flaw
+from tiller.faces.common.wire import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, flaw
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +27,8 @@ class CheckedTransport:
 
     The SDK hands a lone surrogate (``"\\ud800"`` in JSON) to the agent like any string;
     it then fails wherever it is encoded (SQLite, the Messages API) with -32603. Here every
-    message is checked once with `tiller.faces.lsp.wire.flaw`, like the Tiller protocol's: a request
-    whose params hold a lone surrogate or a number beyond int64 is answered -32602 naming
+    message is checked once with `tiller.faces.common.wire.flaw`, like the Tiller protocol's: a
+    request whose params hold a lone surrogate or a number beyond int64 is answered -32602 naming
     the field, a notification is dropped, an answer becomes an error (fail closed). (A
     number of more than 4,300 digits never gets here: the SDK's own parser drops its line.)
     """

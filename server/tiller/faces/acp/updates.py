@@ -51,8 +51,8 @@ from acp.schema import (
 )
 
 from tiller.core.transcript import as_events
-from tiller.faces.client.children import Children, is_child_event
-from tiller.faces.client.render import hook_line
+from tiller.faces.common.children import Children, is_child_event
+from tiller.faces.common.render import hook_line
 from tiller.jsontypes import JSON
 from tiller.protocol import Todo
 from tiller.workspace.roots import WorkspaceRoots

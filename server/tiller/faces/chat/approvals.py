@@ -17,7 +17,6 @@ from prompt_toolkit.layout import FormattedTextControl, Window
 
 from tiller.faces.chat.events import EventLog
 from tiller.faces.chat.printer import Printer
-from tiller.faces.client.children import asker
 from tiller.faces.client.questions import (
     Choice,
     Question,
@@ -25,7 +24,8 @@ from tiller.faces.client.questions import (
     confirm_question,
     plan_question,
 )
-from tiller.faces.client.render import DIM, preview_text, terminal_safe
+from tiller.faces.common.children import asker
+from tiller.faces.common.render import DIM, preview_text, terminal_safe
 from tiller.jsontypes import JSON
 
 FEEDBACK_HINT = "feedback for the agent (Enter sends, empty for none; Esc goes back)"

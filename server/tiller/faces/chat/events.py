@@ -21,9 +21,9 @@ from tiller.faces.chat.view import (
     toolbar_text,
     usage_text,
 )
-from tiller.faces.client.children import INDENT, Children, is_child_event
 from tiller.faces.client.jsonrpc import NotificationHandler
-from tiller.faces.client.render import (
+from tiller.faces.common.children import INDENT, Children, is_child_event
+from tiller.faces.common.render import (
     BOLD,
     DIM,
     GREEN,

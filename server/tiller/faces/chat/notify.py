@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-from tiller.faces.client.render import terminal_safe
+from tiller.faces.common.render import terminal_safe
 from tiller.jsontypes import JSON
 
 NotifyStyle = Literal["bell", "osc9", "off"]

@@ -12,7 +12,7 @@ from functools import partial
 
 from prompt_toolkit.application import run_in_terminal
 
-from tiller.faces.client.render import DIM, RESET, terminal_safe
+from tiller.faces.common.render import DIM, RESET, terminal_safe
 
 PRINT_BATCH_SECONDS = 0.02
 

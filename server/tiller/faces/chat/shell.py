@@ -36,8 +36,8 @@ from tiller.faces.client.jsonrpc import Handlers, RpcError
 from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
 from tiller.faces.client.questions import trust_question
-from tiller.faces.client.render import DIM, RED, first_line, terminal_safe
 from tiller.faces.client.server import ServerProcess
+from tiller.faces.common.render import DIM, RED, first_line, terminal_safe
 from tiller.jsontypes import JSON
 from tiller.workspace.roots import WorkspaceRoots
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tiller.faces.client.render import mode_words, shorten, trail_text
+from tiller.faces.common.render import mode_words, shorten, trail_text
 from tiller.jsontypes import JSON
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiller import protocol as p
-from tiller.faces.client.children import INDENT, Children, asker, is_child_event
 from tiller.faces.client.jsonrpc import Handlers
 from tiller.faces.client.limits import StepCounter
 from tiller.faces.client.options import ToolRules
@@ -25,7 +24,10 @@ from tiller.faces.client.questions import (
     confirm_question,
     plan_question,
 )
-from tiller.faces.client.render import (
+from tiller.faces.client.report import JsonLines, RunReport
+from tiller.faces.client.terminal import Output, TerminalInput
+from tiller.faces.common.children import INDENT, Children, asker, is_child_event
+from tiller.faces.common.render import (
     RetryNotices,
     finished_line,
     hook_line,
@@ -35,8 +37,6 @@ from tiller.faces.client.render import (
     tool_summary,
     trail_text,
 )
-from tiller.faces.client.report import JsonLines, RunReport
-from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.jsontypes import JSON
 
 NO_ANSWER = "no answer (end of input)"

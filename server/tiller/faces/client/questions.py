@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tiller.faces.client.render import tool_summary, trail_text
+from tiller.faces.common.render import tool_summary, trail_text
 from tiller.jsontypes import JSON
 
 QuestionKind = Literal["confirm", "plan", "checkpoint", "trust"]

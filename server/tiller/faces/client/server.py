@@ -18,8 +18,8 @@ from typing import Any, Protocol
 
 from tiller import __version__
 from tiller.faces.client.jsonrpc import Handlers, JsonRpcConnection, RpcError
+from tiller.faces.forked.client import ForkedProcess, start_forked, start_template_if_missing
 from tiller.jsontypes import JSON
-from tiller.warm.client import ForkedProcess, start_forked, start_template_if_missing
 
 SHUTDOWN_SECONDS = 5.0
 QUIT_GRACE_SECONDS = 1.0

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TextIO
 
-from tiller.faces.client.render import DIM, RESET
+from tiller.faces.common.render import DIM, RESET
 from tiller.proc_stat import TPGID, TTY_NR, stat_fields
 
 FOREGROUND_POLL_SECONDS = 0.1  # how often a fork reading for a background job looks again

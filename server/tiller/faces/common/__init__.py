@@ -1,1 +1,2 @@
-"""common."""
+"""What the faces share: the JSON-RPC wire checks (``wire``), and the words every face draws
+events with (``render``: a tool's summary, a hook's line; ``children``: a subagent's rows)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tiller.faces.client.render import finished_line, tool_summary
+from tiller.faces.common.render import finished_line, tool_summary
 from tiller.jsontypes import JSON
 
 INDENT = "    "

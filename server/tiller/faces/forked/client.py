@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tiller.warm.place import PACKAGE, Place, StreamSpec, WarmError, peer_uid, version_stamp
+from tiller.faces.forked.place import PACKAGE, Place, StreamSpec, WarmError, peer_uid, version_stamp
 
 if TYPE_CHECKING:
     import asyncio

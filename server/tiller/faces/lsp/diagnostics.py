@@ -19,9 +19,9 @@ from lsprotocol import types
 from pygls.protocol import JsonRPCProtocol
 
 from tiller import protocol as p
-from tiller.core.edit_diagnostics import NONE, Diagnostic, NoDiagnostics
 from tiller.faces.lsp.pygls_adapter import cancel_request, forget_request
 from tiller.protocol import DiagnosticSeverity
+from tiller.workspace.diagnostics import NONE, Diagnostic, NoDiagnostics
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ converter, and every way it can be wrong said one way.
 not a string, ``1`` is not ``true``), the members of a ``Literal``, `Between` and `NonBlank`.
 What it cannot know (an unknown session id) the handler says. Unknown members are ignored.
 The lone surrogates and out-of-range numbers no handler takes were refused before, for every
-method (`tiller.faces.lsp.wire.flaw`).
+method (`tiller.faces.common.wire.flaw`).
 
 Every problem is one `InvalidParams` (-32602) naming the member: ``params.turnId: 'turnId' must
 be a string``, ``params.limit: 'limit' must be an integer from 1 to 1000``, ``params.mode:

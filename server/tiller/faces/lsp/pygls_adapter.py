@@ -5,11 +5,11 @@ pygls 2.1.1 keeps in-flight requests to the client in ``JsonRPCProtocol._request
 ``tests/unit/test_pygls_adapter.py`` fails loudly when an upgrade moves them.
 
 It also serves a pygls server over our own framing (`tiller.faces.lsp.stdio`) instead of
-``server.start_io()``: every incoming value goes through `tiller.faces.lsp.wire.triage` first, so a
-request without params is answered, an answer without a result reaches the waiting request
-as an error, and a request pygls cannot structure is answered instead of dropped. The answer
-a client still sends to a request we cancelled (``cancel_request``: an interrupt during a
-question) is dropped quietly; pygls would log "Received response to unknown message id".
+``server.start_io()``: every incoming value goes through `tiller.faces.common.wire.triage`
+first, so a request without params is answered, an answer without a result reaches the waiting
+request as an error, and a request pygls cannot structure is answered instead of dropped. The
+answer a client still sends to a request we cancelled (``cancel_request``: an interrupt during
+a question) is dropped quietly; pygls would log "Received response to unknown message id".
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 from pygls.server import JsonRPCServer
 
-from tiller.faces.lsp.stdio import FrameWriter, Garbled, serve
-from tiller.faces.lsp.wire import (
+from tiller.faces.common.wire import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -38,6 +37,7 @@ from tiller.faces.lsp.wire import (
     error_response,
     triage,
 )
+from tiller.faces.lsp.stdio import FrameWriter, Garbled, serve
 from tiller.jsontypes import JSON
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,6 @@ from pygls.uris import to_fs_path
 
 from tiller import __version__
 from tiller import protocol as p
-from tiller.config import Config, parse_config
 from tiller.core import rewinding, session_commands
 from tiller.core.approvals import (
     DENIED_BY_DEFAULT,
@@ -33,6 +32,7 @@ from tiller.core.approvals import (
     PlanAnswer,
     ToolAnswer,
 )
+from tiller.core.config import Config, parse_config
 from tiller.core.events import Posted
 from tiller.core.permission_commands import (
     AddRule,
@@ -47,12 +47,12 @@ from tiller.core.session_commands import SwitchTo
 from tiller.core.sessions import Seat, Sessions, seat_of
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.trust import Trust
+from tiller.faces.common.wire import plain_dict_converter
 from tiller.faces.lsp.attachments import attachments_of
 from tiller.faces.lsp.diagnostics import RpcDiagnostics
 from tiller.faces.lsp.diagnostics import offered as diagnostics_offered
 from tiller.faces.lsp.params import structure_params
 from tiller.faces.lsp.pygls_adapter import cancel_request, forget_request
-from tiller.faces.lsp.wire import plain_dict_converter
 from tiller.jsontypes import JSON
 from tiller.model.models import effort_problem, thinking_problem
 from tiller.protocol import State, Thinking, Todo, TrailItem
@@ -67,7 +67,7 @@ log = logging.getLogger(__name__)
 class TillerServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("tiller", __version__, converter_factory=plain_dict_converter)
-        self.sessions: Sessions | None = None
+        self.sessions: Sessions[Runtime] | None = None
         self.session: Session | None = None  # the one this client shows
         self.background: set[asyncio.Future[Any]] = set()
 
@@ -94,7 +94,7 @@ class TillerServer(LanguageServer):
             raise JsonRpcException("The server is not initialized yet", code=-32002)
         return self.session
 
-    def live_sessions(self) -> Sessions:
+    def live_sessions(self) -> Sessions[Runtime]:
         if self.sessions is None:
             raise JsonRpcException("The server is not initialized yet", code=-32002)
         return self.sessions
