@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tiller.core.call_rules import judge_command
-from tiller.core.rule_files import load_rule_book
+from tiller.core.permissions.call_rules import judge_command
+from tiller.core.permissions.rule_files import load_rule_book
 from tiller.extend.trust import Trust
 from tiller.workspace.tools.bash_readonly import is_read_only_command
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fakeapi import validate_messages_request
-from tiller.core import compaction
-from tiller.core.approvals import AgentRef, PlanAnswer, ToolAnswer
-from tiller.core.events import Event
-from tiller.core.loop import Turn, TurnSetup
-from tiller.core.outcomes import TurnOutcome
-from tiller.core.permissions import Grants
-from tiller.core.scheduler import ToolCall
+from tiller.core.permissions.modes import Grants
+from tiller.core.turn import compaction
+from tiller.core.turn.approvals import AgentRef, PlanAnswer, ToolAnswer
+from tiller.core.turn.events import Event
+from tiller.core.turn.loop import Turn, TurnSetup
+from tiller.core.turn.outcomes import TurnOutcome
+from tiller.core.turn.scheduler import ToolCall
 from tiller.extend.settings_layer import Settings
 from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON

@@ -172,7 +172,7 @@ async def test_a_crashing_stop_hook_is_reported_and_does_not_wedge_the_turn(
 @pytest.mark.parametrize(
     ("command", "fragment"),
     [
-        ("/help", "/thinking [off|low|medium|high|xhigh|max|N]"),
+        ("/help", "/thinking [on|off|low|medium|high|xhigh|max|N]"),
         ("/mode", "Mode: ask before edits"),
         ("/model", "Model: claude-test-1"),
         ("/thinking", "Thinking: off"),

@@ -13,7 +13,7 @@ import pytest
 
 from journal_sample import sample
 from processes import until
-from tiller.core.transcript import as_events
+from tiller.core.session.transcript import as_events
 from tiller.faces.acp.updates import SessionUpdates, ToolCalls, replay
 from tiller.faces.chat.events import EventLog
 from tiller.faces.chat.printer import Printer

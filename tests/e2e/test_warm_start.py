@@ -28,9 +28,9 @@ from fakeapi import FakeMessagesAPI
 from processes import alive, until
 from tiller.faces.client.jsonrpc import Handlers
 from tiller.faces.client.server import ServerProcess
+from tiller.faces.forked import client as warm_client
 from tiller.faces.forked.client import ForkedProcess, fork_server
 from tiller.faces.forked.place import Place
-from tiller.faces.forked import client as warm_client
 from warm import WarmPlace
 
 TILLER = [sys.executable, "-m", "tiller.faces.cli"]

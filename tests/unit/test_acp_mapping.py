@@ -25,7 +25,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from tiller.core.attachments import ImageAttachment, TextAttachment
+from tiller.core.turn.attachments import ImageAttachment, TextAttachment
 from tiller.faces.acp.agent import advertised_commands
 from tiller.faces.acp.files import ClientFiles
 from tiller.faces.acp.prompt_blocks import PromptBlock, prompt_of

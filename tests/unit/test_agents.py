@@ -8,11 +8,18 @@ from pathlib import Path
 import pytest
 
 from tiller.core.config import Config
-from tiller.core.events import TurnEnded
-from tiller.core.outcomes import Completed, Failed, Interrupted
-from tiller.core.scheduler import ToolCall, partition
-from tiller.core.session import Session
-from tiller.core.subagents import REPORT_CAP, TaskTool, cap_report, child_mode, child_tools, report
+from tiller.core.session.session import Session
+from tiller.core.session.subagents import (
+    REPORT_CAP,
+    TaskTool,
+    cap_report,
+    child_mode,
+    child_tools,
+    report,
+)
+from tiller.core.turn.events import TurnEnded
+from tiller.core.turn.outcomes import Completed, Failed, Interrupted
+from tiller.core.turn.scheduler import ToolCall, partition
 from tiller.extend.agents import (
     EXPLORE,
     GENERAL,

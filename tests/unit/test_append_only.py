@@ -31,13 +31,14 @@ from fakeapi import (
     validate_messages_request,
 )
 from loop_harness import AllowAll
-from tiller.core import compaction, rewinding
 from tiller.core.config import Config
-from tiller.core.events import Notice, Posted, TurnEnded
-from tiller.core.outcomes import Failed
-from tiller.core.session import Session, Started
-from tiller.core.sessions import Seat, Sessions
-from tiller.core.system_prompt import instructions_in, system_prompt
+from tiller.core.session import rewind as rewinding
+from tiller.core.session.session import Session, Started
+from tiller.core.session.sessions import Seat, Sessions
+from tiller.core.turn import compaction
+from tiller.core.turn.events import Notice, Posted, TurnEnded
+from tiller.core.turn.outcomes import Failed
+from tiller.core.turn.system_prompt import instructions_in, system_prompt
 from tiller.extend.settings_layer import Settings
 from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tiller.core.transcript import as_events
+from tiller.core.session.transcript import as_events
 from tiller.faces.chat.events import EventLog
 from tiller.faces.chat.printer import Printer
 from tiller.faces.chat.view import (

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tiller.core import turn_checkpoints
-from tiller.core.turn_checkpoints import snapshot_before
+from tiller.core.turn import checkpoints as turn_checkpoints
+from tiller.core.turn.checkpoints import snapshot_before
 from tiller.protocol import Thinking
 from tiller.workspace.checkpoints import ShadowRepo, Snapshot
 from tiller.workspace.rewind import CheckpointKeeper

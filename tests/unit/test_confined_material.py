@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tiller.core.material_notices import material_notices
-from tiller.core.nested_instructions import nested_material
+from tiller.core.session.material_notices import material_notices
+from tiller.core.turn.nested_instructions import nested_material
 from tiller.extend.agents import AgentKind, AgentProblem, Agents, load_agents
 from tiller.extend.commands_files import read_commands
 from tiller.extend.confined_material import Confined, Refused

@@ -11,9 +11,9 @@ import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI, prompt_tokens
 from loop_harness import SPEC, Host, Provider, run_turn
-from tiller.core import compaction
-from tiller.core.outcomes import Completed
-from tiller.core.step_stream import COUNT_SHARE, may_not_fit
+from tiller.core.turn import compaction
+from tiller.core.turn.outcomes import Completed
+from tiller.core.turn.step_stream import COUNT_SHARE, may_not_fit
 from tiller.model.anthropic_provider import AnthropicClient
 from tiller.model.history import Message, text_block
 from tiller.model.models import resolve

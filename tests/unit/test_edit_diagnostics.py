@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiller.core.edit_diagnostics import MAX_REPORTED, introduced, report
+from tiller.core.turn.edit_diagnostics import MAX_REPORTED, introduced, report
 from tiller.faces.lsp.diagnostics import parsed
 from tiller.workspace.diagnostics import Diagnostic
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiller.core.command_grants import grant_rules, grants
+from tiller.core.permissions.command_grants import grant_rules, grants
 from tiller.extend.commands_files import read_commands
 from tiller.extend.frontmatter import parse
 from tiller.extend.instructions import Loaded, cut_notices, imports_in, load, nested_files

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from loop_harness import KINDS, MODEL, AllowAll, Probe, Provider, check_request
 from tiller.core.config import Config
-from tiller.core.events import Posted
-from tiller.core.session import Session, Started
+from tiller.core.session.session import Session, Started
+from tiller.core.turn.events import Posted
 from tiller.model import history
 from tiller.protocol import State, Thinking, Todo
 from tiller.workspace.roots import WorkspaceRoots

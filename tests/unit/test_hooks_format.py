@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiller.core.permissions import Allow, Ask, Deny
-from tiller.core.tool_hooks import with_hook
-from tiller.extend.hook_config import HookCommand, parse_hooks
-from tiller.extend.hook_replies import Verdict, combine, read_reply
-from tiller.extend.hook_run import HookRun
-from tiller.extend.hook_tools import claude_name, from_claude_input, to_claude_input
+from tiller.core.hooks.claude_names import claude_name, from_claude_input, to_claude_input
+from tiller.core.hooks.config import HookCommand, parse_hooks
+from tiller.core.hooks.replies import Verdict, combine, read_reply
+from tiller.core.hooks.run import HookRun
+from tiller.core.permissions.modes import Allow, Ask, Deny
+from tiller.core.turn.tool_hooks import with_hook
 
 WS = Path("/work/project")
 
@@ -123,7 +123,7 @@ def test_a_hook_never_gives_more_rights_than_the_mode() -> None:
 
 
 def test_disable_all_hooks_in_a_settings_file_turns_the_files_hooks_off(tmp_path: Path) -> None:
-    from tiller.extend.hooks import session_hooks
+    from tiller.core.hooks.session_hooks import session_hooks
     from tiller.extend.settings_layer import read_settings
     from tiller.extend.trust import Trust
 
@@ -142,7 +142,7 @@ def test_disable_all_hooks_in_a_settings_file_turns_the_files_hooks_off(tmp_path
 def test_an_untrusted_folders_hooks_never_run_but_its_disable_all_hooks_counts(
     tmp_path: Path,
 ) -> None:
-    from tiller.extend.hooks import session_hooks
+    from tiller.core.hooks.session_hooks import session_hooks
     from tiller.extend.settings_layer import read_settings
     from tiller.extend.trust import Trust
 

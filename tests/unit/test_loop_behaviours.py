@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from loop_harness import MODEL, SPEC, Host, Provider, run_turn
-from tiller.core import compaction
-from tiller.core.events import Notice, StepRestarted, ToolFinished
-from tiller.core.outcomes import Completed, Failed, Refused
+from tiller.core.turn import compaction
+from tiller.core.turn.events import Notice, StepRestarted, ToolFinished
+from tiller.core.turn.outcomes import Completed, Failed, Refused
 from tiller.model import history
 from tiller.model.history import Message, text_block
 from tiller.model.usage import Usage

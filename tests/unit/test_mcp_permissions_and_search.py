@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiller.core.call_rules import Ruled
-from tiller.core.permissions import Allow, Ask, Deny, Grants, McpRules, judge_mcp
-from tiller.core.scheduler import ToolCall, partition
+from tiller.core.permissions.call_rules import Ruled
+from tiller.core.permissions.modes import Allow, Ask, Deny, Grants, McpRules, judge_mcp
+from tiller.core.turn.scheduler import ToolCall, partition
 from tiller.extend.mcp.config import McpConfig, ServerConfig, Stdio
 from tiller.extend.mcp.manager import McpManager, Toolset
 from tiller.extend.mcp.results import convert

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tiller.core.call_rules import Ruled, judge, judge_command, session_rules_for
-from tiller.core.permission_rules import Place, RuleBook, RuleError, matches_call, parse_rule
-from tiller.core.permissions import RULES_FILE, Allow, Ask, Deny, Grants, decide
-from tiller.core.rule_files import add_rule, is_rules_file, load_rule_book, remove_rule
+from tiller.core.permissions.call_rules import Ruled, judge, judge_command, session_rules_for
+from tiller.core.permissions.modes import RULES_FILE, Allow, Ask, Deny, Grants, decide
+from tiller.core.permissions.rule_files import add_rule, is_rules_file, load_rule_book, remove_rule
+from tiller.core.permissions.rules import Place, RuleBook, RuleError, matches_call, parse_rule
 from tiller.extend.trust import Trust
 
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.core.call_rules import NOT_RULED, exact_rule, judge_command
-from tiller.core.permission_rules import RuleBook
-from tiller.core.permissions import Allow, Ask, Deny, Grants, decide
+from tiller.core.permissions.call_rules import NOT_RULED, exact_rule, judge_command
+from tiller.core.permissions.modes import Allow, Ask, Deny, Grants, decide
+from tiller.core.permissions.rules import RuleBook
 from tiller.protocol import Mode
 from tiller.workspace.tools.base import ToolKind
 

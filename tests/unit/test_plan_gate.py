@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.core.approvals import PLAN_NOT_APPROVED, PlanAnswer
-from tiller.core.plan_gate import (
+from tiller.core.turn.approvals import PLAN_NOT_APPROVED, PlanAnswer
+from tiller.core.turn.plan_gate import (
     MAX_PLAN_REVISIONS,
     Approved,
     Declined,

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import get_args, get_type_hints
 
 from tiller import protocol
-from tiller.core import commands, config, events
+from tiller.core import config
+from tiller.core.session import commands
+from tiller.core.turn import events
 
 REPO = Path(__file__).parents[2]
 DOC = REPO / "docs" / "protocol.md"

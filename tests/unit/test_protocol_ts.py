@@ -9,8 +9,9 @@ from typing import Any, NotRequired, get_args, get_origin, get_type_hints
 import pytest
 
 from tiller import protocol, protocol_ts
-from tiller.core import approvals, outcomes
-from tiller.core.events import (
+from tiller.core.permissions.modes import Allow
+from tiller.core.turn import approvals, outcomes
+from tiller.core.turn.events import (
     HookActed,
     Notice,
     PlanDecided,
@@ -25,8 +26,7 @@ from tiller.core.events import (
     TurnEnded,
     TurnStarted,
 )
-from tiller.core.outcomes import Completed, Failed, Interrupted, Refused
-from tiller.core.permissions import Allow
+from tiller.core.turn.outcomes import Completed, Failed, Interrupted, Refused
 from tiller.faces.lsp import rpc
 from tiller.model import models
 from tiller.model.usage import ContextUse, Usage

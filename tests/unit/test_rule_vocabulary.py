@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tiller.core.call_rules import Ruled, judge_command
-from tiller.core.permission_rules import (
+from tiller.core.permissions.call_rules import Ruled, judge_command
+from tiller.core.permissions.modes import Allow, Ask, Deny, Grants, McpRules, decide, judge_mcp
+from tiller.core.permissions.rules import (
     EFFECTS,
     EVERY_TOOL,
     FAMILIES,
@@ -26,7 +27,6 @@ from tiller.core.permission_rules import (
     path_rule_matches,
     rules_of,
 )
-from tiller.core.permissions import Allow, Ask, Deny, Grants, McpRules, decide, judge_mcp
 from tiller.jsontypes import JSON
 
 SOURCE = ".claude/settings.json"

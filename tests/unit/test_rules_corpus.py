@@ -25,8 +25,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiller.core.call_rules import judge_command, session_rules_for
-from tiller.core.permission_rules import Rule, RuleBook, parse_rule
+from tiller.core.permissions.call_rules import judge_command, session_rules_for
+from tiller.core.permissions.rules import Rule, RuleBook, parse_rule
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,9 @@ def test_allow_for_session_allows_only_the_segments_shown(
         return
     assert allowed(shown.text, [*rules, *granted])  # the approval did what it said
     assert all(r.exact for r in granted)  # never a program's prefix
-    seen = {j.segment.text for j in ruled.segments or ()}
+    # What the approval showed: its segments, and the atoms of its line (a redirection's
+    # exact-only segment shows the and-or list it ends, atoms and all).
+    seen = {j.segment.text for j in ruled.segments or ()} | {a.text for a in shown.atoms}
     if allowed(later.text, [*rules, *granted]) and later.text != shown.text:
         wider = [a.text for a in later.atoms if not covered(a, rules) and a.text not in seen]
         assert not wider, (shown.text, later.text)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tiller.core.scheduler import Batch, ToolCall, partition, run_batch
+from tiller.core.turn.scheduler import Batch, ToolCall, partition, run_batch
 
 
 def calls(*names: str) -> list[ToolCall]:

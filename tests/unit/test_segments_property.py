@@ -37,8 +37,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tiller.core.call_rules import judge_command
-from tiller.core.permission_rules import RuleBook, parse_rule
+from tiller.core.permissions.call_rules import judge_command
+from tiller.core.permissions.rules import RuleBook, parse_rule
 from tiller.workspace.tools.bash_readings import program_name, strip_assignments
 from tiller.workspace.tools.bash_segments import Unreadable, split_command
 

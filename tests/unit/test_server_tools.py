@@ -13,9 +13,9 @@ import pytest_asyncio
 from fakeapi import FakeMessagesAPI
 from recording_listener import RecordingListener
 from tiller.core.config import parse_config
-from tiller.core.events import Event, ToolFinished, ToolStarted
-from tiller.core.step import Draft
-from tiller.core.turn_setup import TurnHost
+from tiller.core.turn.events import Event, ToolFinished, ToolStarted
+from tiller.core.turn.setup import TurnHost
+from tiller.core.turn.step import Draft
 from tiller.errors import ConfigError
 from tiller.jsontypes import JSON
 from tiller.model.anthropic_provider import AnthropicClient, StreamAccumulator

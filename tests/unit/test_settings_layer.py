@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tiller.core.permission_rules import Place
-from tiller.core.rule_files import book_of
+from tiller.core.permissions.rule_files import book_of
+from tiller.core.permissions.rules import Place
 from tiller.extend.settings_layer import read_settings
 from tiller.extend.trust import Trust
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tiller.core.call_rules import Ruled, judge, judge_command, session_rules_for
-from tiller.core.permission_rules import Place, RuleBook, parse_rule
-from tiller.core.permissions import Allow, Ask, Deny, Grants, decide
+from tiller.core.permissions.call_rules import Ruled, judge, judge_command, session_rules_for
+from tiller.core.permissions.modes import Allow, Ask, Deny, Grants, decide
+from tiller.core.permissions.rules import Place, RuleBook, parse_rule
 
 
 def book(**effects: list[str]) -> RuleBook:

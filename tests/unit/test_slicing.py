@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiller.core.slicing import (
+from tiller.core.session.slicing import (
     Bound,
     Compact,
     Inject,

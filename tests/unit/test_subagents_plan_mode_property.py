@@ -20,11 +20,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiller.core.approvals import AgentRef, PlanAnswer, ToolAnswer
 from tiller.core.config import Config
-from tiller.core.events import Posted
-from tiller.core.scheduler import ToolCall
-from tiller.core.sessions import Seat, Sessions, Shape
+from tiller.core.session.sessions import Seat, Sessions, Shape
+from tiller.core.turn.approvals import AgentRef, PlanAnswer, ToolAnswer
+from tiller.core.turn.events import Posted
+from tiller.core.turn.scheduler import ToolCall
 from tiller.jsontypes import JSON
 from tiller.model import history, models
 from tiller.model.history import text_block

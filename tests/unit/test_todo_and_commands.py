@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from tiller.core.commands import (
+from tiller.core.session.commands import (
     HELP,
     MODE_NAMES,
     ChangeMode,
@@ -18,7 +18,7 @@ from tiller.core.commands import (
     UndoRewind,
     interpret,
 )
-from tiller.core.rewinding import board_after, last_board
+from tiller.core.session.rewind import board_after, last_board
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
 from tiller.model.history import Message

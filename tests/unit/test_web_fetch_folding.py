@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tiller.core.config import parse_config
-from tiller.core.permission_rules import Effect, RuleBook, parse_rule, rules_of
-from tiller.core.web_fetch_rules import FoldedWebFetch, fold
+from tiller.core.permissions.rules import Effect, RuleBook, parse_rule, rules_of
+from tiller.core.permissions.web_fetch_rules import FoldedWebFetch, fold
 from tiller.errors import ConfigError
 from tiller.model.server_tools import WEB_FETCH_TYPE, ServerTools, WebToolSettings
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tiller.core.sessions import resumed_roots
+from tiller.core.session.sessions import resumed_roots
 from tiller.errors import ToolInputError
 from tiller.protocol import Thinking
 from tiller.workspace.roots import Ambiguous, WorkspaceFolder, WorkspaceRoots

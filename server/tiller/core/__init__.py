@@ -1,4 +1,4 @@
-"""The core: sessions and their turns (session, sessions, loop and its steps, history,
-compaction, slicing), the typed events and their journal, permissions, the plan gate, slash
-commands. It knows no protocol and no SDK: it talks to a model through ``tiller.model`` and to
-the workspace through ``tiller.workspace``."""
+"""The core: the conversation. ``session/`` (sessions and their commands), ``turn/`` (one turn:
+the loop, its steps and events), ``permissions/`` (modes and rules), ``hooks/`` (Claude Code's
+hooks), and ``config.py`` (the validated settings). It knows no protocol and no SDK: it talks to
+a model through ``tiller.model`` and to the workspace through ``tiller.workspace``."""

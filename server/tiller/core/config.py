@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import platformdirs
 
+from tiller.core.hooks.config import NO_HOOKS, HookConfig, parse_hooks
 from tiller.errors import ConfigError
-from tiller.extend.hook_config import NO_HOOKS, HookConfig, parse_hooks
 from tiller.extend.trust import Trust
 from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
 from tiller.model.server_tools import ServerTools, WebToolSettings

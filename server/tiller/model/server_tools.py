@@ -64,7 +64,8 @@ class ServerTools:
     in plan mode a tool is declared only when its ``allowInPlanMode`` is set. Switching into
     or out of plan mode therefore changes the ``tools`` list (a new prompt-cache prefix);
     otherwise the list is the same on every request of a session. The session narrows
-    ``web_fetch`` by the WebFetch permission rules at its first turn (core/web_fetch_rules.py)."""
+    ``web_fetch`` by the WebFetch permission rules at its first turn
+    (core/permissions/web_fetch_rules.py)."""
 
     web_search: WebToolSettings = WebToolSettings()
     web_fetch: WebToolSettings = WebToolSettings()

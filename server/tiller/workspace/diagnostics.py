@@ -1,5 +1,5 @@
 """Diagnostics as the sources of them say (the editor's, a language server's): what an edit's
-result is compared against (``core/edit_diagnostics.py``). Shared by the turn and the language
+result is compared against (``core/turn/edit_diagnostics.py``). Shared by the turn and the language
 servers, so it lives below both."""
 
 from __future__ import annotations

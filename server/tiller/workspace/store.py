@@ -96,7 +96,8 @@ def _add_children(db: sqlite3.Connection) -> None:
 
 def _add_web_fetch(db: sqlite3.Connection) -> None:
     """A session keeps its web_fetch tool as the WebFetch rules shaped it at its first turn
-    (core/web_fetch_rules.py): the tools list is part of the prefix, like the system prompt."""
+    (core/permissions/web_fetch_rules.py): the tools list is part of the prefix, like the system
+    prompt."""
     columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)")}
     if "web_fetch" not in columns:
         db.execute("ALTER TABLE sessions ADD COLUMN web_fetch TEXT")

@@ -60,13 +60,13 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from tiller import __version__
-from tiller.core import session_commands
-from tiller.core.commands import CommandInfo, builtin_commands
 from tiller.core.config import parse_config
-from tiller.core.events import Posted
-from tiller.core.session import Handled, Queued, Started, new_id
-from tiller.core.session_commands import SwitchTo
-from tiller.core.sessions import Seat, Sessions, untrusted_notice
+from tiller.core.session import session_commands
+from tiller.core.session.commands import CommandInfo, builtin_commands
+from tiller.core.session.session import Handled, Queued, Started, new_id
+from tiller.core.session.session_commands import SwitchTo
+from tiller.core.session.sessions import Seat, Sessions, untrusted_notice
+from tiller.core.turn.events import Posted
 from tiller.errors import ConfigError, InvalidParams
 from tiller.extend.mcp.config import acp_servers, session_config
 from tiller.faces.acp.files import ClientFiles

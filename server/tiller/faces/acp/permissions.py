@@ -38,14 +38,14 @@ from acp.schema import (
     ToolKind,
 )
 
-from tiller.core.approvals import (
+from tiller.core.turn.approvals import (
     DENIED_BY_DEFAULT,
     PLAN_NOT_APPROVED,
     AgentRef,
     PlanAnswer,
     ToolAnswer,
 )
-from tiller.core.scheduler import ToolCall
+from tiller.core.turn.scheduler import ToolCall
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool, located
 from tiller.protocol import TrailItem

@@ -31,10 +31,10 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from tiller.core import attachments
-from tiller.core.attachments import Attachment
-from tiller.core.mentions import read_mention
-from tiller.core.session import Session
+from tiller.core.session.mentions import read_mention
+from tiller.core.session.session import Session
+from tiller.core.turn import attachments
+from tiller.core.turn.attachments import Attachment
 from tiller.errors import InvalidParams
 
 log = logging.getLogger(__name__)

@@ -50,7 +50,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from tiller.core.transcript import as_events
+from tiller.core.session.transcript import as_events
 from tiller.faces.common.children import Children, is_child_event
 from tiller.faces.common.render import hook_line
 from tiller.jsontypes import JSON

@@ -23,7 +23,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import merge_completers
 
 from tiller import protocol as p
-from tiller.core.transcript import as_events
+from tiller.core.session.transcript import as_events
 from tiller.extend.trust import NOT_YET, decided, record
 from tiller.faces.chat.approvals import Approvals
 from tiller.faces.chat.completion import PathCompleter

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from tiller.core.attachments import MAX_IMAGE_BASE64, sniff_image
+from tiller.core.turn.attachments import MAX_IMAGE_BASE64, sniff_image
 from tiller.errors import TillerError
 from tiller.jsontypes import JSON
 from tiller.workspace.roots import WorkspaceRoots

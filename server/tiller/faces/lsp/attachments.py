@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from tiller.core import attachments
-from tiller.core.attachments import Attachment
-from tiller.core.mentions import read_mention
-from tiller.core.session import Session
+from tiller.core.session.mentions import read_mention
+from tiller.core.session.session import Session
+from tiller.core.turn import attachments
+from tiller.core.turn.attachments import Attachment
 from tiller.errors import InvalidParams
 from tiller.protocol import AttachmentParams
 

@@ -24,27 +24,28 @@ from pygls.uris import to_fs_path
 
 from tiller import __version__
 from tiller import protocol as p
-from tiller.core import rewinding, session_commands
-from tiller.core.approvals import (
-    DENIED_BY_DEFAULT,
-    PLAN_NOT_APPROVED,
-    AgentRef,
-    PlanAnswer,
-    ToolAnswer,
-)
 from tiller.core.config import Config, parse_config
-from tiller.core.events import Posted
-from tiller.core.permission_commands import (
+from tiller.core.permissions.commands import (
     AddRule,
     add,
     listing_to_wire,
     remove,
     rules_in_force,
 )
-from tiller.core.scheduler import ToolCall
-from tiller.core.session import Handled, Queued, Session, Started
-from tiller.core.session_commands import SwitchTo
-from tiller.core.sessions import Seat, Sessions, seat_of
+from tiller.core.session import rewind as rewinding
+from tiller.core.session import session_commands
+from tiller.core.session.session import Handled, Queued, Session, Started
+from tiller.core.session.session_commands import SwitchTo
+from tiller.core.session.sessions import Seat, Sessions, seat_of
+from tiller.core.turn.approvals import (
+    DENIED_BY_DEFAULT,
+    PLAN_NOT_APPROVED,
+    AgentRef,
+    PlanAnswer,
+    ToolAnswer,
+)
+from tiller.core.turn.events import Posted
+from tiller.core.turn.scheduler import ToolCall
 from tiller.errors import InvalidParams, TillerError
 from tiller.extend.trust import Trust
 from tiller.faces.common.wire import plain_dict_converter

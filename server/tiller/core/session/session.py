@@ -1,0 +1,526 @@
+"""One session: idle or busy, the prompt queue, interrupt, mode/model/thinking, the history."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from tiller.core.config import Config
+from tiller.core.hooks.session_hooks import Hooks
+from tiller.core.permissions.modes import Grants
+from tiller.core.permissions.web_fetch_rules import FoldedWebFetch
+from tiller.core.session.journal import Journal
+from tiller.core.turn import compaction
+from tiller.core.turn.approvals import Approver
+from tiller.core.turn.attachments import Attachment
+from tiller.core.turn.checkpoints import finish_cut_restore
+from tiller.core.turn.events import (
+    Event,
+    Notice,
+    Posted,
+    QueueDropped,
+    TurnEnded,
+)
+from tiller.core.turn.hook_acts import hook_acts
+from tiller.core.turn.loop import Turn
+from tiller.core.turn.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
+from tiller.core.turn.setup import PLAIN_TURN, Pending, TurnOptions
+from tiller.core.turn.start import announce_turn, start_turn, turn_hooks
+from tiller.errors import InvalidParams
+from tiller.extend.agents import AgentKind, Agents
+from tiller.extend.mcp.manager import McpManager, Toolset
+from tiller.extend.settings_layer import Settings, read_settings
+from tiller.extend.trust import NOT_YET, Trust
+from tiller.jsontypes import JSON
+from tiller.model import history, models
+from tiller.model.history import Message
+from tiller.model.provider import (
+    KnownModel,
+    Provider,
+    ProviderError,
+    UnknownModel,
+    Unverified,
+    lookup_model,
+)
+from tiller.model.usage import ContextUse, Ledger, Usage
+from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
+from tiller.workspace.diagnostics import EditorDiagnostics
+from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.store import SessionStore
+from tiller.workspace.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
+from tiller.workspace.tools.sandbox import ShellPolicy
+
+log = logging.getLogger(__name__)
+
+STOP_WORDS = frozenset({"stop", "cancel"})
+
+
+@dataclass(frozen=True)
+class ActiveTurn:
+    """The running turn: its id, its task, and why it was cancelled (once it was)."""
+
+    turn_id: str
+    task: asyncio.Task[None]
+    cancel_cause: InterruptCause | None = None
+    tools_used: int = 0
+
+
+@dataclass(frozen=True)
+class Started:
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class Queued:
+    position: int
+
+
+@dataclass(frozen=True)
+class Steering:
+    """Text taken for the running turn ``turn_id``, delivered at its next step boundary."""
+
+    turn_id: str
+
+
+@dataclass(frozen=True)
+class Handled:
+    message: str
+
+
+PromptResult = Started | Queued | Handled
+
+
+class SessionSink(Protocol):
+    """Where a session's notifications go (the rpc layer)."""
+
+    def event(self, posted: Posted) -> None: ...
+    def state(self, state: State) -> None: ...
+    def todos(self, todos: tuple[Todo, ...]) -> None: ...
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class Session:
+    config: Config
+    roots: WorkspaceRoots  # the workspace's folders; the first is the primary one
+    provider: Provider
+    approver: Approver
+    sink: SessionSink
+    tools: Sequence[Tool]
+    store: SessionStore
+    checkpoints: CheckpointKeeper | None = None
+    shell: ShellPolicy = field(default_factory=ShellPolicy)  # sandbox and tool env, from start
+    editor: EditorFiles | None = None  # the client's file buffers, when it offers them
+    terminal: EditorTerminal | None = None  # the client's terminals, for approved commands
+    diagnostics: EditorDiagnostics | None = None  # the client's, asked after edits
+    mcp: McpManager | None = None  # the workspace's MCP servers (shared by its sessions)
+    id: str = field(default_factory=lambda: new_id("ses"))
+    mode: Mode = "default"
+    model: str = ""
+    thinking: Thinking = Thinking()  # the rpc layer passes the configured mode and thinking
+    grants: Grants = Grants()
+    messages: tuple[Message, ...] = ()
+    system: str = ""  # fixed at the first turn, stored: append-only (see prompt_blocks)
+    queue: deque[Pending] = field(default_factory=deque)
+    steers: list[str] = field(default_factory=list)  # for the running turn's next step
+    reads: ReadLedger = field(default_factory=ReadLedger)
+    todos: tuple[Todo, ...] = ()
+    active: ActiveTurn | None = None
+    closed: bool = False  # one way: a switched-away session takes no more prompts
+    _seq: int = 0
+    _last_state: State | None = None
+    _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
+    ledger: Ledger = Ledger()  # session usage and cost, context after the last step
+    _told_problems: set[str] = field(default_factory=set)  # settings problems already told
+    # Subagents (see subagents.py): the kinds this session's task tool offers, fixed at its
+    # first turn like the system prompt (None: not fixed yet); its children while they run;
+    # for a child, its kind and the parent's turn that started it.
+    agents: Agents | None = None
+    # web_fetch as the WebFetch rules shape it, fixed at the first turn like the system
+    # prompt (the tools list is part of the prefix thinking is bound to); None: not fixed yet
+    web_fetch: FoldedWebFetch | None = None
+    children: dict[str, Session] = field(default_factory=dict)
+    agent: AgentKind | None = None
+    parent_turn_id: str | None = None
+    # Whether the workspace's files may run programs and widen grants (extend/trust.py): the
+    # runtime's decision for the folder, changed by /trust (Sessions.retrust)
+    trust: Trust = NOT_YET
+
+    def __post_init__(self) -> None:
+        self.model = self.model or self.config.model
+        self.journal = Journal(self.store, self.id)
+
+    @property
+    def workspace(self) -> Path:
+        """The primary root: its settings, instructions and MCP servers are the session's."""
+        return self.roots.primary
+
+    def settings(self) -> Settings:
+        """The settings files as they are now, read with the folder's trust."""
+        return read_settings(self.workspace, self.trust)
+
+    # --- TurnHost ---------------------------------------------------------------------------
+
+    def set_mode(self, mode: Mode) -> None:
+        if mode != self.mode:
+            self.mode = mode
+            self.emit(Notice(f"Mode: {MODE_WORDS[mode]}"))  # the words of commands.mode_text
+            self.publish()
+        for child in self.children.values():  # a child never has more rights than its parent
+            if child.agent is not None and not child.agent.read_only:
+                child.set_mode(mode)
+
+    def set_grants(self, grants: Grants) -> None:
+        self.grants = grants
+
+    def append(self, role: history.Role, blocks: Sequence[JSON]) -> None:
+        """Append to the history; the message is on disk before anything else happens."""
+        before = self.messages
+        self.messages = history.append(self.messages, role, blocks)
+        if self.messages != before:
+            last = len(self.messages) - 1
+            self.store.put_message(self.id, last, self.messages[last], self.turn_id)
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.active.turn_id if self.active is not None else None
+
+    @property
+    def tools_used(self) -> int:
+        return self.active.tools_used if self.active is not None else 0
+
+    def emit(self, event: Event) -> None:
+        self.emit_in(self.turn_id, event)
+
+    @property
+    def last_turn(self) -> str | None:
+        """The turn that ended last (None: none has in this process)."""
+        return self._last_turn
+
+    def say_once(self, text: str, *, key: str | None = None) -> None:
+        """``say`` a settings problem once per session (``key``: what counts as the same)."""
+        told = key or text
+        if told not in self._told_problems:
+            self._told_problems.add(told)
+            self.say(text)
+
+    def say(self, text: str) -> None:
+        self.emit(Notice(text))
+
+    def emit_in(self, turn_id: str | None, event: Event) -> None:
+        """Post ``event`` as part of turn ``turn_id``: journaled, then sent to the face."""
+        self._seq += 1
+        posted = Posted(self.id, turn_id, self._seq, event, self.parent_turn_id)
+        self.journal.on_event(posted)  # on disk before any client sees it
+        self.sink.event(posted)
+
+    def count_tools(self, used: int) -> None:
+        if self.active is not None:
+            self.active = replace(self.active, tools_used=used)
+        self.publish()
+
+    async def compact(self) -> bool:
+        """Summarize older turns with the model; True when the history got shorter."""
+        fields = {"trigger": "manual", "custom_instructions": ""}
+        verdict = await self._hooks().run("PreCompact", self.mode, fields)
+        for act in hook_acts("PreCompact", verdict):
+            self.emit(act)
+        try:
+            done = await compaction.compact(
+                self.provider, self.model, self.messages, window=self._spec().context_window
+            )
+        except ProviderError as err:
+            self.emit(Notice(f"Compaction failed ({err.kind}): {err.message}"))
+            return False
+        if done is None:
+            self.emit(Notice("Nothing older to compact yet."))
+            return False
+        before = len(self.messages)
+        self.record_usage(models.price(done.usage, self._spec()), None)
+        self.rewrite_history(done.messages)
+        self.emit(Notice(f"Compacted {before} messages into {len(done.messages)}."))
+        return True
+
+    def _spec(self) -> models.ModelSpec:
+        return self.provider.spec(self.model)
+
+    def rewrite_history(self, messages: tuple[Message, ...]) -> None:
+        """Replace the history (compaction, or a failed/refused turn dropped by the loop);
+        messages kept from the old history keep their turn ids in the store."""
+        loaded = self.store.load(self.id)
+        known = loaded.turn_ids if loaded is not None else ()
+        same = 0
+        while same < min(len(messages), len(self.messages), len(known)) and (
+            messages[same] == self.messages[same]
+        ):
+            same += 1
+        ids = [*known[:same], *[self.turn_id] * (len(messages) - same)]
+        self.messages = messages
+        self.store.replace_messages(self.id, messages, ids)
+
+    def record_usage(self, usage: Usage, context: ContextUse | None) -> None:
+        """One model call's priced usage (the loop's ledger): session totals and context."""
+        self.ledger = self.ledger.record(usage, context)
+        self.publish()
+
+    # --- SessionControls (for the state tools) --------------------------------------------------
+
+    def enter_plan_mode(self) -> None:
+        self.set_mode("plan")
+
+    def replace_todos(self, todos: tuple[Todo, ...]) -> None:
+        self.todos = todos
+        self.sink.todos(todos)
+        self.publish()
+
+    # --- state --------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.active is not None
+
+    def state(self) -> State:
+        return State(
+            session_id=self.id,
+            mode=self.mode,
+            model=self.model,
+            thinking=self.thinking,
+            busy=self.busy,
+            turn_id=self.turn_id or self._last_turn,
+            queue=self.queued,
+            active_todo=active_todo(self.todos) if self.busy else None,
+            todo_completed=sum(t.status == "completed" for t in self.todos),
+            todo_total=len(self.todos),
+            tools_used=self.tools_used,
+            sandbox=self.shell.backend,
+            context=None if self.ledger.context is None else self.ledger.context.to_wire(),
+            session_cost_usd=self.ledger.total.cost_usd,
+            trusted=self.trust.trusted,
+            trusted_by=self.trust.by,
+        )
+
+    def publish(self) -> None:
+        """Send ``tiller/state`` if anything changed since the last one."""
+        state = self.state()
+        if state != self._last_state:
+            self._last_state = state
+            self.store.update(
+                self.id, model=self.model, mode=self.mode, thinking=self.thinking,
+                todos=self.todos, usage=self.ledger.total, context=self.ledger.context,
+            )  # fmt: skip
+            self.sink.state(state)
+
+    # --- requests -----------------------------------------------------------------------------
+
+    async def prompt(
+        self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
+    ) -> PromptResult:
+        """Start a turn, queue behind the running one, or (``stop``/``cancel`` while busy)
+        interrupt it. Slash commands are not prompts: see session_commands.py. ``attached``:
+        the mentions and images sent with it (see attachments.py)."""
+        if self.closed:
+            return Handled("This session was closed (switched away); send the prompt again.")
+        if self.busy and text.strip().lower() in STOP_WORDS:
+            self.interrupt(cause="keyword")
+            return Handled("Interrupted the running turn.")
+        if self.busy:
+            self.queue.append(Pending(text, options, attached))
+            self.emit(Notice(f"Queued: {text[:80]}"))
+            self.publish()
+            return Queued(len(self.queue))
+        return Started(self._start(text, options, attached))
+
+    def steer(self, text: str, turn_id: str | None = None) -> Steering | None:
+        """Send ``text`` to the running turn (only if it is ``turn_id``, when given): the loop
+        delivers it at the next step boundary (``steered``). No turn running (or another):
+        None, and the caller treats it as a prompt."""
+        active = self.active
+        if self.closed or active is None or turn_id not in (None, active.turn_id):
+            return None
+        if active.cancel_cause is not None:
+            return None  # being interrupted: it would never reach this turn
+        self.steers.append(text)
+        self.emit(Notice(f"Steering: {text[:80]} (delivered at the next step)"))
+        return Steering(active.turn_id)
+
+    def take_steers(self) -> tuple[str, ...]:
+        taken = tuple(self.steers)
+        self.steers.clear()
+        return taken
+
+    @property
+    def queued(self) -> tuple[str, ...]:
+        return tuple(p.text for p in self.queue)
+
+    def interrupt(self, turn_id: str | None = None, cause: InterruptCause = "user") -> str | None:
+        """Cancel the running turn (only if it is ``turn_id``, when given): the turn task
+        repairs the history and ends it as interrupted. A ``turn_id`` of a running child's turn
+        interrupts that child alone (its task call is answered, this turn goes on); this
+        session's turn takes its children with it. The id of the turn, or None."""
+        if turn_id is not None and turn_id != self.turn_id:
+            for child in list(self.children.values()):
+                found = child.interrupt(turn_id, cause)
+                if found is not None:
+                    return found
+        active = self.active
+        if active is None or turn_id not in (None, active.turn_id):
+            return None
+        if active.cancel_cause is None:  # cancel once: a flood of interrupts is one interrupt
+            self.active = replace(active, cancel_cause=cause)
+            active.task.cancel()
+        return active.turn_id
+
+    def close(self) -> tuple[str, ...]:
+        """Retire this session (switch, shutdown): its queued prompts are dropped — returned,
+        and listed in an event so a client can offer them again — and its turn interrupted."""
+        self.closed = True
+        dropped = self.queued
+        if dropped:
+            self.queue.clear()
+            self.emit(QueueDropped(dropped))
+        self.interrupt()
+        self.publish()
+        return dropped
+
+    def cycle_mode(self) -> Mode:
+        self.set_mode(next_mode(self.mode))
+        return self.mode
+
+    def set_model(self, model: str) -> str:
+        if model != self.model:
+            self.model = model
+            if self.busy:
+                self.emit(Notice(f"Model switches to {model} from the next turn"))
+            note = self.provider.spec(model).notice
+            if note:
+                self.emit(Notice(note))
+            self.publish()
+        return self.model
+
+    async def choose_model(self, model: str) -> str:
+        """``set_model`` for an id the API knows (InvalidParams when its list says no; an id
+        that cannot be checked is taken, with a warning in the log)."""
+        match await lookup_model(self.provider, model):
+            case UnknownModel(message=message):
+                raise InvalidParams(message)
+            case Unverified(reason=reason):
+                log.warning("model %s not verified: %s", model, reason)
+            case KnownModel():
+                pass
+        return self.set_model(model)
+
+    def set_thinking(self, thinking: Thinking) -> Thinking:
+        self.thinking = thinking
+        self.publish()
+        return thinking
+
+    def clear_queue(self) -> int:
+        cleared = len(self.queue)
+        self.queue.clear()
+        self.publish()
+        return cleared
+
+    async def wait_idle(self) -> None:
+        while (active := self.active) is not None:
+            if active.task.done():
+                await asyncio.sleep(0)  # its done-callback settles it
+            else:
+                await asyncio.wait({active.task})
+
+    def tool_context(self) -> ToolContext:
+        """What this session's tools may touch, and how its commands run."""
+        return ToolContext(
+            self.roots, self.reads, self, shell=self.shell, editor=self.editor,
+            terminal=self.terminal,
+        )  # fmt: skip
+
+    # --- turns --------------------------------------------------------------------------------
+
+    def _start(
+        self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
+    ) -> str:
+        """Start a turn now (``turn_start.start``: its setup, snapshot and user message)."""
+        turn = start_turn(self, text, options, attached)
+        task = asyncio.create_task(self._run(turn), name=f"tiller-{turn.setup.turn_id}")
+        turn_id = turn.setup.turn_id
+        self.active = ActiveTurn(turn_id, task)
+        # A cancel that lands before the task's first step never runs its body: the
+        # done-callback still ends the turn, exactly once.
+        task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
+        announce_turn(self, turn, text, attached)
+        return turn_id
+
+    def _hooks(self) -> Hooks:
+        return turn_hooks(self)
+
+    async def _run(self, turn: Turn) -> None:
+        outcome: TurnOutcome
+        try:
+            failed = await finish_cut_restore(self.checkpoints, self.say)
+            if failed is None and isinstance(turn.setup.tools, Toolset):
+                await turn.setup.tools.prepare()  # MCP tools a resumed history loaded
+            outcome = failed if failed is not None else await turn.run()
+        except asyncio.CancelledError:  # interrupted before the turn got going
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            outcome = Interrupted()
+        except Exception as err:  # a bug in the loop must still end the turn cleanly
+            log.exception("turn %s crashed", turn.setup.turn_id)
+            self.messages = history.repair(self.messages)
+            outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
+        self._finish(turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
+
+    def _finish(
+        self,
+        turn_id: str,
+        outcome: TurnOutcome,
+        trail: tuple[TrailItem, ...],
+        usage: Usage | None = None,
+    ) -> None:
+        """The one place a turn ends (once): idle state first, then ``turnEnded``, then the
+        next queued prompt."""
+        active = self.active
+        if active is None or active.turn_id != turn_id:
+            return  # already ended
+        self.active = None
+        self._last_turn = turn_id
+        match outcome:
+            case Interrupted():
+                outcome = Interrupted(active.cancel_cause or "user")
+            case _:
+                pass
+        late = self.take_steers()
+        if late:  # the turn ended before a step boundary: they run next, before the queue
+            self.queue.extendleft(Pending(text) for text in reversed(late))
+        self.publish()
+        self.emit_in(turn_id, TurnEnded(outcome, trail, usage))
+        self.store.count_turn(self.id)  # a statistic: after the event the user waits for
+        if late:
+            self.emit(Notice(f"The turn ended before it could take {_steers(late)}: "
+                             "sent as the next prompt."))  # fmt: skip
+        if self.checkpoints is not None:
+            self.checkpoints.after_turn(self.id, turn_id)
+        if self.queue and not self.closed:
+            pending = self.queue.popleft()
+            self._start(pending.text, pending.options, pending.attached)
+
+
+def _steers(texts: tuple[str, ...]) -> str:
+    return "the steer" if len(texts) == 1 else f"{len(texts)} steers"
+
+
+def active_todo(todos: Sequence[Todo]) -> str | None:
+    """The in_progress item's activeForm. Only while a turn runs: an item that an interrupted
+    (or failed) turn left in_progress stays on the board, but no one is working on it."""
+    return next((t.active_form for t in todos if t.status == "in_progress"), None)
