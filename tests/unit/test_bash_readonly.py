@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from tiller.workspace.tools import git_config
-from tiller.workspace.tools.bash_readonly import MAX_COMMAND_BYTES, is_read_only_command
+from tiller.workspace.tools.bash_readonly import (
+    GLOB_MATCH_BUDGET,
+    GLOB_SCAN_BUDGET,
+    MAX_COMMAND_BYTES,
+    is_read_only_command,
+    uses_writing_option,
+)
 
 
 @pytest.fixture
@@ -387,6 +393,20 @@ def test_expansions_that_could_write_or_escape_are_refused(command: str, ws: Pat
     assert not ro(command, ws)
 
 
+def test_a_home_glob_is_judged_by_the_names_it_expands_to(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34: the names of a ``~/`` glob are absolute already; HOME was joined to them
+    again (``$HOME$HOME/a.txt``), so a read inside the workspace was asked."""
+    monkeypatch.setenv("HOME", str(ws))
+    assert ro("cat ~/*.txt", ws)
+    assert ro("wc -l ~/sub/v*", ws)
+    assert ro("cat ~/nothing*", ws)  # no match: bash passes $HOME/nothing* as it is
+    assert not ro("cat ~/sub/*", ws)  # sub/out-link leads outside
+    monkeypatch.setenv("HOME", str(ws / "sub"))
+    assert not ro("cat ~/*", ws)
+
+
 def test_parameters_are_fine_where_they_are_only_printed(ws: Path) -> None:
     assert ro('echo "$HOME" $USER ${PATH}', ws)
     assert ro('printf "%s\\n" "$1"', ws)
@@ -405,6 +425,261 @@ def test_a_glob_over_a_huge_directory_is_refused_within_budget(ws: Path) -> None
     for i in range(6_000):
         (big / f"f{i}").touch()
     assert not ro("cat big/*", ws)
+
+
+# --- issue 34: behaviours a mutation run showed untested (scripts/mutation.sh) ----------------
+
+
+def test_a_tilde_naming_a_user_is_refused_even_where_home_then_the_word_is_inside(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~root`` is root's home, ``~+`` the working directory, ``~-`` the previous one: never
+    $HOME followed by the rest of the word, which, with HOME the workspace spelled with a
+    trailing slash, names files inside it."""
+    monkeypatch.setenv("HOME", f"{ws}/")
+    for name in ("root", "+", "-"):
+        (ws / name).mkdir()
+        (ws / name / "x").write_text("x\n")
+    assert ro("ls ~", ws)
+    assert ro("cat ~/root/x ~/+/x", ws)
+    for command in ("cat ~root/x", "cat ~+/x", "cat ~-/x", "ls ~root", "ls ~+"):
+        assert not ro(command, ws), command
+
+
+def test_a_quoted_glob_prefix_still_expands_through_a_link_out(ws: Path, outside: Path) -> None:
+    """Quotes make ``'secret'`` literal, not the ``*`` after it: bash expands ``'secret'*``
+    to ``secret-link``, which points outside."""
+    (ws / "secret-link").symlink_to(outside / "secret.txt")
+    for command in ("cat 'secret'*", 'cat "secret"*', "cat secret*", "cat \\secret*"):
+        assert not ro(command, ws), command
+    assert ro("cat 'secret*'", ws)  # all quoted: the name secret* itself (there is none)
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ('echo "\\\\$(rm x)"', False),  # \\ is one backslash: the $( ) after it still runs
+        ('echo "\\\\`rm x`"', False),
+        ('echo "\\"$(rm x)\\""', False),  # \" is a quote inside the quotes
+        ('cat "\\$(rm x)"', True),  # \$ is a literal dollar: a file named $(rm x)
+        ('cat "\\$HOME"', True),
+        ('cat "a\\.txt"', True),  # before another character the backslash stays
+        ('echo "\\\\"', True),
+    ],
+)
+def test_backslashes_in_double_quotes_escape_only_what_bash_escapes(
+    command: str, read_only: bool, ws: Path
+) -> None:
+    assert ro(command, ws) is read_only
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("cat a.txt <&3", True),  # fd duplication
+        ("cat a.txt <&-", True),  # closing stdin
+        ("cat <&a.txt", False),  # not a descriptor: bash refuses it, and so does the check
+        ("cat <&$X", False),
+    ],
+)
+def test_input_duplication_takes_only_a_descriptor_or_a_dash(
+    command: str, read_only: bool, ws: Path
+) -> None:
+    assert ro(command, ws) is read_only
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat < $(rm x)",
+        'cat < "$(rm x)"',
+        "cat < `rm x`",
+        "cat <<< $(rm x)",
+        'cat <<< "$(rm x)"',
+        "cat < $X",
+        "cat < *.txt",
+        "(cat) < $(rm x)",
+    ],
+)
+def test_an_input_redirection_is_judged_like_a_word(command: str, ws: Path) -> None:
+    """The redirection's word is expanded by bash like any other: a substitution runs."""
+    assert not ro(command, ws)
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("(ls) > out.txt", False),
+        ("(ls) >> a.txt", False),
+        ("{ ls; } 2> err.txt", False),
+        ("(ls; pwd) > /dev/null 2>&1", True),
+        ("(cat) < a.txt", True),
+        ("(cat) < /etc/hostname", False),
+        ("{ cat; } < ../x", False),
+    ],
+)
+def test_redirections_of_compound_commands_are_judged(
+    command: str, read_only: bool, ws: Path
+) -> None:
+    assert ro(command, ws) is read_only
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("echo a$", True),  # a lone $ is a literal dollar
+        ('echo "a$ b"', True),
+        ("echo '' a", True),  # empty quotes
+        ('echo "a$(rm x)"', False),  # a substitution after text inside double quotes
+        ('echo "ab$(rm x)"', False),
+        ('echo "${HOME}$(rm x)"', False),  # ... after a braced parameter
+        ("cat s*/out-link", False),  # the / after a glob character: sub/out-link leads out
+        ("cat s\\ub/*", False),  # \u is u: sub/*, and sub/out-link leads out
+        ("sort \\-o out.txt a.txt", False),  # \- is -: the option -o
+        ("cat -x*", False),  # a glob in option position, even matching nothing
+        ("ls =~/x", False),  # a tilde after = or :, which bash expands in a=~/x
+        ("ls :~/x", False),
+        ("ls a:~/x", False),
+        ("ls\x00rm -rf x", False),
+        ("echo a\x00b", False),  # a NUL anywhere
+        ("cat a.txt $1", False),  # special parameters at the end of a word
+        ("sort a.txt $?", False),
+        ('echo "${HOME}" "}${USER}"', True),  # a } before ${ is not its end
+        ("echo ${1} ${X}", True),  # one-character names in braces
+        ("echo $HOME/*", False),  # a glob after a parameter: it could list any folder
+        ('cat "s\\u"b/*', True),  # a backslash before u stays: the folder s\ub (none)
+        ("grep --file=a=/../../x y a.txt", False),  # the value is all after the first =
+        ('cat "x\\$(rm x)"', True),  # \$ after text is a literal dollar
+        ("< a.txt", False),  # redirections without a program
+        ("2>/dev/null", False),
+        ("echo x > >(rm y)", False),  # an output process substitution
+        ("ls 2> >(cat)", False),
+    ],
+)
+def test_words_are_read_the_way_bash_reads_them(command: str, read_only: bool, ws: Path) -> None:
+    assert ro(command, ws) is read_only
+
+
+def test_escaped_characters_in_quotes_name_the_files_bash_names(ws: Path, outside: Path) -> None:
+    (ws / "$out").symlink_to(outside / "secret.txt")
+    assert not ro('cat "\\$out"', ws)  # the file $out, which leads outside
+    assert not ro('cat "\\$"*', ws)  # a glob matching $out
+    assert ro('cat "\\$"x*', ws)  # nothing matches: the word itself, inside
+
+
+def test_a_home_word_outside_the_workspace_is_refused_where_it_is_read(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert not ro("cat ~/nothing*", ws)  # bash passes $HOME/nothing* as it is
+    assert not ro("cat ~/x", ws)
+    assert ro("echo ~/x ~", ws)  # printed, not read
+
+
+@pytest.mark.parametrize(
+    ("command", "read_only"),
+    [
+        ("grep --file=a.txt x a.txt", True),  # --opt=value: the value is a path
+        ("grep --file=/etc/hostname x a.txt", False),
+        ("grep --file= x a.txt", True),  # an empty value names nothing
+        ("grep -- -o a.txt", True),  # after --, -o is an operand
+        ("grep -- -f/etc/hostname a.txt", True),  # ... a file named so inside the workspace
+        ("cat -- -x=/etc/hostname", True),
+        ("cat -- ../x", False),
+        ("echo /etc/hostname ../x", True),  # echo's words are printed, not read
+        ("printf '%s' /etc/hostname", True),
+        ("date -d yesterday -s 2020-01-01", False),  # the value of -d does not end the check
+        ("date -d yesterday --set=2020-01-01", False),
+        ("date +%s -s 2020-01-01", False),  # nor does a format
+        ("date --date=yesterday 2020", False),
+        ("date -r a.txt +%s", True),
+    ],
+)
+def test_options_and_operands_are_told_apart(command: str, read_only: bool, ws: Path) -> None:
+    assert ro(command, ws) is read_only
+
+
+def test_a_glob_ending_in_a_slash_names_directories_and_follows_their_links(
+    ws: Path, outside: Path
+) -> None:
+    assert ro("ls s*/", ws)
+    assert ro("ls a*/", ws)  # a.txt is no directory: nothing matches
+    (ws / "sx").symlink_to(outside)
+    assert not ro("ls s*/", ws)  # sx/ is the directory outside
+
+
+def test_a_glob_below_a_file_matches_nothing(ws: Path) -> None:
+    assert ro("cat a.txt/*", ws)
+
+
+def test_a_file_named_like_the_environment_is_refused_through_a_link(ws: Path) -> None:
+    (ws / "environ.txt").write_text("x\n")
+    (ws / "notes").symlink_to(ws / "environ.txt")
+    assert not ro("cat notes", ws)
+    assert ro("cat a.txt", ws)
+
+
+def test_a_home_path_is_passed_to_git_as_bash_expands_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(ws))
+    assert ro("git -C ~/sub status", ws)  # no repository: git reads no configuration
+    assert ro("ls ~/a.txt=", ws)  # a = at the end is no tilde after =
+
+
+def test_globs_expand_to_at_most_the_match_budget(ws: Path) -> None:
+    many = ws / "many"
+    many.mkdir()
+    for i in range(GLOB_MATCH_BUDGET):
+        (many / f"f{i}").touch()
+    assert ro("cat many/*", ws)
+    (many / "one-more").touch()
+    assert not ro("cat many/*", ws)
+
+
+def test_globs_look_at_most_at_the_scan_budget_of_names_even_matching_few(ws: Path) -> None:
+    """``cat big/x*`` looks at every name in big/ to find those starting with x."""
+    big = ws / "big"
+    big.mkdir()
+    for i in range(GLOB_SCAN_BUDGET):
+        (big / f"f{i}").touch()
+    assert ro("cat big/x*", ws)
+    (big / "x").touch()
+    assert not ro("cat big/x*", ws)
+
+
+def test_a_command_line_of_exactly_the_byte_limit_is_judged(ws: Path) -> None:
+    command = "echo " + "a" * (MAX_COMMAND_BYTES - len("echo "))
+    assert len(command) == MAX_COMMAND_BYTES
+    assert ro(command, ws)
+    assert not ro(command + "a", ws)
+    assert not ro(command[:-1] + "é", ws)  # the same length in characters, a byte more
+
+
+@pytest.mark.parametrize(
+    ("argv", "writes"),
+    [
+        (["sort", "a.txt", "-o", "out.txt"], True),
+        (["sort", "a.txt"], False),
+        (["git", "diff", "--output=x.patch"], True),
+        (["git", "--no-pager", "diff", "--output=x.patch"], True),
+        (["git", "-C", "sub", "log", "--ext-diff"], True),
+        (["git", "-c", "core.pager=less", "log"], True),  # a global option the check refuses
+        (["git", None, "status"], True),  # a word decided at run time, where options go
+        (["git", "branch", "-a"], False),
+        (["git", "diff", None], True),
+        (["git", "status", None], False),  # status takes any argument
+        (["git", "commit", "-m", "x"], False),  # not a reading subcommand: not this check's
+        (["git"], False),
+        (["grep", "-R", "x"], False),  # only follows links while it reads
+        (["rm", "-rf", "x"], False),  # not a program the classifier knows
+        ([], False),
+    ],
+)
+def test_uses_writing_option_names_the_options_that_write_or_run_a_program(
+    argv: list[str | None], writes: bool
+) -> None:
+    assert uses_writing_option(argv) is writes
 
 
 # --- cost bounds (issue 7, bug 7) ------------------------------------------------------------

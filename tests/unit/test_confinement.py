@@ -6,16 +6,32 @@ holding what the tools must never read or write.
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Iterator
+import secrets
+import socket
+import stat
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from disk import SECRET
 from swap_race import Flipper
+from tiller.errors import ToolInputError
 from tiller.workspace.tools.base import FileStamp, ToolContext, ToolResult
-from tiller.workspace.tools.confined import Root
+from tiller.workspace.tools.confined import (
+    Changed,
+    MissingDirectory,
+    Root,
+    Spot,
+    open_dir_at,
+    open_regular,
+    read_all,
+    refuse_hard_links,
+    replace_file,
+)
 from tiller.workspace.tools.files import EditFile, ListFiles, ReadFile, WriteFile
 from tiller.workspace.tools.search import Grep
 
@@ -264,3 +280,321 @@ async def test_edits_never_escape_while_a_directory_flips_to_a_symlink(
     flipping.halt()
     assert (outside / "secret.txt").read_text() == f"{SECRET}\n"
     assert files_under(outside) == {"secret.txt"}
+
+
+# --- confined.py directly: what the mutation run showed untested (issue 34) -------------------
+
+
+def _opens(path: Path) -> bool:
+    """Whether the kernel opens ``path`` (following its links)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except OSError:
+        return False
+    return True
+
+
+def _locates(root: Root, raw: str) -> bool:
+    try:
+        with root.locate(raw) as spot, open_regular(spot):
+            return True
+    except ToolInputError:
+        return False
+
+
+def test_links_are_followed_as_far_as_the_kernel_follows_them(ws: Path) -> None:
+    """40 links in a path, like the kernel (MAX_SYMLINKS); one more is refused."""
+    (ws / "t.txt").write_text("t\n")
+    previous = "t.txt"
+    for n in range(1, 42):
+        (ws / f"l{n}").symlink_to(previous)
+        previous = f"l{n}"
+    root = Root.of(ws)
+    assert _opens(ws / "l40") and _locates(root, "l40")
+    assert not _opens(ws / "l41") and not _locates(root, "l41")
+
+
+def test_locate_leaves_no_descriptor_open(ws: Path) -> None:
+    (ws / "a/b/c").mkdir(parents=True)
+    (ws / "a/b/c/f.txt").write_text("f\n")
+    (ws / "abs").symlink_to(ws / "a/b")
+    before = sorted(os.listdir("/proc/self/fd"))
+    for raw in ("a/b/c/f.txt", "abs/c/f.txt", "a/b/..", "missing.txt"):
+        with Root.of(ws).locate(raw):
+            pass
+    with pytest.raises(MissingDirectory), Root.of(ws).locate("a/none/f.txt"):
+        pass
+    assert sorted(os.listdir("/proc/self/fd")) == before
+
+
+def test_an_absolute_link_deep_in_the_tree_resolves_from_the_root(ws: Path) -> None:
+    (ws / "sub/deep").mkdir(parents=True)
+    (ws / "a.txt").write_text("top\n")
+    (ws / "sub/a.txt").write_text("sub\n")
+    (ws / "sub/deep/link").symlink_to(ws / "a.txt")
+    with Root.of(ws).locate("sub/deep/link") as spot, open_regular(spot) as (fd, _):
+        assert spot.parts == ("a.txt",)
+        assert read_all(fd, 100) == b"top\n"
+
+
+def test_a_path_ending_in_dot_dot_is_that_directory(ws: Path) -> None:
+    (ws / "sub/deep").mkdir(parents=True)
+    with Root.of(ws).locate("sub/deep/..") as spot:
+        assert (spot.name, spot.parts) == (".", ("sub",))
+        assert os.listdir(spot.dir_fd) == ["deep"]
+
+
+def test_missing_directories_are_made_only_when_asked_with_the_umask_mode(ws: Path) -> None:
+    with pytest.raises(MissingDirectory), Root.of(ws).locate("new/dir/x.txt"):
+        pass
+    assert not (ws / "new").exists()
+    old = os.umask(0o027)
+    try:
+        with Root.of(ws).locate("new/dir/x.txt", make_parents=True) as spot:
+            assert spot.parts == ("new", "dir", "x.txt")
+    finally:
+        os.umask(old)
+    assert [(ws / p).stat().st_mode & 0o7777 for p in ("new", "new/dir")] == [0o750, 0o750]
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo"])
+def test_a_file_on_the_way_is_no_directory_and_is_never_opened(ws: Path, kind: str) -> None:
+    """Not even a FIFO, whose opening would wait for a writer."""
+    if kind == "fifo":
+        os.mkfifo(ws / "p")
+    else:
+        (ws / "p").write_text("p\n")
+    outcome: list[BaseException] = []
+
+    def walk() -> None:
+        try:
+            with Root.of(ws).locate("p/x.txt"):
+                pass
+        except BaseException as error:  # kept for the assertion below
+            outcome.append(error)
+
+    _returns_without_a_writer(ws / "p", walk)
+    assert len(outcome) == 1 and type(outcome[0]) is ToolInputError, outcome
+    assert "is a file, not a directory" in str(outcome[0])
+
+
+def _returns_without_a_writer(fifo: Path, call: Callable[[], object]) -> None:
+    """Run ``call`` in a thread: it must return on its own. If it waits on the FIFO, a writer
+    opened after 10 s lets it go, and the test fails."""
+    done = threading.Event()
+
+    def run() -> None:
+        call()
+        done.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    returned = done.wait(10)
+    if not returned and stat.S_ISFIFO(os.lstat(fifo).st_mode):
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # release the waiting open
+    thread.join(10)
+    assert returned, "it waited for a writer on the FIFO"
+
+
+def test_a_root_that_is_no_directory_is_refused(ws: Path) -> None:
+    (ws / "f").write_text("f\n")
+    with pytest.raises(NotADirectoryError), Root.of(ws / "f").locate("."):
+        pass
+
+
+def test_paths_are_split_relative_to_the_root(ws: Path) -> None:
+    root = Root.of(ws)
+    assert root.parts_of(f"{ws}/sub/a.txt") == ["sub", "a.txt"]
+    assert root.parts_of(str(ws)) == []
+    assert root.parts_of("sub/../a.txt") == ["sub", "..", "a.txt"]
+    named = Root(root.path, root.given, strip="api")
+    assert named.parts_of("api/src/x.py") == ["src", "x.py"]
+    assert named.parts_of("src/x.py") == ["src", "x.py"]
+
+
+def test_a_spots_status_is_the_names_own_even_when_it_became_a_link(
+    ws: Path, outside: Path
+) -> None:
+    (ws / "a.txt").write_text("a\n")
+    with Root.of(ws).locate("a.txt") as spot:
+        (ws / "a.txt").unlink()
+        (ws / "a.txt").symlink_to(outside / "secret.txt")
+        st = spot.lstat()
+        assert st is not None and stat.S_ISLNK(st.st_mode)
+        with pytest.raises(Changed), open_regular(spot):
+            pass
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_a_file_swapped_after_its_status_was_taken_is_refused_without_blocking(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Between the status check and the opening, a.txt became a FIFO or a socket."""
+    (ws / "a.txt").write_text("a\n")
+    regular = os.lstat(ws / "a.txt")
+    monkeypatch.setattr(Spot, "lstat", lambda self: regular)
+    (ws / "a.txt").unlink()
+    if kind == "fifo":
+        os.mkfifo(ws / "a.txt")
+    else:
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(ws / "a.txt"))
+    outcome: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            with Root.of(ws).locate("a.txt") as spot, open_regular(spot):
+                pass
+        except BaseException as error:  # kept for the assertion below
+            outcome.append(error)
+
+    _returns_without_a_writer(ws / "a.txt", read)
+    assert len(outcome) == 1 and type(outcome[0]) is ToolInputError, outcome
+    assert "not a regular file" in str(outcome[0])
+
+
+def test_open_dir_at_tells_what_stands_in_the_way(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / "d").mkdir()
+    (ws / "f").write_text("f\n")
+    (ws / "l").symlink_to("d")
+    root_fd = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.close(open_dir_at(root_fd, "d", "d"))
+        for name, error, words in [
+            ("missing", ToolInputError, "does not exist"),
+            ("f", ToolInputError, "is a file, not a directory"),
+            ("l", Changed, "became a symbolic link"),
+        ]:
+            with pytest.raises(error) as raised:
+                open_dir_at(root_fd, name, name)
+            assert type(raised.value) is error and words in str(raised.value), name
+        real_open = os.open
+
+        def not_a_directory_once(path: str, flags: int, *args: object, **kwargs: object) -> int:
+            monkeypatch.setattr(os, "open", real_open)
+            raise OSError(errno.ENOTDIR, "swapped meanwhile")
+
+        monkeypatch.setattr(os, "open", not_a_directory_once)  # d was a file for a moment
+        with pytest.raises(Changed, match="changed while it was opened"):
+            open_dir_at(root_fd, "d", "d")
+    finally:
+        os.close(root_fd)
+
+
+def test_a_directory_that_changes_back_while_it_is_entered_is_tried_again(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / "sub").mkdir()
+    (ws / "sub/a.txt").write_text("a\n")
+    real_open = os.open
+
+    def a_link_for_a_moment(path: str, flags: int, *args: object, **kwargs: object) -> int:
+        if path == "sub":
+            monkeypatch.setattr(os, "open", real_open)
+            raise OSError(errno.ELOOP, "a link for a moment")
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", a_link_for_a_moment)
+    with Root.of(ws).locate("sub/a.txt") as spot:
+        assert spot.parts == ("sub", "a.txt")
+
+
+@pytest.mark.parametrize(
+    ("error", "changed"),
+    [
+        (FileNotFoundError(errno.ENOENT, "gone"), True),
+        (OSError(errno.EINVAL, "no longer a link"), True),
+        (PermissionError(errno.EACCES, "denied"), False),
+    ],
+)
+def test_a_link_that_changes_while_it_is_read_is_a_change_not_a_failure(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, changed: bool
+) -> None:
+    (ws / "a.txt").write_text("a\n")
+    (ws / "l").symlink_to("a.txt")
+
+    def readlink(path: str, *, dir_fd: int | None = None) -> str:
+        raise error
+
+    monkeypatch.setattr(os, "readlink", readlink)
+    with pytest.raises(Changed if changed else PermissionError), Root.of(ws).locate("l"):
+        pass
+
+
+def test_a_parent_removed_while_a_directory_is_made_is_a_change(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def mkdir(path: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        raise FileNotFoundError(errno.ENOENT, "the parent was removed")
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    with pytest.raises(Changed), Root.of(ws).locate("new/x.txt", make_parents=True):
+        pass
+
+
+def test_hard_links_are_refused_with_how_many_other_names(ws: Path) -> None:
+    (ws / "a.txt").write_text("a\n")
+    refuse_hard_links(os.stat(ws / "a.txt"), "a.txt", "read_file")  # one name: fine
+    os.link(ws / "a.txt", ws / "b.txt")
+    with pytest.raises(ToolInputError, match="has another name"):
+        refuse_hard_links(os.stat(ws / "a.txt"), "a.txt", "read_file")
+    os.link(ws / "a.txt", ws / "c.txt")
+    with pytest.raises(ToolInputError, match="has 2 other names"):
+        refuse_hard_links(os.stat(ws / "a.txt"), "a.txt", "read_file")
+
+
+def test_read_all_reads_at_most_the_limit(ws: Path) -> None:
+    (ws / "a.txt").write_text("abcdef")
+    fd = os.open(ws / "a.txt", os.O_RDONLY)
+    try:
+        assert [read_all(fd, 1), read_all(fd, 2), read_all(fd, 100), read_all(fd, 1)] == [
+            b"a",
+            b"bc",
+            b"def",
+            b"",
+        ]
+    finally:
+        os.close(fd)
+
+
+def test_a_new_file_gets_the_default_mode_less_the_umask(ws: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        with Root.of(ws).locate("new.txt") as spot:
+            written = replace_file(spot, b"new\n", None)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(written.st_mode) == stat.S_IMODE((ws / "new.txt").stat().st_mode) == 0o644
+
+
+def test_the_temporary_file_is_always_a_new_name_never_a_planted_link(
+    ws: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws / "a.txt").write_text("a\n")
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "feedfacecafe")
+    (ws / ".a.txt.feedfacecafe.tiller-tmp").symlink_to(outside / "secret.txt")
+    with Root.of(ws).locate("a.txt") as spot, pytest.raises(FileExistsError):
+        replace_file(spot, b"new\n", None)
+    assert (outside / "secret.txt").read_text() == f"{SECRET}\n"
+    assert (ws / "a.txt").read_text() == "a\n"
+
+
+@pytest.mark.parametrize(
+    ("error", "raised"),
+    [(PermissionError(errno.EACCES, "denied"), PermissionError), (FileNotFoundError(), Changed)],
+)
+def test_a_replace_that_fails_leaves_no_temporary_file(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, error: OSError, raised: type[Exception]
+) -> None:
+    """A directory removed meanwhile (FileNotFoundError) says so; any failure cleans up."""
+    (ws / "a.txt").write_text("a\n")
+
+    def replace(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(os, "replace", replace)
+    with Root.of(ws).locate("a.txt") as spot, pytest.raises(raised):
+        replace_file(spot, b"new\n", None)
+    assert os.listdir(ws) == ["a.txt"] and (ws / "a.txt").read_text() == "a\n"

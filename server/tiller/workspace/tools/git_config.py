@@ -42,6 +42,7 @@ MAX_REPOSITORIES = 64  # repositories (submodules included) one check may look a
 MAX_DEPTH = 8  # submodules of submodules ...
 CONFIG_TIMEOUT_SECONDS = 5.0
 RACY_SECONDS = 3.0  # files changed this recently are read again next time
+MAX_POINTER_BYTES = 4096  # a longer ``gitdir:`` or ``commondir`` file is refused
 _CACHE_LIMIT = 1024
 
 # Variables that move the repository, its index or objects: the walk below would be wrong.
@@ -383,12 +384,17 @@ def _nofollow(path: str, flags: int) -> int:
 
 
 def _read_pointer(path: str, prefix: str) -> str:
-    """A ``gitdir: X`` file's or a ``commondir`` file's target, resolved; _NotInert if odd."""
+    """A ``gitdir: X`` file's or a ``commondir`` file's target, resolved; _NotInert if odd
+    (a file longer than ``MAX_POINTER_BYTES`` too: git reads it whole, so its first bytes
+    may name another place than git uses)."""
     try:
         with open(path, "rb") as file:
-            text = file.read(4096).decode()
+            data = file.read(MAX_POINTER_BYTES + 1)
+        text = data.decode()
     except (OSError, UnicodeDecodeError) as exc:
         raise _NotInert from exc
+    if len(data) > MAX_POINTER_BYTES:
+        raise _NotInert
     if not text.startswith(prefix):
         raise _NotInert
     target = text[len(prefix) :].rstrip("\r\n")
