@@ -18,12 +18,12 @@ from pathlib import Path
 from _common import Figure, main
 from fakeapi import prompt_blocks
 from tiller.extend.mcp.config import McpConfig, ServerConfig, Stdio
-from tiller.extend.mcp.manager import McpManager, Toolset
+from tiller.extend.mcp.manager import McpManager
 from tiller.extend.mcp.server import McpSettings
 from tiller.jsontypes import JSON
 from tiller.model.provider import ModelRequest, api_params
 from tiller.protocol import Thinking
-from tiller.workspace.tools.registry import default_tools
+from tiller.tools.registry import Toolset, default_tools
 
 SERVERS, TOOLS_EACH = 10, 10
 SERVER = Path(__file__).with_name("_mcp_tools_server.py")
@@ -56,7 +56,7 @@ async def measure() -> list[Figure]:
             none = prefix_tokens(specs(Toolset(default_tools(), None)))
             toolset = Toolset(default_tools(), manager)
             configured = prefix_tokens(specs(toolset))
-            tools = await manager.all_tools()
+            tools = await manager.all_infos()
             started = specs(toolset)
             running = prefix_tokens(started)
             eager = tuple({k: v for k, v in s.items() if k != "defer_loading"} for s in started)

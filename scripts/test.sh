@@ -108,6 +108,9 @@ lint() {
   local status=0
   uv run --frozen ruff check || status=1
   uv run --frozen ruff format --check || status=1
+  # The layers, the faces' independence and no cycles (pyproject.toml [tool.importlinter]);
+  # no cache: a stale one could pass a new import.
+  uv run --frozen lint-imports --no-cache || status=1
   return "$status"
 }
 types() {
@@ -126,7 +129,7 @@ setup "setup: python" scripts/setup-python.sh
 beside "VS Code extension: build, unit + end-to-end in code-server" vscode-extension/scripts/test.sh
 setup "setup: node test tools" scripts/setup-node-tests.sh
 setup "setup: MCP servers from PyPI" scripts/setup-mcp-py.sh
-phase "ruff" lint
+phase "ruff + import contracts" lint
 # mypy reads the sources only: pytest need not wait for it.
 beside "mypy (strict) + protocol.ts" types
 # Each worker rewrites the test modules' asserts as it imports them (PYTHONDONTWRITEBYTECODE

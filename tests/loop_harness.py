@@ -34,8 +34,8 @@ from tiller.model.provider import (
 )
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking, TrailItem
+from tiller.tools.base import Preview, ReadLedger, ToolContext, ToolResult
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.base import Preview, ReadLedger, ToolContext, ToolResult
 
 MODEL = "claude-sonnet-4-5"
 TOOL_IDS = itertools.count()  # tool_use ids are unique across a whole history

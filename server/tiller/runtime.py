@@ -26,10 +26,10 @@ from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.trust import Trust, decided
 from tiller.model.provider import AnthropicProvider
 from tiller.services import make_provider, open_checkpoints, open_shell, open_store
-from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.bash.readonly import is_read_only_command
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.tool_env import EnvRules
-from tiller.workspace.tools.bash_readonly import is_read_only_command
 
 log = logging.getLogger(__name__)
 

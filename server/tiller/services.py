@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 from tiller.core.config import AnthropicSettings, Config, ScriptedSettings
 from tiller.errors import ConfigError
 from tiller.model.provider import AnthropicProvider, Provider, ScriptedProvider
-from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.sandbox import ShellPolicy, shell_policy
 from tiller.workspace.store import SessionStore, StoreTooNew
-from tiller.workspace.tools.sandbox import ShellPolicy, shell_policy
 
 if TYPE_CHECKING:
     import asyncio

@@ -14,7 +14,7 @@ from harness import Tiller
 from processes import host_pids, processes_with, sleep_marker
 from test_turn_basics import text, tool_use
 from tiller.model.history import Message, problems
-from tiller.workspace.tools.sandbox import bwrap_works
+from tiller.workspace.sandbox import bwrap_works
 
 
 def assert_valid_history(api: FakeMessagesAPI) -> None:

@@ -29,13 +29,13 @@ from mcp_servers import (
     time_server,
 )
 from tiller.extend.mcp.config import McpConfig, ServerConfig, parse_server
-from tiller.extend.mcp.manager import Absent, McpManager, Toolset
-from tiller.extend.mcp.results import convert
+from tiller.extend.mcp.manager import McpManager
 from tiller.extend.mcp.server import Failed, McpServer, McpSettings, Running
-from tiller.extend.mcp.tools import McpTool
 from tiller.jsontypes import JSON
 from tiller.model.history import Message, text_block
-from tiller.workspace.tools.registry import default_tools
+from tiller.tools.mcp import Absent, McpTool
+from tiller.tools.mcp_results import convert
+from tiller.tools.registry import Toolset, default_tools
 
 pytestmark = pytest.mark.skipif(not INSTALLED, reason=NOT_INSTALLED)
 

@@ -21,7 +21,7 @@ from harness import Tiller
 from test_cli import CLI, cli_env
 from test_rewind import allow, digest
 from test_turn_basics import text, tool_use
-from tiller.workspace.tools.sandbox import bwrap_works
+from tiller.workspace.sandbox import bwrap_works
 
 SECRET = "TOP-SECRET-VALUE"
 

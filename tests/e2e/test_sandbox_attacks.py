@@ -46,7 +46,7 @@ from processes import until
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
 from tiller.faces.forked.client import TEMPLATE_ENV
-from tiller.workspace.tools.sandbox import bwrap_works
+from tiller.workspace.sandbox import bwrap_works
 from users import USERS, User, as_user, make_dir, python_for, require, user_dir
 from warm import parent_of
 

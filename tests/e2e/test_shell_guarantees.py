@@ -24,7 +24,7 @@ from harness import SERVER_COMMAND, Tiller, server_env, spawn_client, stop_tille
 from processes import host_pids, processes_with, sleep_marker
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
-from tiller.workspace.tools.sandbox import bwrap_works
+from tiller.workspace.sandbox import bwrap_works
 
 SECRET = "sk-ant-e2e-NEVER-SHOW-9f8e7d6c"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from disk import SECRET
+from tiller.tools.base import ReadLedger, ToolContext
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.base import ReadLedger, ToolContext
 from xdist_groups import pytest_runtest_setup  # noqa: F401  (a hook: the guard on groups)
 
 

@@ -11,7 +11,7 @@ from tiller.core.config import Config
 from tiller.core.session.session import Session
 from tiller.core.session.subagents import (
     REPORT_CAP,
-    TaskTool,
+    Subagents,
     cap_report,
     child_mode,
     child_tools,
@@ -30,8 +30,9 @@ from tiller.extend.agents import (
     parse_agent,
 )
 from tiller.model.usage import Usage
+from tiller.tools.registry import default_tools
+from tiller.tools.task import TaskTool
 from tiller.workspace.store import SessionStore
-from tiller.workspace.tools.registry import default_tools
 
 REVIEWER = """---
 name: reviewer
@@ -130,7 +131,7 @@ def test_explorer_task_calls_make_one_concurrent_batch_and_a_general_one_runs_al
 ) -> None:
     store = SessionStore(tmp_path / "s.db")
     session = Session(Config(model="claude-sonnet-4-5"), tmp_path, None, None, None, [], store)  # type: ignore[arg-type]
-    tool = TaskTool(session, 3)
+    tool = TaskTool(Subagents(session), 3)
 
     def call(i: int, kind: str) -> ToolCall:
         return ToolCall(f"t{i}", "task", {"description": "d", "prompt": "p", "subagent_type": kind})

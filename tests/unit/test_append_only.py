@@ -33,6 +33,7 @@ from fakeapi import (
 from loop_harness import AllowAll
 from tiller.core.config import Config
 from tiller.core.session import rewind as rewinding
+from tiller.core.session import turns
 from tiller.core.session.session import Session, Started
 from tiller.core.session.sessions import Seat, Sessions
 from tiller.core.turn import compaction
@@ -55,8 +56,8 @@ from tiller.model.provider import (
 from tiller.model.usage import Usage
 from tiller.protocol import State, Thinking, Todo
 from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.sandbox import ShellPolicy
 from tiller.workspace.store import SessionStore
-from tiller.workspace.tools.sandbox import ShellPolicy
 
 MODELS = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5")
 TOOL_IDS = itertools.count()
@@ -192,7 +193,7 @@ def open_session(rt: MemoryRuntime, ws: Path) -> tuple[Sessions[MemoryRuntime], 
 
 
 async def run(session: Session, text: str) -> None:
-    assert isinstance(await session.prompt(text), Started)
+    assert isinstance(await turns.prompt(session, text), Started)
     await session.wait_idle()
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tiller.workspace.tools import git_config
-from tiller.workspace.tools.bash_readonly import (
+from tiller.workspace.bash import git_config
+from tiller.workspace.bash.readonly import (
     GLOB_MATCH_BUDGET,
     GLOB_SCAN_BUDGET,
     MAX_COMMAND_BYTES,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tiller.workspace.tools.bash_readings import allow_readings, deny_readings
-from tiller.workspace.tools.bash_segments import (
+from tiller.workspace.bash.readings import allow_readings, deny_readings
+from tiller.workspace.bash.segments import (
     MAX_SEGMENTED_BYTES,
     Segment,
     Unreadable,

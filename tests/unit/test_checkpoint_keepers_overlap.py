@@ -19,7 +19,7 @@ import pytest
 
 from tiller.core.config import Config, ScriptedSettings
 from tiller.runtime import Runtime
-from tiller.workspace.checkpoints import ShadowRepo
+from tiller.workspace.checkpoints.shadow_repo import ShadowRepo
 from tiller.workspace.roots import WorkspaceRoots
 
 
@@ -38,7 +38,7 @@ async def test_two_keepers_of_one_folder_made_at_once_set_it_up_once(
     """Their first housekeeping ran at once: two ``git init`` of one repository ("File
     exists"), and one keeper's checkpoints were off until its next housekeeping."""
     runtime, ws, api = two_roots(tmp_path)
-    caplog.set_level(logging.WARNING, logger="tiller.workspace.rewind")
+    caplog.set_level(logging.WARNING, logger="tiller.workspace.checkpoints.rewind")
     runtime.checkpoints(WorkspaceRoots.of(ws, api))
     runtime.checkpoints(WorkspaceRoots.of(ws))
     await asyncio.gather(*runtime._background)
@@ -68,7 +68,7 @@ async def test_housekeeping_of_one_keeper_waits_for_anothers_restore_of_the_same
         return snapshot(repo, why, *args, **kwargs)
 
     monkeypatch.setattr(ShadowRepo, "snapshot", hold_restores)
-    caplog.set_level(logging.WARNING, logger="tiller.workspace.rewind")
+    caplog.set_level(logging.WARNING, logger="tiller.workspace.checkpoints.rewind")
     restore = asyncio.ensure_future(both.restore(target))
     assert await asyncio.to_thread(held.wait, 30)
     housekeeping = asyncio.ensure_future(alone.housekeeping())

@@ -18,10 +18,10 @@ import pytest
 from tiller.core.turn import checkpoints as turn_checkpoints
 from tiller.core.turn.checkpoints import snapshot_before
 from tiller.protocol import Thinking
-from tiller.workspace.checkpoints import ShadowRepo, Snapshot
-from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.shadow_repo import ShadowRepo, Snapshot
+from tiller.workspace.checkpoints.watch import FolderWatch
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.shadow_watch import FolderWatch
 from tiller.workspace.store import SessionRow, SessionStore
 
 needs_watch = pytest.mark.skipif(

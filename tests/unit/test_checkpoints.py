@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiller.protocol import Thinking
-from tiller.workspace import checkpoints
-from tiller.workspace.checkpoints import CheckpointError, ShadowRepo
-from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints import shadow_repo as checkpoints
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.shadow_repo import CheckpointError, ShadowRepo
 from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.store import CheckpointTable, SessionRow, SessionStore
 
@@ -109,7 +109,7 @@ def test_a_restore_cut_by_kill_9_is_completed_by_the_next_call(tmp_path: Path) -
     (ws / "extra.txt").write_text("made later")
     code = (
         "import sys; from pathlib import Path; "
-        "from tiller.workspace.checkpoints import ShadowRepo; "
+        "from tiller.workspace.checkpoints.shadow_repo import ShadowRepo; "
         f"ShadowRepo(Path({str(repo.git_dir)!r}), Path({str(ws)!r})).restore({target!r})"
     )
     child = subprocess.Popen([sys.executable, "-c", code])
@@ -302,7 +302,7 @@ async def test_housekeeping_keeps_only_this_workspaces_commits_when_several_exis
     table = CheckpointTable(store)
     mine = table.live_commits(str(tmp_path / "one"))
     assert len(mine) == 2 and mine.isdisjoint(table.live_commits(str(tmp_path / "two")))
-    with caplog.at_level(logging.WARNING, logger="tiller.workspace.rewind"):
+    with caplog.at_level(logging.WARNING, logger="tiller.workspace.checkpoints.rewind"):
         await one.housekeeping()
     assert not [r for r in caplog.records if "housekeeping failed" in r.getMessage()]
     kept = await asyncio.to_thread(keep_refs, one.repo.git_dir)

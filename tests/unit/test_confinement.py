@@ -20,8 +20,10 @@ import pytest
 from disk import SECRET
 from swap_race import Flipper
 from tiller.errors import ToolInputError
-from tiller.workspace.tools.base import FileStamp, ToolContext, ToolResult
-from tiller.workspace.tools.confined import (
+from tiller.tools.base import FileStamp, ToolContext, ToolResult
+from tiller.tools.files import EditFile, ListFiles, ReadFile, WriteFile
+from tiller.tools.search import Grep
+from tiller.workspace.confined import (
     Changed,
     MissingDirectory,
     Root,
@@ -32,8 +34,6 @@ from tiller.workspace.tools.confined import (
     refuse_hard_links,
     replace_file,
 )
-from tiller.workspace.tools.files import EditFile, ListFiles, ReadFile, WriteFile
-from tiller.workspace.tools.search import Grep
 
 
 def files_under(path: Path) -> set[str]:

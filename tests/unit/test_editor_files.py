@@ -16,12 +16,12 @@ import pytest
 
 from disk import SECRET
 from tiller.jsontypes import JSON
+from tiller.tools.base import DiffStat, ReadLedger, Tool, ToolContext, ToolResult
+from tiller.tools.files import EditFile, ReadFile, WriteFile
+from tiller.tools.live_output import LiveOutput
+from tiller.tools.shell import Bash, CommandRun
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.base import DiffStat, ReadLedger, Tool, ToolContext, ToolResult
-from tiller.workspace.tools.files import EditFile, ReadFile, WriteFile
-from tiller.workspace.tools.live_output import LiveOutput
-from tiller.workspace.tools.sandbox import ShellPolicy
-from tiller.workspace.tools.shell import Bash, CommandRun
+from tiller.workspace.sandbox import ShellPolicy
 
 
 @dataclass

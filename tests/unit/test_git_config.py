@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tiller.workspace.tools import git_config
-from tiller.workspace.tools.git_config import repository_is_inert
+from tiller.workspace.bash import git_config
+from tiller.workspace.bash.git_config import repository_is_inert
 
 PROGRAM = "[core]\n\tpager = touch marker\n"  # a config that names a program
 

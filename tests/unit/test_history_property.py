@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from loop_harness import KINDS, MODEL, AllowAll, Probe, Provider, check_request
 from tiller.core.config import Config
 from tiller.core.session.session import Session, Started
+from tiller.core.session.turns import prompt as start_prompt
 from tiller.core.turn.events import Posted
 from tiller.model import history
 from tiller.protocol import State, Thinking, Todo
@@ -63,7 +64,7 @@ def session_in_memory(workspace: Path) -> Session:
 
 
 async def prompt(session: Session, text: str) -> None:
-    assert isinstance(await session.prompt(text), Started)
+    assert isinstance(await start_prompt(session, text), Started)
     await session.wait_idle()
 
 

@@ -11,17 +11,17 @@ from tiller.core.permissions.call_rules import Ruled
 from tiller.core.permissions.modes import Allow, Ask, Deny, Grants, McpRules, judge_mcp
 from tiller.core.turn.scheduler import ToolCall, partition
 from tiller.extend.mcp.config import McpConfig, ServerConfig, Stdio
-from tiller.extend.mcp.manager import McpManager, Toolset
-from tiller.extend.mcp.results import convert
+from tiller.extend.mcp.manager import McpManager
 from tiller.extend.mcp.server import McpSettings, ToolInfo
-from tiller.extend.mcp.tools import McpTool, ToolSearch, _rank
 from tiller.model.history import Message, text_block
 from tiller.model.provider import ModelRequest, api_params
 from tiller.model.server_tools import TOOL_SEARCH_BETA, beta_headers
 from tiller.protocol import Thinking
+from tiller.tools.base import ReadLedger, ToolContext
+from tiller.tools.mcp import McpTool, ToolSearch, _rank
+from tiller.tools.mcp_results import convert
+from tiller.tools.registry import Toolset, default_tools
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.base import ReadLedger, ToolContext
-from tiller.workspace.tools.registry import default_tools
 
 NAME = "mcp__time__get_current_time"
 MANAGER = McpManager(McpConfig({}), McpSettings(), read_only=("mcp__time__*",))

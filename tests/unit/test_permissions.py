@@ -6,7 +6,7 @@ from tiller.core.permissions.call_rules import NOT_RULED, exact_rule, judge_comm
 from tiller.core.permissions.modes import Allow, Ask, Deny, Grants, decide
 from tiller.core.permissions.rules import RuleBook
 from tiller.protocol import Mode
-from tiller.workspace.tools.base import ToolKind
+from tiller.tools.base import ToolKind
 
 TABLE: list[tuple[ToolKind, bool, Mode, type]] = [
     ("read", True, "default", Allow),

@@ -24,7 +24,7 @@ async def test_every_waiter_gets_the_same_import_and_it_runs_once_off_the_loop(
         return real_import(name)
 
     monkeypatch.setattr(importlib, "import_module", recording_import)
-    name = "tiller.workspace.tools.bash_readonly"
+    name = "tiller.workspace.bash.readonly"
     monkeypatch.setattr(preload, "_started", {})
     first, second = await asyncio.gather(preload.imported(name), preload.imported(name))
     assert first is second is sys.modules[name]

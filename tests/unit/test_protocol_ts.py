@@ -31,7 +31,7 @@ from tiller.faces.lsp import rpc
 from tiller.model import models
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import TrailItem
-from tiller.workspace.tools.base import DiffStat, Preview
+from tiller.tools.base import DiffStat, Preview
 
 GENERATED = Path(__file__).parents[2] / "vscode-extension" / "src" / "protocol.ts"
 

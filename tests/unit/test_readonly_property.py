@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
+from tiller.workspace.bash.readonly import is_read_only_command
 from tiller.workspace.tool_env import tool_env, unasked_env
-from tiller.workspace.tools.bash_readonly import is_read_only_command
 
 PROGRAMS: dict[str, list[str]] = {
     "cat": ["-n", "-A"],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tiller.workspace.tools.bash_readonly import is_read_only_command
+from tiller.workspace.bash.readonly import is_read_only_command
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from processes import host_pids, sleep_marker, until
-from tiller.workspace.tool_env import tool_env
-from tiller.workspace.tools import sandbox
-from tiller.workspace.tools.sandbox import (
+from tiller.tools.shell import CommandRun, run_command
+from tiller.workspace import sandbox
+from tiller.workspace.sandbox import (
     HARDENED,
     HARDENED_OLD_BWRAP,
     ROOT_WITHOUT_USERNS,
@@ -36,7 +36,7 @@ from tiller.workspace.tools.sandbox import (
     isolate,
     sandbox_hardening,
 )
-from tiller.workspace.tools.shell import CommandRun, run_command
+from tiller.workspace.tool_env import tool_env
 from users import USERS, User, as_user, make_dir, require, user_dir
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
@@ -162,8 +162,8 @@ async def test_sandboxed_command_dies_with_the_server(ws: Path, tmp_path: Path) 
     script = tmp_path / "server.py"
     script.write_text(
         "import asyncio, pathlib, sys\n"
-        "from tiller.workspace.tools.sandbox import Confined\n"
-        "from tiller.workspace.tools.shell import run_command\n"
+        "from tiller.workspace.sandbox import Confined\n"
+        "from tiller.tools.shell import run_command\n"
         "ws = pathlib.Path(sys.argv[1])\n"
         "asyncio.run(run_command('sleep 1000', ws, 60, confinement=Confined(True)))\n"
     )

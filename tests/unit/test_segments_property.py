@@ -39,8 +39,8 @@ from hypothesis import strategies as st
 
 from tiller.core.permissions.call_rules import judge_command
 from tiller.core.permissions.rules import RuleBook, parse_rule
-from tiller.workspace.tools.bash_readings import program_name, strip_assignments
-from tiller.workspace.tools.bash_segments import Unreadable, split_command
+from tiller.workspace.bash.readings import program_name, strip_assignments
+from tiller.workspace.bash.segments import Unreadable, split_command
 
 FAKES = ("p1", "p2", "p3", "p4")
 WRAPPERS = ("timeout", "nice", "env", "nohup", "stdbuf", "xargs", "setsid")

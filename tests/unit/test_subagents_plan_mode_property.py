@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiller.core.config import Config
+from tiller.core.session import turns
 from tiller.core.session.sessions import Seat, Sessions, Shape
 from tiller.core.turn.approvals import AgentRef, PlanAnswer, ToolAnswer
 from tiller.core.turn.events import Posted
@@ -32,8 +33,8 @@ from tiller.model.provider import CountUnsupported, ModelRequest, ModelResponse,
 from tiller.model.usage import Usage
 from tiller.protocol import State, Thinking, Todo, TrailItem
 from tiller.runtime import Runtime
+from tiller.tools.base import Preview
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.base import Preview
 
 MODEL = "claude-sonnet-4-5"
 CHILD = "[child]"
@@ -144,7 +145,7 @@ async def run_parent(workspace: Path, data: Path, kind: str, calls: list[list[JS
     parent = sessions.create(
         WorkspaceRoots.of(workspace), Seat(face, face), Shape("plan", MODEL, Thinking())
     )
-    await parent.prompt("plan it")
+    await turns.prompt(parent, "plan it")
     await parent.wait_idle()
     for request in provider.requests:  # every tool_use answered, in every conversation
         assert history.problems(request.messages) == []
@@ -193,7 +194,7 @@ def test_a_child_gets_the_workspace_instructions_in_its_prompt_and_no_update_mes
 
     async def run() -> None:
         parent = Sessions(runtime).create(WorkspaceRoots.of(workspace), Seat(face, face))
-        await parent.prompt("delegate")
+        await turns.prompt(parent, "delegate")
         await parent.wait_idle()
 
     asyncio.run(run())

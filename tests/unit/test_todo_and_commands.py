@@ -23,8 +23,8 @@ from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
 from tiller.model.history import Message
 from tiller.protocol import MODES, Mode, Thinking, Todo
-from tiller.workspace.checkpoints import Changes
-from tiller.workspace.tools.todo import needs_verification_nudge, parse_todos
+from tiller.tools.todo import needs_verification_nudge, parse_todos
+from tiller.workspace.checkpoints.shadow_repo import Changes
 
 
 def test_parse_todos_validates_statuses_and_content() -> None:

@@ -8,14 +8,14 @@ import pytest
 from jsonschema import SchemaError
 
 from tiller.jsontypes import JSON
-from tiller.workspace.tools import validation
-from tiller.workspace.tools.base import Tool
-from tiller.workspace.tools.files import EditFile, ListFiles, ReadFile, WriteFile
-from tiller.workspace.tools.plan import EnterPlanMode, ExitPlanMode
-from tiller.workspace.tools.registry import default_tools
-from tiller.workspace.tools.search import Grep
-from tiller.workspace.tools.todo import TodoWrite
-from tiller.workspace.tools.validation import check_schemas, validate_input
+from tiller.tools import validation
+from tiller.tools.base import Tool
+from tiller.tools.files import EditFile, ListFiles, ReadFile, WriteFile
+from tiller.tools.plan import EnterPlanMode, ExitPlanMode
+from tiller.tools.registry import default_tools
+from tiller.tools.search import Grep
+from tiller.tools.todo import TodoWrite
+from tiller.tools.validation import check_schemas, validate_input
 
 
 def test_read_file_with_offset_zero_and_an_unknown_field_is_refused_quoting_both() -> None:

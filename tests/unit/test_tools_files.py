@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from disk import write
-from tiller.workspace.tools import files
-from tiller.workspace.tools.base import OUTPUT_CAP, DiffStat, FileStamp, ToolContext
-from tiller.workspace.tools.files import (
+from tiller.tools import files
+from tiller.tools.base import OUTPUT_CAP, DiffStat, FileStamp, ToolContext
+from tiller.tools.files import (
     EditFile,
     GlobFilter,
     ListFiles,
@@ -18,7 +18,7 @@ from tiller.workspace.tools.files import (
     WriteFile,
     expand_braces,
 )
-from tiller.workspace.tools.registry import default_tools, tools_by_name
+from tiller.tools.registry import default_tools, tools_by_name
 
 
 def touch_later(path: Path) -> None:

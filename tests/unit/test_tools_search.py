@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from disk import write
-from tiller.workspace.tools.base import OUTPUT_CAP, ToolContext, ToolResult
-from tiller.workspace.tools.search import Grep
-from tiller.workspace.tools.validation import validate_input
+from tiller.tools.base import OUTPUT_CAP, ToolContext, ToolResult
+from tiller.tools.search import Grep
+from tiller.tools.validation import validate_input
 
 
 async def grep(ctx: ToolContext, **tool_input: object) -> ToolResult:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from processes import alive, host_pids, processes_with, sleep_marker, until
+from tiller.tools import shell
+from tiller.tools.base import OUTPUT_CAP, ToolContext, ToolResult, read_only_call
+from tiller.tools.shell import Bash, LiveOutput, OutputBuffer
+from tiller.workspace.sandbox import Isolated, ShellPolicy, bwrap_works
 from tiller.workspace.tool_env import tool_env
-from tiller.workspace.tools import shell
-from tiller.workspace.tools.base import OUTPUT_CAP, ToolContext, ToolResult, read_only_call
-from tiller.workspace.tools.sandbox import Isolated, ShellPolicy, bwrap_works
-from tiller.workspace.tools.shell import Bash, LiveOutput, OutputBuffer
 
 
 @pytest.fixture
@@ -139,7 +139,7 @@ def test_read_only_call_gives_bash_the_context_workspace(ctx: ToolContext) -> No
 
 
 def test_read_only_call_leaves_other_tools_alone(ctx: ToolContext) -> None:
-    from tiller.workspace.tools.registry import default_tools
+    from tiller.tools.registry import default_tools
 
     for tool in default_tools():
         read_only_call(tool, {}, ctx)  # no TypeError: only bash takes the workspace
@@ -343,7 +343,7 @@ async def test_server_killed_takes_running_command_down(tmp_path: Path, ws: Path
     script = tmp_path / "server.py"
     script.write_text(
         "import asyncio, pathlib, sys\n"
-        "from tiller.workspace.tools.shell import run_command\n"
+        "from tiller.tools.shell import run_command\n"
         "ws = pathlib.Path(sys.argv[1])\n"
         "asyncio.run(run_command("
         f'\'setsid sh -c "sleep {marker}; touch bg-marker" > /dev/null 2>&1 & '
@@ -441,8 +441,8 @@ async def test_approved_command_dies_with_the_server(tmp_path: Path, ws: Path) -
     script = tmp_path / "server.py"
     script.write_text(
         "import asyncio, pathlib, sys\n"
-        "from tiller.workspace.tools.sandbox import Isolated\n"
-        "from tiller.workspace.tools.shell import run_command\n"
+        "from tiller.workspace.sandbox import Isolated\n"
+        "from tiller.tools.shell import run_command\n"
         "ws = pathlib.Path(sys.argv[1])\n"
         f"asyncio.run(run_command('setsid sleep {marker} & sleep {marker}', ws, 60,"
         " confinement=Isolated()))\n"

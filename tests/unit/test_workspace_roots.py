@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from tiller.core.session.sessions import resumed_roots
 from tiller.errors import ToolInputError
 from tiller.protocol import Thinking
+from tiller.tools.base import ReadLedger, ToolContext
+from tiller.tools.files import EditFile, ListFiles, ReadFile, WriteFile
+from tiller.tools.search import Grep
+from tiller.workspace.confined import Outside
 from tiller.workspace.roots import Ambiguous, WorkspaceFolder, WorkspaceRoots
 from tiller.workspace.store import SessionRow
-from tiller.workspace.tools.base import ReadLedger, ToolContext
-from tiller.workspace.tools.confined import Outside
-from tiller.workspace.tools.files import EditFile, ListFiles, ReadFile, WriteFile
-from tiller.workspace.tools.search import Grep
 
 
 @pytest.fixture
@@ -213,7 +213,7 @@ def test_settings_additional_directories_become_roots_and_a_missing_one_is_told(
 
 
 def test_one_snapshot_id_covers_every_root_and_restores_them_together(tmp_path: Path) -> None:
-    from tiller.workspace.shadow_roots import RootsShadow, commits_of_root, decode
+    from tiller.workspace.checkpoints.roots import RootsShadow, commits_of_root, decode
 
     web, api = tmp_path / "web", tmp_path / "api"
     for root, name in ((web, "a.txt"), (api, "b.txt")):

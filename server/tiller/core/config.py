@@ -20,7 +20,7 @@ from tiller.model.server_tools import ServerTools, WebToolSettings
 from tiller.model.usage import CACHE_TTLS, CacheTtl
 from tiller.model.web_domains import allowed_entry, host_of
 from tiller.protocol import MODES, Mode, Thinking
-from tiller.workspace.tools.sandbox import SANDBOX_SETTINGS, SandboxSetting
+from tiller.workspace.sandbox import SANDBOX_SETTINGS, SandboxSetting
 
 log = logging.getLogger(__name__)
 

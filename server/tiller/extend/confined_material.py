@@ -4,7 +4,7 @@ agents) read beneath the workspace's roots, never by path.
 A repository is a stranger's input: a ``pkg/AGENTS.md`` that is a symbolic link to a file
 elsewhere on the machine, or a ``.claude`` folder that is one, would send that file to the
 model. So every file of the workspace's material is opened by descriptor from a root, as the
-file tools open theirs (``workspace/tools/confined.py``): a link is followed only while it
+file tools open theirs (``workspace/confined.py``): a link is followed only while it
 stays beneath a root (a link from one root into another is followed there); a file, or a
 folder on its way, that resolves outside every root is ``Refused`` with a notice naming the
 link ("… is a symlink out of the workspace: not read"), and the rest is still read. A file
@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from tiller.errors import ToolInputError
-from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.confined import (
+from tiller.workspace.confined import (
     MissingDirectory,
     Outside,
     Root,
@@ -34,6 +33,7 @@ from tiller.workspace.tools.confined import (
     read_beneath,
     status_beneath,
 )
+from tiller.workspace.roots import WorkspaceRoots
 
 T = TypeVar("T")
 Kind = Literal["dir", "file"]

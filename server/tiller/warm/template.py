@@ -358,7 +358,7 @@ def become_server(request: ForkRequest, fds: list[int], bwrap: str | None) -> No
 
             command(request.args)
         else:
-            from tiller.workspace.tools.sandbox import keep_probe_if_same
+            from tiller.workspace.sandbox import keep_probe_if_same
 
             keep_probe_if_same(bwrap)  # the template's probe, where it holds for this PATH
             from tiller.faces.serve import main
@@ -407,9 +407,9 @@ def warm_up() -> str | None:
     from tiller.faces.lsp.params import warm_params
     from tiller.faces.lsp.rpc import HANDLERS
     from tiller.warm.models_listing import warm_models_listing
+    from tiller.workspace.bash.readonly import is_read_only_command
+    from tiller.workspace.sandbox import probed_bwrap
     from tiller.workspace.tool_env import tool_env
-    from tiller.workspace.tools.bash_readonly import is_read_only_command
-    from tiller.workspace.tools.sandbox import probed_bwrap
 
     warm_handshake(plain_dict_converter())
     warm_params(params for params, _handler in HANDLERS.values())

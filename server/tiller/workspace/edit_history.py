@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import EditTexts
 
 MAX_TEXT_BYTES: Final = 256 * 1024
 
@@ -31,6 +30,26 @@ CREATE TABLE IF NOT EXISTS edits (
 def add_edits(db: sqlite3.Connection) -> None:
     """The migration step that makes the table (idempotent, as every step is)."""
     db.executescript(SCHEMA)
+
+
+@dataclass(frozen=True)
+class EditTexts:
+    """A finished edit's file before and after, kept so its diff can be opened later
+    (``before`` None: the edit created the file); ``line``: its first changed line, 1-based."""
+
+    path: str
+    before: str | None
+    after: str
+    line: int
+
+    @staticmethod
+    def of(path: str, before: str | None, after: str) -> EditTexts:
+        old = before or ""
+        same = next(
+            (i for i, (x, y) in enumerate(zip(old, after, strict=False)) if x != y),
+            min(len(old), len(after)),
+        )
+        return EditTexts(path, before, after, after.count("\n", 0, same) + 1)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tiller.errors import TillerError, ToolInputError
-from tiller.workspace.tools.confined import Label, Outside, Root
+from tiller.workspace.confined import Label, Outside, Root
 
 
 class RootsError(TillerError):

@@ -1,7 +1,7 @@
 """Run one hook command the way Claude Code does: JSON on stdin, in the workspace, with the
 session's scrubbed tool environment plus ``CLAUDE_PROJECT_DIR``, a time limit, and its own
 process group (stopped with every descendant on timeout or interrupt: the bash tool's runner,
-``workspace/tools/shell.run_command``). stdout and stderr are kept apart: exit 2 feeds stderr
+``tools/shell.run_command``). stdout and stderr are kept apart: exit 2 feeds stderr
 back, exit 0 may print JSON on stdout."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tiller.core.hooks.config import HookCommand
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.shell import run_command
+from tiller.tools.shell import run_command
 
 HOOK_OUTPUT_CAP = 64_000  # stdout kept (JSON replies are small; context is capped again)
 HOOK_STDERR_CAP = 16_000

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tiller.workspace.tools.shell import run_command
+from tiller.tools.shell import run_command
 
 STOP_HOOK_TIMEOUT_SECONDS = 60.0
 MAX_CONTINUATIONS = 3

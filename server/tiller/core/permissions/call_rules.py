@@ -42,10 +42,10 @@ from tiller.core.permissions.rules import (
     path_rule_matches,
 )
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.bash_readings import program_name, strip_assignments
-from tiller.workspace.tools.bash_readonly import git_repository_inert
-from tiller.workspace.tools.bash_segments import Segment, Unreadable, split_command
-from tiller.workspace.tools.bash_words import Word
+from tiller.workspace.bash.readings import program_name, strip_assignments
+from tiller.workspace.bash.readonly import git_repository_inert
+from tiller.workspace.bash.segments import Segment, Unreadable, split_command
+from tiller.workspace.bash.words import Word
 
 _MOVES = frozenset({"cd", "pushd", "popd"})
 _PRINTERS = frozenset({"echo", "printf"})  # their operands name no file

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from tiller.core.permissions.call_rules import NOT_RULED, Ruled
 from tiller.core.permissions.rules import Rule
 from tiller.protocol import Mode
-from tiller.workspace.tools.base import ToolKind
+from tiller.tools.base import ToolKind
 
 PLAN_DENIAL = (
     "Denied: in plan mode, writes and commands that may change anything are denied until the "

@@ -52,8 +52,8 @@ from tiller.errors import TillerError
 from tiller.extend.agents import GENERAL
 from tiller.jsontypes import JSON
 from tiller.model.web_domains import WILDCARD, host_of, host_pattern_of
-from tiller.workspace.tools.bash_readings import program_name
-from tiller.workspace.tools.bash_segments import Segment, rough_words
+from tiller.workspace.bash.readings import program_name
+from tiller.workspace.bash.segments import Segment, rough_words
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")  # precedence order

@@ -22,8 +22,8 @@ from tiller.model.models import (
     thinking_problem,
 )
 from tiller.protocol import EFFORTS, MODE_WORDS, MODES, Mode, Thinking, Todo
+from tiller.tools.todo import render_board
 from tiller.workspace.store import CheckpointRow, SessionRow
-from tiller.workspace.tools.todo import render_board
 
 HELP: Final = """Commands:
   /help                 this list

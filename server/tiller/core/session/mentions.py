@@ -20,7 +20,7 @@ from tiller.core.turn import attachments
 from tiller.core.turn.attachments import TextAttachment
 from tiller.errors import InvalidParams
 from tiller.extend.settings_layer import Settings
-from tiller.workspace.tools.base import Tool, ToolContext
+from tiller.tools.base import Tool, ToolContext
 
 TOOL_OF: dict[str, str] = {"file": "read_file", "folder": "list_files"}
 

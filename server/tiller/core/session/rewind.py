@@ -18,10 +18,10 @@ from tiller.jsontypes import JSON
 from tiller.model import history
 from tiller.model.history import Message
 from tiller.protocol import Todo
-from tiller.workspace.checkpoints import Changes
-from tiller.workspace.rewind import CheckpointKeeper
+from tiller.tools.todo import parse_todos
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.shadow_repo import Changes
 from tiller.workspace.store import CheckpointRow, RewindRow
-from tiller.workspace.tools.todo import parse_todos
 
 NAMES_SHOWN = 5  # file names per effect in a one-line answer
 NAMES_LISTED = 20  # in a dry run's list

@@ -1,4 +1,6 @@
-"""One session: idle or busy, the prompt queue, interrupt, mode/model/thinking, the history."""
+"""One session's live state: the history, mode, model and thinking, grants, todos, the running
+turn (``active``), the prompt queue and steers, interrupt and close. How a prompt becomes a turn
+and how a turn ends is ``turns``; what a turn is built from, ``turn_start``."""
 
 from __future__ import annotations
 
@@ -12,29 +14,24 @@ from pathlib import Path
 from typing import Protocol
 
 from tiller.core.config import Config
-from tiller.core.hooks.session_hooks import Hooks
+from tiller.core.hooks.session_hooks import Hooks, session_hooks
 from tiller.core.permissions.modes import Grants
 from tiller.core.permissions.web_fetch_rules import FoldedWebFetch
 from tiller.core.session.journal import Journal
 from tiller.core.turn import compaction
 from tiller.core.turn.approvals import Approver
-from tiller.core.turn.attachments import Attachment
-from tiller.core.turn.checkpoints import finish_cut_restore
 from tiller.core.turn.events import (
     Event,
     Notice,
     Posted,
     QueueDropped,
-    TurnEnded,
 )
 from tiller.core.turn.hook_acts import hook_acts
-from tiller.core.turn.loop import Turn
-from tiller.core.turn.outcomes import Failed, InterruptCause, Interrupted, TurnOutcome
-from tiller.core.turn.setup import PLAIN_TURN, Pending, TurnOptions
-from tiller.core.turn.start import announce_turn, start_turn, turn_hooks
+from tiller.core.turn.outcomes import InterruptCause
+from tiller.core.turn.setup import Pending
 from tiller.errors import InvalidParams
 from tiller.extend.agents import AgentKind, Agents
-from tiller.extend.mcp.manager import McpManager, Toolset
+from tiller.extend.mcp.manager import McpManager
 from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.trust import NOT_YET, Trust
 from tiller.jsontypes import JSON
@@ -49,13 +46,13 @@ from tiller.model.provider import (
     lookup_model,
 )
 from tiller.model.usage import ContextUse, Ledger, Usage
-from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, TrailItem, next_mode
+from tiller.protocol import MODE_WORDS, Mode, State, Thinking, Todo, next_mode
+from tiller.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
 from tiller.workspace.diagnostics import EditorDiagnostics
-from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceRoots
+from tiller.workspace.sandbox import ShellPolicy
 from tiller.workspace.store import SessionStore
-from tiller.workspace.tools.base import EditorFiles, EditorTerminal, ReadLedger, Tool, ToolContext
-from tiller.workspace.tools.sandbox import ShellPolicy
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +136,7 @@ class Session:
     closed: bool = False  # one way: a switched-away session takes no more prompts
     _seq: int = 0
     _last_state: State | None = None
-    _last_turn: str | None = None  # State.turnId while idle: the turn that ended last
+    ended_turn: str | None = None  # State.turnId while idle: the turn that ended last
     ledger: Ledger = Ledger()  # session usage and cost, context after the last step
     _told_problems: set[str] = field(default_factory=set)  # settings problems already told
     # Subagents (see subagents.py): the kinds this session's task tool offers, fixed at its
@@ -205,7 +202,7 @@ class Session:
     @property
     def last_turn(self) -> str | None:
         """The turn that ended last (None: none has in this process)."""
-        return self._last_turn
+        return self.ended_turn
 
     def say_once(self, text: str, *, key: str | None = None) -> None:
         """``say`` a settings problem once per session (``key``: what counts as the same)."""
@@ -232,7 +229,7 @@ class Session:
     async def compact(self) -> bool:
         """Summarize older turns with the model; True when the history got shorter."""
         fields = {"trigger": "manual", "custom_instructions": ""}
-        verdict = await self._hooks().run("PreCompact", self.mode, fields)
+        verdict = await self.hooks().run("PreCompact", self.mode, fields)
         for act in hook_acts("PreCompact", verdict):
             self.emit(act)
         try:
@@ -296,7 +293,7 @@ class Session:
             model=self.model,
             thinking=self.thinking,
             busy=self.busy,
-            turn_id=self.turn_id or self._last_turn,
+            turn_id=self.turn_id or self.ended_turn,
             queue=self.queued,
             active_todo=active_todo(self.todos) if self.busy else None,
             todo_completed=sum(t.status == "completed" for t in self.todos),
@@ -321,24 +318,6 @@ class Session:
             self.sink.state(state)
 
     # --- requests -----------------------------------------------------------------------------
-
-    async def prompt(
-        self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
-    ) -> PromptResult:
-        """Start a turn, queue behind the running one, or (``stop``/``cancel`` while busy)
-        interrupt it. Slash commands are not prompts: see session_commands.py. ``attached``:
-        the mentions and images sent with it (see attachments.py)."""
-        if self.closed:
-            return Handled("This session was closed (switched away); send the prompt again.")
-        if self.busy and text.strip().lower() in STOP_WORDS:
-            self.interrupt(cause="keyword")
-            return Handled("Interrupted the running turn.")
-        if self.busy:
-            self.queue.append(Pending(text, options, attached))
-            self.emit(Notice(f"Queued: {text[:80]}"))
-            self.publish()
-            return Queued(len(self.queue))
-        return Started(self._start(text, options, attached))
 
     def steer(self, text: str, turn_id: str | None = None) -> Steering | None:
         """Send ``text`` to the running turn (only if it is ``turn_id``, when given): the loop
@@ -437,6 +416,14 @@ class Session:
             else:
                 await asyncio.wait({active.task})
 
+    def hooks(self) -> Hooks:
+        """The hooks a turn (or a compaction) runs, the settings files read now; a skipped
+        entry is told once."""
+        found, problems = session_hooks(self.config.hooks, self.settings(), self.shell.env, self.id)
+        for problem in problems:
+            self.say_once(f"Hook skipped: {problem}")
+        return found
+
     def tool_context(self) -> ToolContext:
         """What this session's tools may touch, and how its commands run."""
         return ToolContext(
@@ -444,79 +431,8 @@ class Session:
             terminal=self.terminal,
         )  # fmt: skip
 
-    # --- turns --------------------------------------------------------------------------------
 
-    def _start(
-        self, text: str, options: TurnOptions = PLAIN_TURN, attached: tuple[Attachment, ...] = ()
-    ) -> str:
-        """Start a turn now (``turn_start.start``: its setup, snapshot and user message)."""
-        turn = start_turn(self, text, options, attached)
-        task = asyncio.create_task(self._run(turn), name=f"tiller-{turn.setup.turn_id}")
-        turn_id = turn.setup.turn_id
-        self.active = ActiveTurn(turn_id, task)
-        # A cancel that lands before the task's first step never runs its body: the
-        # done-callback still ends the turn, exactly once.
-        task.add_done_callback(lambda _: self._finish(turn_id, Interrupted(), ()))
-        announce_turn(self, turn, text, attached)
-        return turn_id
-
-    def _hooks(self) -> Hooks:
-        return turn_hooks(self)
-
-    async def _run(self, turn: Turn) -> None:
-        outcome: TurnOutcome
-        try:
-            failed = await finish_cut_restore(self.checkpoints, self.say)
-            if failed is None and isinstance(turn.setup.tools, Toolset):
-                await turn.setup.tools.prepare()  # MCP tools a resumed history loaded
-            outcome = failed if failed is not None else await turn.run()
-        except asyncio.CancelledError:  # interrupted before the turn got going
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            outcome = Interrupted()
-        except Exception as err:  # a bug in the loop must still end the turn cleanly
-            log.exception("turn %s crashed", turn.setup.turn_id)
-            self.messages = history.repair(self.messages)
-            outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
-        self._finish(turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
-
-    def _finish(
-        self,
-        turn_id: str,
-        outcome: TurnOutcome,
-        trail: tuple[TrailItem, ...],
-        usage: Usage | None = None,
-    ) -> None:
-        """The one place a turn ends (once): idle state first, then ``turnEnded``, then the
-        next queued prompt."""
-        active = self.active
-        if active is None or active.turn_id != turn_id:
-            return  # already ended
-        self.active = None
-        self._last_turn = turn_id
-        match outcome:
-            case Interrupted():
-                outcome = Interrupted(active.cancel_cause or "user")
-            case _:
-                pass
-        late = self.take_steers()
-        if late:  # the turn ended before a step boundary: they run next, before the queue
-            self.queue.extendleft(Pending(text) for text in reversed(late))
-        self.publish()
-        self.emit_in(turn_id, TurnEnded(outcome, trail, usage))
-        self.store.count_turn(self.id)  # a statistic: after the event the user waits for
-        if late:
-            self.emit(Notice(f"The turn ended before it could take {_steers(late)}: "
-                             "sent as the next prompt."))  # fmt: skip
-        if self.checkpoints is not None:
-            self.checkpoints.after_turn(self.id, turn_id)
-        if self.queue and not self.closed:
-            pending = self.queue.popleft()
-            self._start(pending.text, pending.options, pending.attached)
-
-
-def _steers(texts: tuple[str, ...]) -> str:
+def steers_text(texts: tuple[str, ...]) -> str:
     return "the steer" if len(texts) == 1 else f"{len(texts)} steers"
 
 

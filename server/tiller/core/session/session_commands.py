@@ -22,6 +22,7 @@ from tiller.core.permissions.commands import (
     rules_in_force,
 )
 from tiller.core.session import rewind as rewinding
+from tiller.core.session import turns
 from tiller.core.session.commands import (
     BUILTIN_NAMES,
     HELP,
@@ -89,7 +90,7 @@ async def prompt(
         for notice in await asyncio.to_thread(material_notices, session.workspace):
             session.say_once(notice)
     if session.closed or not text.lstrip().startswith("/"):
-        return await session.prompt(text, attached=attached)
+        return await turns.prompt(session, text, attached=attached)
     name, _, arguments = text.strip().partition(" ")
     customs, _told = await asyncio.to_thread(read_commands, session.workspace)
     custom = customs.get(name[1:])
@@ -120,7 +121,7 @@ async def run_custom(
         session.say(UNTRUSTED_ALLOWED_TOOLS.format(name=command.name, tools=", ".join(allowed)))
         allowed = ()
     options = TurnOptions(command.model, allowed, f"/{command.name}")
-    return await session.prompt(command.expand(arguments), options)
+    return await turns.prompt(session, command.expand(arguments), options)
 
 
 def list_commands(workspace: Path) -> list[CommandInfo]:
@@ -206,7 +207,7 @@ async def apply(sessions: Sessions[S], session: Session, result: CommandResult) 
         case SteerTurn(text=text):
             steering = session.steer(text)
             if steering is None:
-                return await session.prompt(text)
+                return await turns.prompt(session, text)
             return Handled("Steering the running turn: the model gets it at its next step.")
         case Permissions(command=command):
             return Handled(permissions(session, command))

@@ -22,7 +22,7 @@ from tiller.core.config import Config
 from tiller.core.permissions.web_fetch_rules import FoldedWebFetch
 from tiller.core.session import slicing
 from tiller.core.session.session import Session, SessionSink, new_id
-from tiller.core.session.subagents import TaskTool
+from tiller.core.session.subagents import Subagents
 from tiller.core.turn import compaction
 from tiller.core.turn.approvals import Approver
 from tiller.core.turn.events import Notice, Posted, Sliced, TurnEnded, event_fields
@@ -33,20 +33,21 @@ from tiller.extend.additional_dirs import additional_directories
 from tiller.extend.agents import Agents
 from tiller.extend.mcp.manager import McpManager
 from tiller.extend.settings_layer import Settings, read_settings
-from tiller.extend.skill_tool import SkillTool
 from tiller.extend.trust import Trust
 from tiller.model import history, models
 from tiller.model.history import Message
 from tiller.model.provider import Provider, ProviderError
 from tiller.model.usage import Ledger
 from tiller.protocol import Mode, Thinking, Todo
+from tiller.tools.base import EditorFiles, EditorTerminal
+from tiller.tools.registry import default_tools
+from tiller.tools.skill import SkillTool
+from tiller.tools.task import TaskTool
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
 from tiller.workspace.diagnostics import EditorDiagnostics
-from tiller.workspace.rewind import CheckpointKeeper
 from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
+from tiller.workspace.sandbox import ShellPolicy
 from tiller.workspace.store import SessionRow, SessionStore
-from tiller.workspace.tools.base import EditorFiles, EditorTerminal
-from tiller.workspace.tools.registry import default_tools
-from tiller.workspace.tools.sandbox import ShellPolicy
 
 CUT_BY_SERVER_STOP = "The server stopped during this turn (it restarted); the turn was cut here."
 
@@ -161,7 +162,10 @@ class Sessions(Generic[S]):
             web_fetch=shape.web_fetch,
             trust=trust,
         )
-        session.tools = [*session.tools, TaskTool(session, runtime.config.max_parallel_tasks)]
+        session.tools = [
+            *session.tools,
+            TaskTool(Subagents(session), runtime.config.max_parallel_tasks),
+        ]
         self.live[session_id] = session
         return session
 

@@ -32,28 +32,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tiller.core.session import turns
 from tiller.core.session.session import Session, SessionSink, new_id
 from tiller.core.turn.approvals import PLAN_NOT_APPROVED, AgentRef, Approver, PlanAnswer, ToolAnswer
 from tiller.core.turn.events import AgentStarted, Posted, TurnEnded
 from tiller.core.turn.outcomes import Completed, Failed, Interrupted, Refused, Stopped
 from tiller.core.turn.scheduler import ToolCall
 from tiller.core.turn.system_prompt import system_prompt
-from tiller.errors import ToolInputError
-from tiller.extend.agents import BUILT_IN, GENERAL, AgentKind
-from tiller.jsontypes import JSON
+from tiller.extend.agents import BUILT_IN, AgentKind
 from tiller.model.history import INTERRUPTED_RESULT
 from tiller.protocol import Mode, State, Todo, TrailItem
-from tiller.workspace.store import SessionRow
-from tiller.workspace.tools.base import (
+from tiller.tools.base import (
     Preview,
     Tool,
-    ToolContext,
-    ToolKind,
     ToolResult,
-    require_str,
 )
+from tiller.tools.task import TASK
+from tiller.workspace.store import SessionRow
 
-TASK = "task"
 NOT_FOR_CHILDREN = frozenset({TASK, "enter_plan_mode", "exit_plan_mode", "todo_write"})
 REPORT_CAP = 8 * 1024  # bytes of a child's report handed to the parent's model
 NO_REPORT = "(The agent ended without a report.)"
@@ -184,79 +180,18 @@ def cap_report(text: str, limit: int = REPORT_CAP) -> str:
     return data[: limit - len(marker.encode("utf-8"))].decode("utf-8", "ignore") + marker
 
 
-class TaskTool:
-    """``task``: delegate a described job to a child session (one per session, bound to it)."""
+class Subagents:
+    """What the ``task`` tool of one session delegates to: the agent kinds it may start and
+    the child session that does a job (``tools.task.Delegation``)."""
 
-    name = TASK
-    kind: ToolKind = "agent"
-
-    def __init__(self, parent: Session, max_parallel: int) -> None:
+    def __init__(self, parent: Session) -> None:
         self.parent = parent
-        self.slots = asyncio.Semaphore(max_parallel)
 
-    def _kinds(self) -> tuple[AgentKind, ...]:
+    def kinds(self) -> tuple[AgentKind, ...]:
         agents = self.parent.agents
         return BUILT_IN if agents is None else agents.kinds
 
-    def _kind(self, tool_input: JSON) -> AgentKind | None:
-        wanted = tool_input.get("subagent_type") or GENERAL.name
-        return next((k for k in self._kinds() if k.name == wanted), None)
-
-    def spec(self) -> JSON:
-        kinds = "\n".join(f"- {k.name}: {k.description}" for k in self._kinds())
-        return {
-            "name": TASK,
-            "description": (
-                "Delegate a self-contained job to a subagent: a child session with its own "
-                "context that works on its own and returns only its final report. Give it "
-                "everything it needs in the prompt (it does not see this conversation). Several "
-                "task calls of read-only agents in one response run at the same time.\n"
-                f"Agent kinds (subagent_type):\n{kinds}"
-            ),
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "description": {
-                        "type": "string",
-                        "description": "A short (3-5 word) description of the job",
-                    },
-                    "prompt": {"type": "string", "description": "The job, in full"},
-                    "subagent_type": {
-                        "type": "string",
-                        "enum": [k.name for k in self._kinds()],
-                        "description": f"The agent kind (default {GENERAL.name})",
-                    },
-                },
-                "required": ["description", "prompt"],
-                "additionalProperties": False,
-            },
-        }
-
-    def is_read_only(self, tool_input: JSON) -> bool:
-        kind = self._kind(tool_input)
-        return kind is not None and kind.read_only
-
-    async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        kind = self._kind(tool_input)
-        name = kind.name if kind is not None else "?"
-        return Preview("text", {"text": f"{name} agent: {tool_input.get('description', '')}"})
-
-    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        try:
-            description = require_str(tool_input, "description") or ""
-            prompt = require_str(tool_input, "prompt") or ""
-        except ToolInputError as err:
-            return ToolResult(err.message, True)
-        kind = self._kind(tool_input)
-        if kind is None:
-            known = ", ".join(k.name for k in self._kinds())
-            return ToolResult(f"Unknown subagent_type: the agent kinds are {known}.", True)
-        if not prompt.strip():
-            return ToolResult("The task needs a non-empty prompt.", True)
-        async with self.slots:
-            return await self._delegate(kind, description, prompt, ctx.call_id or "")
-
-    async def _delegate(
+    async def delegate(
         self, kind: AgentKind, description: str, prompt: str, call_id: str
     ) -> ToolResult:
         parent = self.parent
@@ -265,7 +200,7 @@ class TaskTool:
         parent.emit(AgentStarted(call_id, child.id, kind.name, description))
         parent.children[child.id] = child
         try:
-            await child.prompt(prompt)
+            await turns.prompt(child, prompt)
             done = await ended
         except asyncio.CancelledError:  # the parent's turn is interrupted: its child first
             child.interrupt()

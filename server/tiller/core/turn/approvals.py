@@ -17,7 +17,7 @@ from tiller.core.turn.events import (
 from tiller.core.turn.scheduler import ToolCall
 from tiller.jsontypes import JSON
 from tiller.protocol import Mode, TrailItem
-from tiller.workspace.tools.base import Preview
+from tiller.tools.base import Preview
 
 
 @dataclass(frozen=True)

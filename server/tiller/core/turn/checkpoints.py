@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tiller.core.turn.outcomes import Failed
-from tiller.workspace.checkpoints import CheckpointError
-from tiller.workspace.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.rewind import CheckpointKeeper
+from tiller.workspace.checkpoints.shadow_repo import CheckpointError
 
 FINISHED_CUT_RESTORE = (
     "A rewind that was interrupted (the server stopped or the restore failed mid-way) has been "

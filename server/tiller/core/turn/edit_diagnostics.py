@@ -19,8 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Final
 
+from tiller.tools.base import ToolResult
 from tiller.workspace.diagnostics import Diagnostic, EditorDiagnostics, NoDiagnostics
-from tiller.workspace.tools.base import ToolResult
 
 MAX_REPORTED: Final = 20
 HEADER: Final = "The edit introduced these errors (reported by the language server):"

@@ -17,8 +17,8 @@ from tiller.core.turn.outcomes import (
 from tiller.jsontypes import JSON
 from tiller.model.usage import Usage
 from tiller.protocol import HookOutcome, ToolStatus, TrailItem
-from tiller.workspace.checkpoints import Changes
-from tiller.workspace.tools.base import DiffStat
+from tiller.tools.base import DiffStat
+from tiller.workspace.checkpoints.shadow_repo import Changes
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,9 @@ from tiller.model.provider import Provider
 from tiller.model.server_tools import NO_SERVER_TOOLS, ServerTools
 from tiller.model.usage import ContextUse, Usage
 from tiller.protocol import Mode, Thinking
+from tiller.tools.base import Tool, ToolContext
 from tiller.workspace.diagnostics import EditorDiagnostics
 from tiller.workspace.edit_history import EditHistory
-from tiller.workspace.tools.base import Tool, ToolContext
 
 SessionStartSource = Literal["startup", "resume"]
 

@@ -21,7 +21,7 @@ from tiller.jsontypes import JSON
 from tiller.model.history import text_block, tool_result_block
 from tiller.model.server_tools import server_call, server_result, without_unanswered
 from tiller.protocol import ToolStatus
-from tiller.workspace.tools.live_output import LiveOutput
+from tiller.tools.live_output import LiveOutput
 
 NOT_RUN_WITH_PLAN = "Not run: submitted with the plan; call it again after the plan is approved."
 NOT_RUN_STOPPED = "Not run: the user stopped the turn at a checkpoint."

@@ -50,9 +50,9 @@ from tiller.model import history
 from tiller.model.history import tool_result_block
 from tiller.model.usage import NO_USAGE, Usage
 from tiller.protocol import ToolStatus, TrailItem
-from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolResult, read_only_call
-from tiller.workspace.tools.live_output import LiveOutput
-from tiller.workspace.tools.validation import validate_input
+from tiller.tools.base import Preview, Tool, ToolContext, ToolResult, read_only_call
+from tiller.tools.live_output import LiveOutput
+from tiller.tools.validation import validate_input
 
 AskPlan = Callable[[str], Awaitable[PlanVerdict]]
 UNTRUSTED_KEEP = (

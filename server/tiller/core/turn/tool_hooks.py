@@ -18,8 +18,8 @@ from tiller.core.permissions.modes import Allow, Ask, Decision, Deny
 from tiller.core.turn.scheduler import ToolCall
 from tiller.jsontypes import JSON
 from tiller.protocol import Mode
-from tiller.workspace.tools.base import Tool, ToolResult
-from tiller.workspace.tools.validation import validate_input
+from tiller.tools.base import Tool, ToolResult
+from tiller.tools.validation import validate_input
 
 HOOK_DENIED = "Denied by a PreToolUse hook ({by}): {reason}"
 HOOK_BAD_INPUT = "A PreToolUse hook ({by}) rewrote the input into one the tool refuses: {problem}"

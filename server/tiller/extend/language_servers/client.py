@@ -17,7 +17,6 @@ import asyncio
 import logging
 import os
 import shutil
-import sys
 import threading
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -34,8 +33,8 @@ from tiller.errors import LanguageServerFailed
 from tiller.extend.language_servers.config import LanguageServerConfig
 from tiller.protocol import DiagnosticSeverity
 from tiller.workspace.diagnostics import Diagnostic
+from tiller.workspace.supervised import supervised
 from tiller.workspace.tool_env import EnvRules, tool_env
-from tiller.workspace.tools.shell import SUPERVISOR
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +99,7 @@ class LanguageServer:
         status_read, status_write = os.pipe()  # the supervisor writes the exit code there
         try:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), str(status_write),
-                program, *self.config.command[1:],
+                *supervised([program, *self.config.command[1:]], os.getpid(), status_write),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=write_err,

@@ -1,18 +1,16 @@
 """The MCP servers of one workspace, shared by its sessions, and the tools they offer.
 
 ``McpManager`` owns the servers (from ``config.read_mcp_config`` plus what ACP clients pass);
-none starts until something needs it: a tool search, a call, ``/mcp``. ``Toolset`` is what a
-turn sees as its tools: the built-ins, ``tool_search`` when any server is configured, and
-the deferred MCP tools of the servers running now (looked up live, so a server started by a
-search in this step is callable in the next).
+none starts until something needs it: a tool search, a call, ``/mcp``. What the servers
+offer is told as ``ToolInfo``; ``tools.mcp`` makes tools of them and ``tools.registry.Toolset``
+offers them to a turn.
 """
 
 from __future__ import annotations
 
 import asyncio
-import fnmatch
-from collections.abc import Callable, Iterator, Mapping, Sequence, ValuesView
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tiller.extend.mcp.config import McpConfig, read_mcp_config, tool_name
@@ -27,17 +25,8 @@ from tiller.extend.mcp.server import (
     ToolInfo,
     state_text,
 )
-from tiller.extend.mcp.tools import McpTool, ToolSearch
 from tiller.extend.settings_layer import Settings
 from tiller.jsontypes import JSON
-from tiller.model.history import Message
-from tiller.workspace.tools.base import Preview, Tool, ToolContext, ToolKind, ToolResult
-from tiller.workspace.tools.registry import tools_by_name
-
-
-def matches(name: str, patterns: Sequence[str]) -> bool:
-    """``name`` against the user's patterns (``mcp__time__*``)."""
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 @dataclass(frozen=True)
@@ -127,18 +116,18 @@ class McpManager:
 
     async def refresh(self) -> McpManager:
         """Every server started if it can be (``/mcp``, a refresh of the client's view)."""
-        await self.all_tools()
+        await self.all_infos()
         return self
 
-    def tools_now(self) -> list[McpTool]:
+    def infos_now(self) -> list[ToolInfo]:
         """The tools of the servers that have run (nothing is started): a server that failed
         since keeps its tools, whose calls start it again."""
-        return [self._tool(t) for server in self.servers.values() for t in server.known]
+        return [t for server in self.servers.values() for t in server.known]
 
-    async def all_tools(self) -> list[McpTool]:
+    async def all_infos(self) -> list[ToolInfo]:
         """Every server started (concurrently) if it can be; the tools of those that run."""
         await asyncio.gather(*(self._tools_of(s) for s in self.servers.values()))
-        return self.tools_now()
+        return self.infos_now()
 
     async def _tools_of(self, server: McpServer) -> tuple[ToolInfo, ...]:
         try:
@@ -158,10 +147,6 @@ class McpManager:
         if found is None:
             return CallOutcome(error=f"No MCP server named {server!r} is configured.")
         return await found.call(tool, arguments)
-
-    def _tool(self, info: ToolInfo) -> McpTool:
-        name = tool_name(info.server, info.name)
-        return McpTool(name, info, self, matches(name, self.read_only))
 
     def server_of(self, name: str) -> McpServer | None:
         """The server a tool name belongs to (``mcp__<server>__...``)."""
@@ -194,102 +179,3 @@ def status_text(manager: McpManager) -> str:
     if manager.problems:
         lines += ["Configuration problems:", *(f"  {p}" for p in manager.problems)]
     return "\n".join(lines)
-
-
-def referenced_tools(messages: Sequence[Message]) -> set[str]:
-    """The tool names the history's ``tool_reference`` blocks load (they must stay defined)."""
-    names: set[str] = set()
-    for message in messages:
-        for block in message.content:
-            content = block.get("content") if block.get("type") == "tool_result" else None
-            if isinstance(content, list):
-                names.update(
-                    str(c.get("tool_name"))
-                    for c in content
-                    if isinstance(c, dict) and c.get("type") == "tool_reference"
-                )
-    return names
-
-
-@dataclass(frozen=True)
-class Absent:
-    """A tool the history loaded whose server is not running now (a resumed session): still
-    defined, deferred, so the history stays valid; a call starts the servers first."""
-
-    name: str
-    manager: McpManager
-    kind: ToolKind = field(default="mcp", init=False)
-
-    def spec(self) -> JSON:
-        return {
-            "name": self.name,
-            "description": "An MCP tool whose server is not running yet.",
-            "input_schema": {"type": "object", "additionalProperties": True},
-            "defer_loading": True,
-        }
-
-    def is_read_only(self, tool_input: JSON) -> bool:
-        return matches(self.name, self.manager.read_only)
-
-    async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
-        return Preview("text", {"text": f"MCP tool {self.name}\n{tool_input}"})
-
-    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        found = {t.name: t for t in await self.manager.all_tools()}.get(self.name)
-        if found is None:
-            server = self.manager.server_of(self.name)
-            why = state_text(server.state) if server is not None else "no such server"
-            return ToolResult(f"MCP tool {self.name} is not available ({why}).", True)
-        return await found.run(tool_input, ctx)
-
-
-class Toolset(Mapping[str, Tool]):
-    """A turn's tools, live: built-ins (+ ``tool_search``), then the deferred MCP tools."""
-
-    def __init__(
-        self,
-        builtins: Sequence[Tool],
-        manager: McpManager | None,
-        history: Callable[[], Sequence[Message]] = lambda: (),
-    ) -> None:
-        fixed = list(builtins)
-        if manager is not None and manager.configured:
-            fixed.append(ToolSearch(manager))
-        self._fixed = tools_by_name(fixed)
-        self._manager = manager
-        self._history = history
-
-    async def prepare(self) -> None:
-        """Before a turn: when the history loaded a tool whose server has not run in this
-        process (a resumed session), start the servers, so the tool's own definition is sent
-        again rather than a placeholder (what the history loaded must not change)."""
-        if self._manager is None or not self._manager.configured:
-            return
-        known = {tool.name for tool in self._manager.tools_now()}
-        if referenced_tools(self._history()) - known - self._fixed.keys():
-            await self._manager.all_tools()
-
-    def _all(self) -> dict[str, Tool]:
-        tools: dict[str, Tool] = dict(self._fixed)
-        if self._manager is None or not self._manager.configured:
-            return tools
-        for tool in self._manager.tools_now():
-            tools.setdefault(tool.name, tool)
-        for name in sorted(referenced_tools(self._history()) - tools.keys()):
-            tools[name] = Absent(name, self._manager)
-        return tools
-
-    def __getitem__(self, name: str) -> Tool:
-        fixed = self._fixed.get(name)
-        if fixed is not None:
-            return fixed
-        return self._all()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def values(self) -> ValuesView[Tool]:  # one look at the servers, not one per tool
-        return self._all().values()
-
-    def __len__(self) -> int:
-        return len(self._all())

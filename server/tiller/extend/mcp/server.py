@@ -14,15 +14,14 @@ import contextlib
 import logging
 import os
 import shutil
-import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tiller.extend.mcp.config import Http, ServerConfig, Stdio
 from tiller.jsontypes import JSON
+from tiller.workspace.supervised import supervised
 from tiller.workspace.tool_env import EnvRules, tool_env
-from tiller.workspace.tools.shell import SUPERVISOR
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -288,9 +287,10 @@ def _stdio(
         raise FileNotFoundError(2, "command not found", launch.command)
     # Under the tools' supervisor: the server and whatever it starts die with Tiller, even
     # after kill -9 (a server that ignores the end of its stdin included).
+    command, *args = supervised([launch.command, *launch.args], os.getpid())
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-I", "-S", str(SUPERVISOR), str(os.getpid()), "-1", launch.command, *launch.args],
+        command=command,
+        args=args,
         env=env,
         cwd=launch.cwd,
     )

@@ -49,8 +49,8 @@ from tiller.core.turn.scheduler import ToolCall
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool, located
 from tiller.protocol import TrailItem
+from tiller.tools.base import Preview
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.base import Preview
 
 log = logging.getLogger(__name__)
 

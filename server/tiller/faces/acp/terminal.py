@@ -23,8 +23,8 @@ from typing import Final
 from acp.interfaces import Client
 from acp.schema import ClientCapabilities, EnvVariable
 
-from tiller.workspace.tools.live_output import LiveOutput
-from tiller.workspace.tools.shell import CommandRun
+from tiller.tools.live_output import LiveOutput
+from tiller.tools.shell import CommandRun
 
 log = logging.getLogger(__name__)
 

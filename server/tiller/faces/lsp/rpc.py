@@ -58,9 +58,9 @@ from tiller.jsontypes import JSON
 from tiller.model.models import effort_problem, thinking_problem
 from tiller.protocol import State, Thinking, Todo, TrailItem
 from tiller.runtime import Runtime
+from tiller.tools.base import Preview
 from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
-from tiller.workspace.tools.base import Preview
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tiller.workspace.tools.bash_readings import (
+from tiller.workspace.bash.readings import (
     FROM_INPUT,
     PROMPT_VARIABLES,
     Reading,
     code_strings,
     variable_code,
 )
-from tiller.workspace.tools.bash_words import CannotRead, Word
+from tiller.workspace.bash.words import CannotRead, Word
 
 __all__ = ["SegmentCode", "segment_code"]
 

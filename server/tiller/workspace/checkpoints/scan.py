@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tiller.workspace.shadow_git import Entry, ShadowGit
-from tiller.workspace.shadow_watch import FolderWatch
+from tiller.workspace.checkpoints.git import Entry, ShadowGit
+from tiller.workspace.checkpoints.watch import FolderWatch
 
 # workspace paths -> their blob ids, in order (None: no regular file there any more)
 HashFiles = Callable[[Sequence[str]], list[str | None]]

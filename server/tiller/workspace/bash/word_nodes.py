@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from tiller.workspace.tools.bash_hidden_code import MAX_NESTING
-from tiller.workspace.tools.bash_words import (
+from tiller.workspace.bash.hidden_code import MAX_NESTING
+from tiller.workspace.bash.words import (
     CannotRead,
     Piece,
     Word,

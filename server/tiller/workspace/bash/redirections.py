@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from tiller.workspace.tools.bash_word_nodes import WordReader
-from tiller.workspace.tools.bash_words import CannotRead, Word
+from tiller.workspace.bash.word_nodes import WordReader
+from tiller.workspace.bash.words import CannotRead, Word
 
 __all__ = ["REDIRECT_NODES", "Redirections", "Stdin", "read_redirection"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult
+from tiller.tools.base import Preview, ToolContext, ToolKind, ToolResult
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from tiller.extend.confined_material import Refused
 from tiller.extend.skills import read_skills
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult
+from tiller.tools.base import Preview, ToolContext, ToolKind, ToolResult
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tiller.workspace.tools.git_config import repository_is_inert
+from tiller.workspace.bash.git_config import repository_is_inert
 
 __all__ = [
     "MAX_COMMAND_BYTES",

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import OUTPUT_CAP, cap_output
+from tiller.tools.base import OUTPUT_CAP, cap_output
 
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGES = 8

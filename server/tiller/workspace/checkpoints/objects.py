@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tiller.workspace.shadow_git import CheckpointError, Entry
+from tiller.workspace.checkpoints.git import CheckpointError, Entry
 
 TREE_MODE = "40000"
 _IDENTITY = b"tiller <tiller@localhost>"

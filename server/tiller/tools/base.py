@@ -13,10 +13,11 @@ from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
 from tiller.model.usage import Usage
 from tiller.protocol import Todo
+from tiller.tools.live_output import LiveOutput
+from tiller.workspace.confined import Root
+from tiller.workspace.edit_history import EditTexts
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.confined import Root
-from tiller.workspace.tools.live_output import LiveOutput
-from tiller.workspace.tools.sandbox import ShellPolicy
+from tiller.workspace.sandbox import ShellPolicy
 
 # How the permission table treats a tool (see permissions.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit", "agent", "mcp"]
@@ -34,26 +35,6 @@ class DiffStat:
 
     def to_wire(self) -> JSON:
         return {"added": self.added, "removed": self.removed}
-
-
-@dataclass(frozen=True)
-class EditTexts:
-    """A finished edit's file before and after, kept so its diff can be opened later
-    (``before`` None: the edit created the file); ``line``: its first changed line, 1-based."""
-
-    path: str
-    before: str | None
-    after: str
-    line: int
-
-    @staticmethod
-    def of(path: str, before: str | None, after: str) -> EditTexts:
-        old = before or ""
-        same = next(
-            (i for i, (x, y) in enumerate(zip(old, after, strict=False)) if x != y),
-            min(len(old), len(after)),
-        )
-        return EditTexts(path, before, after, after.count("\n", 0, same) + 1)
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tiller.workspace.checkpoints import Changes, CheckpointError, ShadowRepo, Snapshot
+from tiller.workspace.checkpoints.shadow_repo import Changes, CheckpointError, ShadowRepo, Snapshot
+from tiller.workspace.confined import Label
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.tools.confined import Label
 
 
 def shadow_dir_of_root(data_dir: Path, primary: Path, root: Path) -> Path:
     """The shadow repository of ``root`` in the workspace whose primary root is ``primary``."""
-    from tiller.workspace.checkpoints import shadow_dir_for
+    from tiller.workspace.checkpoints.shadow_repo import shadow_dir_for
 
     if root == primary:
         return shadow_dir_for(data_dir, primary)

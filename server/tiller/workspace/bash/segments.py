@@ -41,23 +41,23 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from tiller.workspace.tools.bash_code_strings import segment_code
-from tiller.workspace.tools.bash_hidden_code import check_hidden_code
-from tiller.workspace.tools.bash_readings import (
+from tiller.workspace.bash.code_strings import segment_code
+from tiller.workspace.bash.hidden_code import check_hidden_code
+from tiller.workspace.bash.readings import (
     AllowReading,
     Reading,
     allow_readings,
     deny_readings,
     program_name,
 )
-from tiller.workspace.tools.bash_redirections import (
+from tiller.workspace.bash.redirections import (
     REDIRECT_NODES,
     Redirections,
     Stdin,
     read_redirection,
 )
-from tiller.workspace.tools.bash_word_nodes import WORD_NODES, WordReader
-from tiller.workspace.tools.bash_words import CannotRead, Word
+from tiller.workspace.bash.word_nodes import WORD_NODES, WordReader
+from tiller.workspace.bash.words import CannotRead, Word
 
 __all__ = [
     "MAX_SEGMENTED_BYTES",

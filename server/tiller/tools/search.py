@@ -10,17 +10,8 @@ from dataclasses import dataclass, field
 
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult, cap_output
-from tiller.workspace.tools.confined import (
-    OPEN_READ,
-    Root,
-    Spot,
-    open_dir_at,
-    open_regular,
-    read_all,
-    refuse_hard_links,
-)
-from tiller.workspace.tools.files import (
+from tiller.tools.base import Preview, ToolContext, ToolKind, ToolResult, cap_output
+from tiller.tools.files import (
     SNIFF_BYTES,
     WHOLE_READ_MAX_BYTES,
     BoundedLines,
@@ -30,6 +21,15 @@ from tiller.workspace.tools.files import (
     guarded,
     looks_binary,
     split_lines,
+)
+from tiller.workspace.confined import (
+    OPEN_READ,
+    Root,
+    Spot,
+    open_dir_at,
+    open_regular,
+    read_all,
+    refuse_hard_links,
 )
 
 MAX_MATCHES = 500

@@ -10,7 +10,7 @@ from typing import Final
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
 from tiller.protocol import TODO_STATUSES, Todo, TodoStatus
-from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult
+from tiller.tools.base import Preview, ToolContext, ToolKind, ToolResult
 
 VERIFY_WORDS: Final = re.compile(
     r"\b(test|tests|testing|pytest|verify|verif\w*|lint\w*|check\w*|typecheck|mypy|ruff|build|"

@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, relevance
 
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import Tool
+from tiller.tools.base import Tool
 
 MAX_ERRORS = 5  # schema errors quoted in one result
 MAX_MESSAGE_CHARS = 300  # an error quoting a huge value is cut

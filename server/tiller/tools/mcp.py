@@ -11,6 +11,7 @@ and a server that starts late adds deferred definitions only, which the prefix d
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Sequence
@@ -20,19 +21,47 @@ from typing import Protocol
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from tiller.extend.mcp.results import convert
-from tiller.extend.mcp.server import CallOutcome, ToolInfo
+from tiller.extend.mcp.config import tool_name
+from tiller.extend.mcp.server import CallOutcome, McpServer, ToolInfo, state_text
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import Preview, ToolContext, ToolKind, ToolResult, cap_output
+from tiller.tools.base import Preview, ToolContext, ToolKind, ToolResult, cap_output
+from tiller.tools.mcp_results import convert
 
 
 class Servers(Protocol):
-    """What the tools need of the servers (``manager.McpManager``): a call, every tool, and
-    which servers cannot be reached."""
+    """What the tools need of the servers (``extend.mcp.manager.McpManager``): a call, the
+    tools they offer (now, or after starting every server), which cannot be reached, the
+    user's read-only patterns and the server a tool name belongs to."""
 
+    @property
+    def configured(self) -> bool: ...
+    @property
+    def read_only(self) -> tuple[str, ...]: ...
     async def call(self, server: str, tool: str, arguments: JSON) -> CallOutcome: ...
-    async def all_tools(self) -> Sequence[McpTool]: ...
+    def infos_now(self) -> list[ToolInfo]: ...
+    async def all_infos(self) -> list[ToolInfo]: ...
     def unavailable(self) -> list[str]: ...
+    def server_of(self, name: str) -> McpServer | None: ...
+
+
+def matches(name: str, patterns: Sequence[str]) -> bool:
+    """``name`` against the user's patterns (``mcp__time__*``)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def tools_now(servers: Servers) -> list[McpTool]:
+    """The tools of the servers that have run (nothing is started)."""
+    return [_tool(info, servers) for info in servers.infos_now()]
+
+
+async def all_tools(servers: Servers) -> list[McpTool]:
+    """Every server started if it can be; the tools of those that run."""
+    return [_tool(info, servers) for info in await servers.all_infos()]
+
+
+def _tool(info: ToolInfo, servers: Servers) -> McpTool:
+    name = tool_name(info.server, info.name)
+    return McpTool(name, info, servers, matches(name, servers.read_only))
 
 
 TOOL_SEARCH = "tool_search"
@@ -98,6 +127,38 @@ class McpTool:
 
 
 @dataclass(frozen=True)
+class Absent:
+    """A tool the history loaded whose server is not running now (a resumed session): still
+    defined, deferred, so the history stays valid; a call starts the servers first."""
+
+    name: str
+    manager: Servers
+    kind: ToolKind = field(default="mcp", init=False)
+
+    def spec(self) -> JSON:
+        return {
+            "name": self.name,
+            "description": "An MCP tool whose server is not running yet.",
+            "input_schema": {"type": "object", "additionalProperties": True},
+            "defer_loading": True,
+        }
+
+    def is_read_only(self, tool_input: JSON) -> bool:
+        return matches(self.name, self.manager.read_only)
+
+    async def preview(self, tool_input: JSON, ctx: ToolContext) -> Preview:
+        return Preview("text", {"text": f"MCP tool {self.name}\n{tool_input}"})
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        found = {t.name: t for t in await all_tools(self.manager)}.get(self.name)
+        if found is None:
+            server = self.manager.server_of(self.name)
+            why = state_text(server.state) if server is not None else "no such server"
+            return ToolResult(f"MCP tool {self.name} is not available ({why}).", True)
+        return await found.run(tool_input, ctx)
+
+
+@dataclass(frozen=True)
 class ToolSearch:
     """``tool_search``: answers with ``tool_reference`` blocks for the tools that match."""
 
@@ -129,7 +190,7 @@ class ToolSearch:
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         query = str(tool_input.get("query", "")).strip()
         limit = int(tool_input.get("max_results") or MAX_RESULTS)
-        tools = await self.manager.all_tools()
+        tools = await all_tools(self.manager)
         problems = self.manager.unavailable()
         if query.lower() in ("list", "*", ""):
             return ToolResult(cap_output(_listing(tools, problems)))

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tiller.workspace.tools.bash_readonly import uses_writing_option
+from tiller.workspace.bash.readonly import uses_writing_option
 
 __all__ = [
     "PROGRAM_VARIABLES",

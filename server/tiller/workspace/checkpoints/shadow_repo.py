@@ -3,16 +3,16 @@ the files (the agent's edit tools or its shell commands).
 
 The shadow repository lives under ``dataDir`` (one per workspace); git runs with ``GIT_DIR``
 there and the workspace as work tree, so the user's own ``.git`` is never read or written
-(``shadow_git``). A snapshot lists the workspace as git would track it and hashes only files
-that may have changed since the last snapshot (``shadow_scan``; with a watch, only the files
+(``git``). A snapshot lists the workspace as git would track it and hashes only files
+that may have changed since the last snapshot (``scan``; with a watch, only the files
 the kernel said changed are looked at), then writes their blobs, the trees of their folders
-and the commit straight into the repository (``shadow_objects``). The data dir and the shadow
+and the commit straight into the repository (``objects``). The data dir and the shadow
 repository are never part of a snapshot, wherever they sit (a workspace that is ``$HOME``
 holds the default data dir).
 
 Restoring writes blobs back byte for byte with their modes; a journal makes a restore cut by
 ``kill -9`` finish on the next call. Every restore write is confined to the workspace
-(``shadow_writer``).
+(``writer``).
 
 Everything here is blocking: callers run it in a worker thread.
 """
@@ -27,11 +27,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tiller.workspace.shadow_git import CheckpointError, Entry, ShadowGit
-from tiller.workspace.shadow_objects import ObjectWriter, TreeCache
-from tiller.workspace.shadow_scan import WorkspaceScan, within
-from tiller.workspace.shadow_watch import FolderWatch
-from tiller.workspace.shadow_writer import RestoreWriter
+from tiller.workspace.checkpoints.git import CheckpointError, Entry, ShadowGit
+from tiller.workspace.checkpoints.objects import ObjectWriter, TreeCache
+from tiller.workspace.checkpoints.scan import WorkspaceScan, within
+from tiller.workspace.checkpoints.watch import FolderWatch
+from tiller.workspace.checkpoints.writer import RestoreWriter
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -143,7 +143,7 @@ class ShadowRepo:
         """Record the workspace as it is now; returns the commit.
 
         Only the blobs of changed files and the trees of the folders that hold them are
-        written (``shadow_objects``), straight into the repository: no git process runs
+        written (``objects``), straight into the repository: no git process runs
         unless a full scan lists the workspace."""
         self.ensure()
         entries, skipped = self._files.scan(

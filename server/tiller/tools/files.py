@@ -30,11 +30,10 @@ import pathspec
 
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
-from tiller.workspace.tools.base import (
+from tiller.tools.base import (
     OUTPUT_CAP,
     DiffStat,
     EditorFiles,
-    EditTexts,
     FileStamp,
     Preview,
     TextStamp,
@@ -43,7 +42,7 @@ from tiller.workspace.tools.base import (
     ToolResult,
     cap_output,
 )
-from tiller.workspace.tools.confined import (
+from tiller.workspace.confined import (
     OPEN_DIR,
     OPEN_READ,
     OPEN_ROOT,
@@ -57,6 +56,7 @@ from tiller.workspace.tools.confined import (
     replace_file,
     writable,
 )
+from tiller.workspace.edit_history import EditTexts
 
 MAX_LINES = 2000  # lines per read_file call by default
 MAX_LINE_CHARS = 2000  # longer lines are cut

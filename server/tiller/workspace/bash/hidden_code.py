@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from tree_sitter import Node
 
-from tiller.workspace.tools.bash_words import CannotRead
+from tiller.workspace.bash.words import CannotRead
 
 __all__ = ["MAX_NESTING", "check_hidden_code"]
 

@@ -20,7 +20,6 @@ import functools
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,8 +27,7 @@ from pathlib import Path
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
 from tiller.proc_stat import SESSION, stat_fields
-from tiller.workspace.tool_env import tool_env, unasked_env
-from tiller.workspace.tools.base import (
+from tiller.tools.base import (
     OUTPUT_CAP,
     CommandRun,
     Preview,
@@ -39,9 +37,9 @@ from tiller.workspace.tools.base import (
     cap_output,
     require_str,
 )
-from tiller.workspace.tools.bash_readonly import is_read_only_command
-from tiller.workspace.tools.live_output import LiveOutput, OutputBuffer
-from tiller.workspace.tools.sandbox import (
+from tiller.tools.live_output import LiveOutput, OutputBuffer
+from tiller.workspace.bash.readonly import is_read_only_command
+from tiller.workspace.sandbox import (
     Confined,
     Confinement,
     Isolated,
@@ -50,6 +48,8 @@ from tiller.workspace.tools.sandbox import (
     confine,
     isolate,
 )
+from tiller.workspace.supervised import supervised
+from tiller.workspace.tool_env import tool_env, unasked_env
 
 __all__ = ["Bash", "CommandRun", "LiveOutput", "OutputBuffer", "SandboxUnavailable", "run_command"]
 
@@ -59,7 +59,6 @@ TIMEOUT_GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL after a timeout
 CANCEL_GRACE_SECONDS = 0.5  # the same after an interrupt: the user is waiting
 SUPERVISOR_GRACE_SECONDS = 1.0  # the supervisor's own grace for the command, plus a margin
 EXIT_DRAIN_SECONDS = 1.0  # how long output may keep flowing after the command ended
-SUPERVISOR = Path(__file__).with_name("supervisor.py")
 UNCONFINED = Unconfined()
 
 
@@ -182,12 +181,6 @@ def _read_status(fd: int) -> tuple[int, int] | None:
         return None
 
 
-def _supervised(argv: list[str], parent: int, status_fd: int) -> list[str]:
-    """``argv`` under the supervisor, which checks that its parent is ``parent`` and writes
-    what it saw to ``status_fd``."""
-    return [sys.executable, "-I", "-S", str(SUPERVISOR), str(parent), str(status_fd), *argv]
-
-
 def command_argv(command: str, cwd: Path, confinement: Confinement, status_fd: int) -> list[str]:
     """What to start for ``command``: ``bash -c command``, confined as asked, under the
     supervisor (reporting on ``status_fd``) unless the sandbox itself ends its processes."""
@@ -202,10 +195,10 @@ def command_argv(command: str, cwd: Path, confinement: Confinement, status_fd: i
             # stops what the command leaves behind; one outside, a subreaper with the server's
             # death signal, ends every process of the namespace with the server, even when
             # bwrap was killed while it started (--die-with-parent alone missed that).
-            inner = isolate(_supervised(argv, 1, status_fd), cwd)
-            return _supervised(inner, os.getpid(), -1)
+            inner = isolate(supervised(argv, 1, status_fd), cwd)
+            return supervised(inner, os.getpid(), -1)
         case Unconfined() | Unavailable():
-            return _supervised(argv, os.getpid(), status_fd)
+            return supervised(argv, os.getpid(), status_fd)
 
 
 async def run_command(

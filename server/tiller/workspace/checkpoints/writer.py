@@ -16,8 +16,8 @@ import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from tiller.workspace.shadow_git import CheckpointError
-from tiller.workspace.tools.confined import OPEN_DIR, OPEN_ROOT, OPEN_TEMP
+from tiller.workspace.checkpoints.git import CheckpointError
+from tiller.workspace.confined import OPEN_DIR, OPEN_ROOT, OPEN_TEMP
 
 
 class RestoreWriter:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tiller.workspace.checkpoints import (
+from tiller.workspace.checkpoints.roots import RootsShadow, absent_roots, commits_of_root
+from tiller.workspace.checkpoints.shadow_repo import (
     Changes,
     CheckpointError,
     ShadowRepo,
@@ -19,7 +20,6 @@ from tiller.workspace.checkpoints import (
     shadow_dir_for,
 )
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.shadow_roots import RootsShadow, absent_roots, commits_of_root
 from tiller.workspace.store import CheckpointRow, CheckpointTable, SessionStore
 
 log = logging.getLogger(__name__)

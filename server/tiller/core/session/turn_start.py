@@ -1,19 +1,18 @@
 """The seam where a session's turn is set up: what is fixed at the first turn (system prompt,
 agent kinds, web_fetch), the turn's ``TurnSetup``, the checkpoint before it, and the user
 message (with whatever changed since the model was last told: instruction file, skills,
-workspace folders). ``Session._start`` runs the turn this builds."""
+workspace folders). ``turns.start`` runs the turn this builds."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from tiller.core.hooks.session_hooks import Hooks, session_hooks
 from tiller.core.permissions.modes import McpRules
 from tiller.core.permissions.rule_files import book_of
 from tiller.core.permissions.web_fetch_rules import RULES_CHANGED, FoldedWebFetch, fold
+from tiller.core.session.session import Session, new_id
 from tiller.core.turn import attachments
 from tiller.core.turn.approvals import PostingApprover
 from tiller.core.turn.attachments import Attachment
@@ -25,23 +24,18 @@ from tiller.core.turn.setup import TurnOptions
 from tiller.core.turn.system_prompt import instructions_update, system_prompt
 from tiller.extend.agents import load_agents
 from tiller.extend.instructions import cut_notices
-from tiller.extend.mcp.manager import Toolset
 from tiller.extend.skills import skills_update
 from tiller.jsontypes import JSON
 from tiller.model import history
+from tiller.tools.registry import Toolset
 from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.store import SessionRow
-
-if TYPE_CHECKING:
-    from tiller.core.session.session import Session
 
 
 def start_turn(
     session: Session, text: str, options: TurnOptions, attached: tuple[Attachment, ...]
 ) -> Turn:
     """The turn for ``text``, its setup fixed and the session stored with it (not running)."""
-    from tiller.core.session.session import new_id  # the session module imports this one
-
     turn_id = new_id("turn")
     if not session.system:
         session.system = system_prompt(session.roots)
@@ -63,7 +57,7 @@ def start_turn(
         retry_delays=session.config.step_retry_delays,
         session_id=session.id,
         stop_hook=session.config.stop_hook if session.agent is None else None,  # the user's
-        hooks=turn_hooks(session),
+        hooks=session.hooks(),
         session_start=(
             None
             if session.last_turn is not None or session.agent is not None
@@ -121,16 +115,6 @@ def announce_turn(
         session.say("The workspace folders changed: the model is told so with this prompt.")
     session.append("user", blocks)
     session.publish()
-
-
-def turn_hooks(session: Session) -> Hooks:
-    """The hooks a turn runs (settings files read now); a skipped entry is told once."""
-    found, problems = session_hooks(
-        session.config.hooks, session.settings(), session.shell.env, session.id
-    )
-    for problem in problems:
-        session.say_once(f"Hook skipped: {problem}")
-    return found
 
 
 UNTRUSTED_AGENTS = (

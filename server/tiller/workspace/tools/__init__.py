@@ -1,1 +1,0 @@
-"""Tools the model can call."""
