@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from _common import Figure, main, median
-from tiller.workspace.checkpoints import ShadowRepo
+from tiller.workspace.checkpoints.shadow_repo import ShadowRepo
 
 FILES = 10_000
 TOTAL_BYTES = 200 * 1024 * 1024

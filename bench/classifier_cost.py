@@ -21,10 +21,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tiller.workspace.tools.bash_readonly import MAX_COMMAND_BYTES, is_read_only_command
-from tiller.workspace.tools.live_output import LiveOutput
-from tiller.workspace.tools.sandbox import Confined, Unconfined, bwrap_works
-from tiller.workspace.tools.shell import run_command
+from tiller.tools.live_output import LiveOutput
+from tiller.tools.shell import run_command
+from tiller.workspace.bash.readonly import MAX_COMMAND_BYTES, is_read_only_command
+from tiller.workspace.sandbox import Confined, Unconfined, bwrap_works
 
 
 def median_ms(action: Callable[[], object], runs: int = 7) -> float:

@@ -20,7 +20,7 @@ from pathlib import Path
 from tiller.core.permissions.call_rules import judge_command
 from tiller.core.permissions.rule_files import load_rule_book
 from tiller.extend.trust import Trust
-from tiller.workspace.tools.bash_readonly import is_read_only_command
+from tiller.workspace.bash.readonly import is_read_only_command
 
 
 def median_ms(action: Callable[[], object], runs: int = 15) -> float:

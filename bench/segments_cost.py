@@ -20,11 +20,11 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from tiller.workspace.tools.bash_segments import MAX_SEGMENTED_BYTES, split_command
+from tiller.workspace.bash.segments import MAX_SEGMENTED_BYTES, split_command
 
 ROOT = Path(__file__).resolve().parent.parent
 BEFORE = "944970d"  # the last commit with the bashlex splitter
-BEFORE_PATH = "server/tiller/workspace/tools/bash_segments.py"
+BEFORE_PATH = "server/tiller/workspace/bash/segments.py"
 
 
 def median_ms(action: Callable[[], object], runs: int = 15) -> float:

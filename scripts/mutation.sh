@@ -31,10 +31,10 @@ HERE=$ROOT/tests/mutation
 # cover it (fast and targeted: no end-to-end tests, no property tests). The trust and settings
 # layer's lines (trust, settings_layer) are a first choice, to extend.
 MODULES="
-bash_readonly     workspace/tools/bash_readonly.py   tests/unit/test_bash_readonly.py tests/unit/test_shell_rule_readings.py
-git_config        workspace/tools/git_config.py      tests/unit/test_git_config.py tests/unit/test_bash_readonly.py
-confined          workspace/tools/confined.py        tests/unit/test_confinement.py tests/unit/test_tools_files.py tests/unit/test_tools_search.py tests/unit/test_workspace_roots.py tests/unit/test_confined_material.py
-bash_segments     workspace/tools/bash_segments.py   tests/unit/test_bash_segments.py tests/unit/test_shell_rule_readings.py tests/unit/test_rules_corpus.py
+bash_readonly     workspace/bash/readonly.py   tests/unit/test_bash_readonly.py tests/unit/test_shell_rule_readings.py
+git_config        workspace/bash/git_config.py      tests/unit/test_git_config.py tests/unit/test_bash_readonly.py
+confined          workspace/confined.py        tests/unit/test_confinement.py tests/unit/test_tools_files.py tests/unit/test_tools_search.py tests/unit/test_workspace_roots.py tests/unit/test_confined_material.py
+bash_segments     workspace/bash/segments.py   tests/unit/test_bash_segments.py tests/unit/test_shell_rule_readings.py tests/unit/test_rules_corpus.py
 permission_rules  core/permissions/rules.py           tests/unit/test_permission_rules.py tests/unit/test_rule_vocabulary.py tests/unit/test_rules_corpus.py tests/unit/test_shell_rule_readings.py
 call_rules        core/permissions/call_rules.py                 tests/unit/test_shell_rule_readings.py tests/unit/test_rule_vocabulary.py tests/unit/test_permission_rules.py tests/unit/test_rules_corpus.py
 trust             extend/trust.py                    tests/unit/test_trust.py tests/unit/test_settings_layer.py
