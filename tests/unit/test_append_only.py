@@ -34,6 +34,7 @@ from loop_harness import AllowAll
 from tiller.core.config import Config
 from tiller.core.session import rewind as rewinding
 from tiller.core.session import turns
+from tiller.core.session.compact import compact
 from tiller.core.session.session import Session, Started
 from tiller.core.session.sessions import Seat, Sessions
 from tiller.core.turn import compaction
@@ -382,7 +383,7 @@ async def test_compaction_then_more_turns_draws_no_400(ws: Path) -> None:
     _, session, sink = open_session(runtime(provider), ws)
     for n in range(3):
         await run(session, f"prompt {n}")
-    assert await session.compact()
+    assert await compact(session)
     await run(session, "after")
     await run(session, "and after")
     assert provider.refused == [] and failures(sink) == []
@@ -458,7 +459,7 @@ async def play(plan: list[Op], ws: Path) -> None:
                 elif arg == "claude":
                     (ws / "CLAUDE.md").write_text(f"Claude {next(edits)}.\n")
             case "compact":
-                await session.compact()
+                await compact(session)
             case "slice" if rt.store.load(session.id) is not None and session.messages:
                 child = await sessions.slice(session, None, arg)
                 await sessions.switch(session, child)

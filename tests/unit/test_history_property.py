@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from loop_harness import KINDS, MODEL, AllowAll, Probe, Provider, check_request
 from tiller.core.config import Config
+from tiller.core.session.compact import compact
 from tiller.core.session.session import Session, Started
 from tiller.core.session.turns import prompt as start_prompt
 from tiller.core.turn.events import Posted
@@ -73,7 +74,7 @@ async def play(plan: list[tuple[bool, list[str]]], workspace: Path) -> None:
     for n, (compact_first, script) in enumerate(plan):
         session.provider = Provider(list(script))  # type: ignore[arg-type]
         if compact_first:
-            await session.compact()
+            await compact(session)
         await prompt(session, f"prompt {n}")
         assert history.problems(session.messages) == []
         stored = session.store.load(session.id)

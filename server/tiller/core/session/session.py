@@ -18,7 +18,6 @@ from tiller.core.hooks.session_hooks import Hooks, session_hooks
 from tiller.core.permissions.modes import Grants
 from tiller.core.permissions.web_fetch_rules import FoldedWebFetch
 from tiller.core.session.journal import Journal
-from tiller.core.turn import compaction
 from tiller.core.turn.approvals import Approver
 from tiller.core.turn.events import (
     Event,
@@ -26,7 +25,6 @@ from tiller.core.turn.events import (
     Posted,
     QueueDropped,
 )
-from tiller.core.turn.hook_acts import hook_acts
 from tiller.core.turn.outcomes import InterruptCause
 from tiller.core.turn.setup import Pending
 from tiller.errors import InvalidParams
@@ -35,12 +33,11 @@ from tiller.extend.mcp.manager import McpManager
 from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.trust import NOT_YET, Trust
 from tiller.jsontypes import JSON
-from tiller.model import history, models
+from tiller.model import history
 from tiller.model.history import Message
 from tiller.model.provider import (
     KnownModel,
     Provider,
-    ProviderError,
     UnknownModel,
     Unverified,
     lookup_model,
@@ -225,31 +222,6 @@ class Session:
         if self.active is not None:
             self.active = replace(self.active, tools_used=used)
         self.publish()
-
-    async def compact(self) -> bool:
-        """Summarize older turns with the model; True when the history got shorter."""
-        fields = {"trigger": "manual", "custom_instructions": ""}
-        verdict = await self.hooks().run("PreCompact", self.mode, fields)
-        for act in hook_acts("PreCompact", verdict):
-            self.emit(act)
-        try:
-            done = await compaction.compact(
-                self.provider, self.model, self.messages, window=self._spec().context_window
-            )
-        except ProviderError as err:
-            self.emit(Notice(f"Compaction failed ({err.kind}): {err.message}"))
-            return False
-        if done is None:
-            self.emit(Notice("Nothing older to compact yet."))
-            return False
-        before = len(self.messages)
-        self.record_usage(models.price(done.usage, self._spec()), None)
-        self.rewrite_history(done.messages)
-        self.emit(Notice(f"Compacted {before} messages into {len(done.messages)}."))
-        return True
-
-    def _spec(self) -> models.ModelSpec:
-        return self.provider.spec(self.model)
 
     def rewrite_history(self, messages: tuple[Message, ...]) -> None:
         """Replace the history (compaction, or a failed/refused turn dropped by the loop);

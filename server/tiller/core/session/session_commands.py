@@ -52,6 +52,7 @@ from tiller.core.session.commands import (
     interpret,
     mode_text,
 )
+from tiller.core.session.compact import compact
 from tiller.core.session.material_notices import material_notices
 from tiller.core.session.session import Handled, Queued, Session, Started
 from tiller.core.session.sessions import S, Sessions, seat_of
@@ -202,7 +203,7 @@ async def apply(sessions: Sessions[S], session: Session, result: CommandResult) 
         case Compact():
             if session.busy:
                 return Handled("A turn is running: /compact once it has ended.")
-            shorter = await session.compact()
+            shorter = await compact(session)
             return Handled("Compacted the conversation." if shorter else "Nothing to compact.")
         case SteerTurn(text=text):
             steering = session.steer(text)

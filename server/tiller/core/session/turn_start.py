@@ -79,6 +79,13 @@ def start_turn(
     )
     snapshot = snapshot_before(session.checkpoints, session.id, turn_id, text, session.say)
     turn = Turn(session, replace(setup, snapshot=snapshot))
+    _store_turn(session, text)
+    return turn
+
+
+def _store_turn(session: Session, text: str) -> None:
+    """The session stored with what its turns are fixed on (system prompt, roots, agents,
+    web_fetch) before its turn runs."""
     now = time.time()
     session.store.create(
         SessionRow(
@@ -92,7 +99,6 @@ def start_turn(
         session.store.set_agents(session.id, session.agents.to_json())
     if session.web_fetch is not None:
         session.store.set_web_fetch(session.id, session.web_fetch.to_json())
-    return turn
 
 
 def announce_turn(

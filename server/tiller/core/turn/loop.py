@@ -20,18 +20,8 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from tiller.core.hooks.config import HookEvent
-from tiller.core.hooks.replies import Verdict
-from tiller.core.hooks.stop import (
-    MAX_CONTINUATIONS,
-    HookBroken,
-    HookContinue,
-    HookPassed,
-    run_stop_hook,
-)
 from tiller.core.turn.events import Notice, PlanDecided, Steered
-from tiller.core.turn.hook_acts import hook_acts
-from tiller.core.turn.outcomes import Completed, Failed, Interrupted, Refused, Stopped, TurnOutcome
+from tiller.core.turn.outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome
 from tiller.core.turn.plan_gate import (
     GAVE_UP_NOTICE,
     PLAN_APPROVED,
@@ -55,12 +45,13 @@ from tiller.core.turn.step import (
 )
 from tiller.core.turn.step_stream import StepStream
 from tiller.core.turn.step_tools import ToolRunner
+from tiller.core.turn.turn_hooks import TurnHooks
 from tiller.jsontypes import JSON
 from tiller.model import history
 from tiller.model.history import Message, text_block
 from tiller.model.provider import ModelResponse
 from tiller.model.usage import Usage
-from tiller.protocol import HookOutcome, TrailItem
+from tiller.protocol import TrailItem
 
 __all__ = ["Turn", "TurnHost", "TurnSetup"]
 
@@ -115,30 +106,24 @@ def _prompt_of(messages: Sequence[Message]) -> JSON | None:
     return last if last.get("type") != "tool_result" else None
 
 
-def with_context(messages: tuple[Message, ...], blocks: Sequence[JSON]) -> tuple[Message, ...]:
-    """The history with ``blocks`` put before the prompt, the last block of the last (not yet
-    sent) user message, where the loop and the journal find it."""
-    last = messages[-1]
-    return (*messages[:-1], Message("user", (*last.content[:-1], *blocks, last.content[-1])))
-
-
 @dataclass
 class Turn:
     """The running state of one turn (fresh per turn; nothing to reset)."""
 
     host: TurnHost
     setup: TurnSetup
-    hook_continuations: int = 0
     plan_gate: PlanGate = PlanGate()  # exit_plan_mode and final-text plans: one counter
     text_continuations: int = 0
     pauses: int = 0
     prompt: JSON | None = None
     stream: StepStream = field(init=False)  # the model's side: responses, compaction, usage
     tools: ToolRunner = field(init=False)  # the calls' side: permissions, runs, the trail
+    hooks: TurnHooks = field(init=False)  # SessionStart, UserPromptSubmit, Stop
 
     def __post_init__(self) -> None:
         self.stream = StepStream(self.host, self.setup)
         self.tools = ToolRunner(self.host, self.setup, self._ask_plan)
+        self.hooks = TurnHooks(self.host, self.setup)
 
     @property
     def trail(self) -> list[TrailItem]:
@@ -158,7 +143,7 @@ class Turn:
         self.prompt = _prompt_of(self.host.messages)
         step: Step | None = None
         try:
-            blocked = await self._prompt_hooks()
+            blocked = await self.hooks.before_prompt(self.prompt, self._forget_turn)
             if blocked is not None:
                 return blocked
             while True:
@@ -353,75 +338,7 @@ class Turn:
                     return None
                 case Declined() | GaveUp():
                     pass  # the turn ends with the text as its final answer
-        return await self._stop_hook(final or None)
-
-    async def _prompt_hooks(self) -> TurnOutcome | None:
-        """SessionStart (the live session's first turn) and UserPromptSubmit hooks: what they
-        add goes into the prompt's message, before the prompt (not yet sent: append-only); a
-        blocked prompt leaves no trace in the history and ends the turn."""
-        hooks, added = self.setup.hooks, []
-        if self.setup.session_start is not None:
-            start = await hooks.run(
-                "SessionStart", self.host.mode, {"source": self.setup.session_start}
-            )
-            added += self._told("SessionStart", start)
-        if self.prompt is not None and self.setup.user_prompt:
-            text = str(self.prompt.get("text", ""))
-            verdict = await hooks.run("UserPromptSubmit", self.host.mode, {"prompt": text})
-            added += self._told("UserPromptSubmit", verdict, blocked="blockedPrompt")
-            if verdict.blocked or verdict.halt is not None:
-                self._forget_turn()
-                reason = verdict.reason or verdict.halt or "no reason given"
-                return Stopped(f"prompt blocked by a UserPromptSubmit hook: {reason}")
-        if added and self.prompt is not None:
-            self.host.rewrite_history(with_context(self.host.messages, added))
-        return None
-
-    def _told(
-        self, event: HookEvent, verdict: Verdict, blocked: HookOutcome = "fedBack"
-    ) -> list[JSON]:
-        """Tell the user what hooks did; the context blocks they add for the model."""
-        for act in hook_acts(event, verdict, blocked=blocked):
-            self.host.emit(act)
-        return [text_block(f"{event} hook context:\n{text}") for text in verdict.context]
-
-    async def _stop_hook(self, final: str | None) -> TurnOutcome | None:
-        """Let the Stop hooks (then the ``stopHook`` setting) send the model back to work,
-        at most MAX_CONTINUATIONS times in all."""
-        s = self.setup
-        if self.hook_continuations >= MAX_CONTINUATIONS:
-            return Completed(final)
-        if s.hooks.configured("Stop"):
-            active = {"stop_hook_active": self.hook_continuations > 0}
-            verdict = await s.hooks.run("Stop", self.host.mode, active)
-            self._told("Stop", verdict, blocked="continued")
-            if verdict.blocked and verdict.halt is None:
-                self.hook_continuations += 1
-                reason = verdict.reason or "continue"
-                self.host.append("user", [text_block(f"Stop hook feedback: {reason}")])
-                return None
-        if s.stop_hook is None:
-            return Completed(final)
-        hook = await run_stop_hook(
-            s.stop_hook,
-            s.context.workspace,
-            session_id=s.session_id,
-            turn_id=s.turn_id,
-            final=final,
-            env=s.context.shell.env,
-        )
-        match hook:
-            case HookPassed():
-                return Completed(final)
-            case HookContinue(output=output):
-                self.hook_continuations += 1
-                count = f"{self.hook_continuations}/{MAX_CONTINUATIONS}"
-                self.host.emit(Notice(f"Stop hook asks to continue ({count})"))
-                self.host.append("user", [text_block(f"continue: {output}")])
-                return None
-            case HookBroken(reason=reason):
-                self.host.emit(Notice(reason))
-                return Completed(final)
+        return await self.hooks.at_stop(final or None)
 
     # --- the plan gate (exit_plan_mode, or a final text that reads as a plan) ---------------
 
