@@ -1,7 +1,7 @@
 """What the server does to its own process so that the commands it runs cannot take its key.
 
 Approved commands run in a PID namespace of their own where bubblewrap works
-(``tools/sandbox.py``): the server does not exist for them. Where they do not (no bubblewrap,
+(``workspace/sandbox.py``): the server does not exist for them. Where they do not (no bubblewrap,
 ``sandbox: "off"``, an editor's terminal), a command could walk up from ``$PPID`` to the
 server and read ``/proc/<server>/environ`` and ``/proc/<server>/mem``. So:
 

@@ -129,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tiller", description="Tiller, a coding agent you can steer.")
     parser.add_argument("--version", action="version", version=f"tiller {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_run_command(commands)
+    _add_chat_command(commands)
+    _add_server_commands(commands)
+    _add_trust_command(commands)
+    return parser
+
+
+def _add_run_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     run = commands.add_parser(
         "run",
         help="run one prompt to its end and exit",
@@ -180,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROMPT",
         help="what to do; `-` (or nothing, on a pipe) reads it from stdin",
     )
+
+
+def _add_chat_command(commands: argparse._SubParsersAction[_Parser]) -> None:
     chat = commands.add_parser(
         "chat",
         help="an interactive shell: a prompt that stays while the agent works",
@@ -198,6 +209,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="announce questions and finished turns: the terminal bell (default), an OSC 9 "
         "desktop notification, or nothing ($TILLER_NOTIFY)",
     )
+
+
+def _add_server_commands(commands: argparse._SubParsersAction[_Parser]) -> None:
+    """``acp`` and ``connect``: a server on this process's stdio, for an editor."""
     commands.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)",
@@ -210,8 +225,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(no import to wait for), else started here; see docs/architecture.md.",
     )
     connect.add_argument("--acp", action="store_true", help="serve ACP instead")
-    _add_trust_command(commands)
-    return parser
 
 
 def _add_trust_command(commands: argparse._SubParsersAction[_Parser]) -> None:

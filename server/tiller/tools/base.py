@@ -19,7 +19,7 @@ from tiller.workspace.edit_history import EditTexts
 from tiller.workspace.roots import WorkspaceRoots
 from tiller.workspace.sandbox import ShellPolicy
 
-# How the permission table treats a tool (see permissions.py).
+# How the permission table treats a tool (see core/permissions/modes.py).
 ToolKind = Literal["read", "edit", "bash", "state", "plan_exit", "agent", "mcp"]
 
 

@@ -20,7 +20,7 @@ import functools
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -224,53 +224,31 @@ async def run_command(
         raise SandboxUnavailable(confinement.reason)
     margin = 200  # room for the truncation marker and the status line
     buffer = OutputBuffer(output_cap * 2 // 3 - margin, output_cap // 3 - margin)
-    loop = asyncio.get_running_loop()
     status_read, status_write = os.pipe()
     os.set_blocking(status_read, False)
     argv = command_argv(command, cwd, confinement, status_write)
     supervised = not isinstance(confinement, Confined)
-    spawn = asyncio.ensure_future(
-        loop.subprocess_exec(
-            lambda: _Collector(buffer, live, loop),
-            *argv,
-            cwd=cwd,
-            env=dict(tool_env() if env is None else env),
-            stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(status_write,) if supervised else (),
-        )
-    )
+    make_collector = functools.partial(_Collector, buffer, live, asyncio.get_running_loop())
     try:
-        # Shielded: an interrupt while the process starts must not leave it running unseen.
-        transport, collector = await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        os.close(status_read)
-        spawn.add_done_callback(functools.partial(_stop_abandoned, status_write))
-        raise
+        transport, collector = await _spawn(
+            argv,
+            cwd,
+            dict(tool_env() if env is None else env),
+            make_collector,
+            piped_stdin=stdin_data is not None,
+            status_write=status_write,
+            supervised=supervised,
+        )
     except BaseException:
         os.close(status_read)
-        os.close(status_write)
         raise
-    os.close(status_write)
     pid = transport.get_pid()  # its own session: the session id is its pid
-    stdin = transport.get_pipe_transport(0) if stdin_data is not None else None
-    if stdin is not None and stdin_data is not None:
-        stdin.write(stdin_data)  # type: ignore[attr-defined]
-        stdin.close()
+    if stdin_data is not None:
+        _feed_stdin(transport, stdin_data)
     try:
-        if not await _settled(collector.exited, time_limit):
-            await _stop(pid, collector, TIMEOUT_GRACE_SECONDS, sandboxed=not supervised)
-            await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
-            return CommandRun(buffer.text(), None, timed_out=True)
-        if not await _settled(collector.output_closed, EXIT_DRAIN_SECONDS):
-            _kill_session(pid)  # something outlived the supervisor: cannot happen, but be sure
-            await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
-        status = _read_status(status_read) if supervised else None
-        if status is None:
-            return CommandRun(buffer.text(), transport.get_returncode())
-        return CommandRun(buffer.text(), status[0], stopped=status[1])
+        return await _run_to_end(
+            pid, transport, collector, time_limit, status_read, supervised=supervised
+        )
     except asyncio.CancelledError:
         if supervised:
             await _stop(pid, collector, CANCEL_GRACE_SECONDS, sandboxed=False)
@@ -280,6 +258,78 @@ async def run_command(
     finally:
         os.close(status_read)
         transport.close()
+
+
+async def _spawn(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    make_collector: Callable[[], _Collector],
+    *,
+    piped_stdin: bool,
+    status_write: int,
+    supervised: bool,
+) -> tuple[asyncio.SubprocessTransport, _Collector]:
+    """Start ``argv`` in a session of its own, stderr merged into stdout. The write end of
+    the supervisor's status pipe (passed on when ``supervised``) is closed here whatever
+    happens; a start we are cancelled in is stopped once it exists."""
+    spawn = asyncio.ensure_future(
+        asyncio.get_running_loop().subprocess_exec(
+            make_collector,
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE if piped_stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(status_write,) if supervised else (),
+        )
+    )
+    try:
+        # Shielded: an interrupt while the process starts must not leave it running unseen.
+        started = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        spawn.add_done_callback(functools.partial(_stop_abandoned, status_write))
+        raise
+    except BaseException:
+        os.close(status_write)
+        raise
+    os.close(status_write)
+    return started
+
+
+def _feed_stdin(transport: asyncio.SubprocessTransport, data: bytes) -> None:
+    """Write ``data`` to the command's stdin, then close it."""
+    stdin = transport.get_pipe_transport(0)
+    if stdin is not None:
+        stdin.write(data)  # type: ignore[attr-defined]
+        stdin.close()
+
+
+async def _run_to_end(
+    pid: int,
+    transport: asyncio.SubprocessTransport,
+    collector: _Collector,
+    time_limit: float,
+    status_read: int,
+    *,
+    supervised: bool,
+) -> CommandRun:
+    """Wait for the command's end and its output's, or stop it at its time limit: its exit
+    code, and what its supervisor (reporting on ``status_read``) stopped."""
+    buffer = collector.buffer
+    if not await _settled(collector.exited, time_limit):
+        await _stop(pid, collector, TIMEOUT_GRACE_SECONDS, sandboxed=not supervised)
+        await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
+        return CommandRun(buffer.text(), None, timed_out=True)
+    if not await _settled(collector.output_closed, EXIT_DRAIN_SECONDS):
+        _kill_session(pid)  # something outlived the supervisor: cannot happen, but be sure
+        await _settled(collector.output_closed, EXIT_DRAIN_SECONDS)
+    status = _read_status(status_read) if supervised else None
+    if status is None:
+        return CommandRun(buffer.text(), transport.get_returncode())
+    return CommandRun(buffer.text(), status[0], stopped=status[1])
 
 
 def _timeout_of(tool_input: JSON) -> float:
@@ -374,7 +424,7 @@ class Bash:
         self, tool_input: JSON, workspace: Path, others: Sequence[Path] = ()
     ) -> bool:
         """Provably read-only inside ``workspace`` and the other roots ``others``: see
-        bash_readonly.py."""
+        workspace/bash/readonly.py."""
         command = tool_input.get("command")
         return isinstance(command, str) and is_read_only_command(command, workspace, others)
 

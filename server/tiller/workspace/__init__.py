@@ -1,2 +1,5 @@
-"""The workspace layer: the tools and their sandbox, checkpoints (the shadow repository, its
-writer and keeper) and the session store."""
+"""The workspace layer: what the tools stand on and what is kept. Reading a command line
+(``bash/``), file access confined to the workspace (``confined``), the workspace's folders
+(``roots``), running a command (``sandbox``, ``supervisor``, ``supervised``, ``tool_env``),
+checkpoints and rewind (``checkpoints/``), the session store and edit history (``store``,
+``edit_history``), and the diagnostics types (``diagnostics``)."""

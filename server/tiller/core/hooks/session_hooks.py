@@ -1,5 +1,5 @@
 """The hooks of one session: which commands run for an event, with what on stdin (Claude
-Code's documented fields), and what they said, combined (``hook_replies.Verdict``).
+Code's documented fields), and what they said, combined (``replies.Verdict``).
 
 Common stdin fields: ``session_id``, ``transcript_path`` (Tiller keeps transcripts in its
 store, not in a file: always ""), ``cwd`` (the workspace), ``hook_event_name``,

@@ -1,19 +1,19 @@
 """What the permission rules say about one tool call, before the mode has its say.
 
-A command line is split into every command bash would run (``bash_segments.py``) and judged
-per segment:
+A command line is split into every command bash would run (``workspace/bash/segments.py``)
+and judged per segment:
 
-- a deny rule matching any reading of any segment denies the command (``bash_readings.py``:
-  wrappers, assignments, program paths stripped; a word decided at run time may be anything);
-  an ask rule asks;
+- a deny rule matching any reading of any segment denies the command
+  (``workspace/bash/readings.py``: wrappers, assignments, program paths stripped; a word
+  decided at run time may be anything); an ask rule asks;
 - a ``Read`` deny or ask rule matching a path a segment names (its operands, ``--opt=value``
   values, globs expanded in the workspace, ``< file``) denies or asks; so does an ``Edit`` rule
   matching what it writes (``> file``, and the operands of a segment not proved read-only). A
   path decided at run time (an expansion, a glob over budget, a relative path after ``cd``)
   asks while such a rule is in force: it cannot be told;
 - the rules allow the command only when every segment is allowed by a rule or is provably
-  read-only by itself (``bash_readonly.py``; not after a ``cd``, which moves where the later
-  segments read). A git command a rule allowed must pass the classifier's git-config check
+  read-only by itself (``workspace/bash/readonly.py``; not after a ``cd``, which moves where the
+  later segments read). A git command a rule allowed must pass the classifier's git-config check
   (``repository_is_inert``), else the call is asked.
 
 Anything else is left to the mode, with the split kept for the approval card. A line the

@@ -1,7 +1,7 @@
 """``/permissions`` (and ``tiller/permissions*``): list, add and remove permission rules.
 
 Only the user gets here (a typed command or a client request): the model has no tool that adds
-a rule, and its writes to the rules files are asked (permissions.py).
+a rule, and its writes to the rules files are asked (core/permissions/modes.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ file (or ``/permissions add``) counts from the next call on.
 (local scope, not checked in), ``.tiller/settings.json`` (workspace) or the user's Tiller file.
 Claude Code's ``.claude`` files are read, never rewritten: removing a rule kept there names the
 file to edit. Any tool call that writes one of the settings files is asked, whatever the mode
-or rules (see permissions.py): the model can never widen a rule by itself.
+or rules (see core/permissions/modes.py): the model can never widen a rule by itself.
 """
 
 from __future__ import annotations

@@ -220,7 +220,8 @@ MODE_NAMES: Final = ", ".join(
 
 
 def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> CommandResult:
-    """``max_tokens``: the ``maxTokens`` setting (None: the model's max output)."""
+    """``max_tokens``: the ``maxTokens`` setting (None: the model's max output). Here the
+    commands on the session's settings and its running turn; the others below."""
     name, _, arg = text.strip().partition(" ")
     arg = arg.strip()
     match name.lower():
@@ -248,6 +249,18 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
         case "/queue":
             queued = "\n".join(f"{n}. {p}" for n, p in enumerate(session.queued, 1))
             return Reply(queued or "The queue is empty.")
+        case "/steer" if not arg:
+            return Reply("Usage: /steer TEXT (sent to the running turn at its next step)")
+        case "/steer":
+            return SteerTurn(arg)
+        case _:
+            return _session_command(name, arg)
+
+
+def _session_command(name: str, arg: str) -> CommandResult:
+    """The commands on sessions and their history: new, list, resume, fork, slice, compact,
+    checkpoints, rewind and undo."""
+    match name.lower():
         case "/clear":  # like session/new: a running turn is interrupted at once
             return NewSession()
         case "/compact":
@@ -262,8 +275,6 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
             return ForkSession(arg or None)
         case "/checkpoints":
             return ListCheckpoints()
-        case "/mcp":
-            return ListMcpServers()
         case "/slice" if not arg:
             return Reply(
                 "Usage: /slice SPEC, e.g. /slice 0:4, summarize:4:18:'the auth bug', "
@@ -272,18 +283,29 @@ def interpret(text: str, session: SessionView, *, max_tokens: int | None) -> Com
         case "/slice":
             return SliceSession(arg)
         case "/rewind":
-            words = arg.split()
-            dry_run = any(w.lower() == DRY_RUN for w in words)
-            rest = [w for w in words if w.lower() != DRY_RUN]
-            if len(rest) > 1 or any(w.startswith("-") for w in rest):
-                return Reply("Usage: /rewind [--dry-run] [turnId] (turn ids: see /checkpoints)")
-            return RewindTo(rest[0] if rest else None, dry_run)
+            return _rewind(arg)
         case "/undo":
             return UndoRewind(arg or None)
-        case "/steer" if not arg:
-            return Reply("Usage: /steer TEXT (sent to the running turn at its next step)")
-        case "/steer":
-            return SteerTurn(arg)
+        case _:
+            return _workspace_command(name, arg)
+
+
+def _rewind(arg: str) -> CommandResult:
+    """``/rewind [--dry-run] [turnId]``."""
+    words = arg.split()
+    dry_run = any(w.lower() == DRY_RUN for w in words)
+    rest = [w for w in words if w.lower() != DRY_RUN]
+    if len(rest) > 1 or any(w.startswith("-") for w in rest):
+        return Reply("Usage: /rewind [--dry-run] [turnId] (turn ids: see /checkpoints)")
+    return RewindTo(rest[0] if rest else None, dry_run)
+
+
+def _workspace_command(name: str, arg: str) -> CommandResult:
+    """The commands on what the workspace brings and allows: MCP servers, permission rules,
+    trust; anything else is unknown."""
+    match name.lower():
+        case "/mcp":
+            return ListMcpServers()
         case "/permissions":
             return Permissions(parse_command(arg))
         case "/trust" if arg.lower() in ("", "yes", "no"):

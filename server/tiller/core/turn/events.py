@@ -280,30 +280,9 @@ def event_fields(event: Event) -> JSON:
         case ThinkingDelta(text=text):
             return {"type": "thinkingDelta", "text": text}
         case ToolStarted():
-            return {
-                "type": "toolStarted",
-                "toolUseId": event.tool_use_id,
-                "name": event.name,
-                "input": event.input,
-                "batch": event.batch,
-                "concurrent": event.concurrent,
-                **(
-                    {"permission": decision_to_wire(event.permission)}
-                    if event.permission is not None
-                    else {}
-                ),
-            }
+            return _tool_started_fields(event)
         case ToolFinished():
-            return {
-                "type": "toolFinished",
-                "toolUseId": event.tool_use_id,
-                "name": event.name,
-                "status": event.status,
-                "output": cap_event_output(event.output),
-                "durationMs": event.duration_ms,
-                **({"diff": event.diff.to_wire()} if event.diff is not None else {}),
-                **({"line": event.line} if event.line is not None else {}),
-            }
+            return _tool_finished_fields(event)
         case ToolOutput(tool_use_id=tool_use_id, text=text):
             return {"type": "toolOutput", "toolUseId": tool_use_id, "text": text}
         case Notice(text=text):
@@ -328,28 +307,63 @@ def event_fields(event: Event) -> JSON:
             return fields
         case StepRestarted(reason=reason):
             return {"type": "stepRestarted", "reason": reason}
-        case TurnEnded(outcome=outcome, trail=trail, usage=usage):
-            ended: JSON = {
-                "type": "turnEnded",
-                "outcome": outcome_name(outcome),
-                "trail": [item.to_wire() for item in trail],
-            }
-            if usage is not None:
-                ended["usage"] = usage.to_wire()
-            match outcome:
-                case Completed(final=final) if final:
-                    ended["final"] = final
-                case Failed(kind=kind, message=message, retryable=retryable):
-                    ended["error"] = {"kind": kind, "message": message, "retryable": retryable}
-                case Interrupted(cause=cause):
-                    ended["cause"] = cause
-                case Refused():
-                    ended["refusal"] = outcome.to_wire()
-                case _:
-                    pass
-            return ended
+        case TurnEnded():
+            return _turn_ended_fields(event)
         case _:
             return _asked_or_done_fields(event)
+
+
+def _tool_started_fields(event: ToolStarted) -> JSON:
+    return {
+        "type": "toolStarted",
+        "toolUseId": event.tool_use_id,
+        "name": event.name,
+        "input": event.input,
+        "batch": event.batch,
+        "concurrent": event.concurrent,
+        **(
+            {"permission": decision_to_wire(event.permission)}
+            if event.permission is not None
+            else {}
+        ),
+    }
+
+
+def _tool_finished_fields(event: ToolFinished) -> JSON:
+    return {
+        "type": "toolFinished",
+        "toolUseId": event.tool_use_id,
+        "name": event.name,
+        "status": event.status,
+        "output": cap_event_output(event.output),
+        "durationMs": event.duration_ms,
+        **({"diff": event.diff.to_wire()} if event.diff is not None else {}),
+        **({"line": event.line} if event.line is not None else {}),
+    }
+
+
+def _turn_ended_fields(event: TurnEnded) -> JSON:
+    """How the turn ended, its trail and usage, and what its outcome carries."""
+    outcome = event.outcome
+    ended: JSON = {
+        "type": "turnEnded",
+        "outcome": outcome_name(outcome),
+        "trail": [item.to_wire() for item in event.trail],
+    }
+    if event.usage is not None:
+        ended["usage"] = event.usage.to_wire()
+    match outcome:
+        case Completed(final=final) if final:
+            ended["final"] = final
+        case Failed(kind=kind, message=message, retryable=retryable):
+            ended["error"] = {"kind": kind, "message": message, "retryable": retryable}
+        case Interrupted(cause=cause):
+            ended["cause"] = cause
+        case Refused():
+            ended["refusal"] = outcome.to_wire()
+        case _:
+            pass
+    return ended
 
 
 def _asked_or_done_fields(event: Event) -> JSON:

@@ -1,4 +1,5 @@
-"""Every way a turn ends is a value, matched at one place (session.finish_turn)."""
+"""Every way a turn ends is a value, matched at one place (``end_turn`` in
+``core/session/turns.py``)."""
 
 from __future__ import annotations
 

@@ -111,27 +111,15 @@ class EventLog:
             return
         match params.get("type"):
             case "turnStarted":
-                self.retries.turn_over()
-                self.end_partial()
-                self.printer.print(f"› {params.get('prompt', '')}", BOLD)
-                if shown := attachments_line(params.get("attachments")):
-                    self.printer.print(f"  {shown}", DIM)
+                self._turn_started(params)
             case "textDelta":
                 self._stream(str(params.get("text", "")), thinking=False)
             case "thinkingDelta":
                 self._stream(str(params.get("text", "")), thinking=True)
             case "toolStarted":
-                self.end_partial()
-                name = str(params.get("name", "?"))
-                head = f"{name} {tool_summary(name, params.get('input'))}".rstrip()
-                decided = permission_note(params.get("permission"))
-                tool = RunningTool(head, time.monotonic(), decided=decided)
-                self.running[str(params.get("toolUseId"))] = tool
+                self._tool_started(params)
             case "toolOutput":
-                tool_id = str(params.get("toolUseId"))
-                if tool_id in self.running:
-                    tool = self.running[tool_id]
-                    self.running[tool_id] = tool.with_output(str(params.get("text", "")))
+                self._tool_output(params)
             case "toolFinished":
                 self._tool_finished(params)
             case "notice":
@@ -166,6 +154,28 @@ class EventLog:
             case _:
                 pass
         self.invalidate()
+
+    def _turn_started(self, params: JSON) -> None:
+        self.retries.turn_over()
+        self.end_partial()
+        self.printer.print(f"› {params.get('prompt', '')}", BOLD)
+        if shown := attachments_line(params.get("attachments")):
+            self.printer.print(f"  {shown}", DIM)
+
+    def _tool_started(self, params: JSON) -> None:
+        """A running tool stays under the log, with its time, until it finishes."""
+        self.end_partial()
+        name = str(params.get("name", "?"))
+        head = f"{name} {tool_summary(name, params.get('input'))}".rstrip()
+        decided = permission_note(params.get("permission"))
+        tool = RunningTool(head, time.monotonic(), decided=decided)
+        self.running[str(params.get("toolUseId"))] = tool
+
+    def _tool_output(self, params: JSON) -> None:
+        tool_id = str(params.get("toolUseId"))
+        if tool_id in self.running:
+            tool = self.running[tool_id]
+            self.running[tool_id] = tool.with_output(str(params.get("text", "")))
 
     def _child_event(self, params: JSON) -> None:
         """A subagent's event: its running call stays live (indented, with its time); the

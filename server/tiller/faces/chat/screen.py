@@ -69,59 +69,12 @@ def build_app(shell: Shell) -> Application[int]:
     asking = Condition(approvals.choosing)
     typing_feedback = Condition(approvals.typing_feedback)
     composing = ~asking & ~typing_feedback
-    has_live = Condition(lambda: bool(shell.live_lines()))
-    prompt_row = VSplit(
-        [
-            Window(FormattedTextControl([("class:prompt", "› ")]), width=2),
-            Window(
-                BufferControl(shell.input),
-                wrap_lines=True,
-                height=Dimension(min=1, max=10),
-                dont_extend_height=True,
-            ),
-        ]
-    )
-    feedback_row = VSplit(
-        [
-            Window(FormattedTextControl([("class:question", "feedback › ")]), width=11),
-            Window(BufferControl(approvals.feedback), wrap_lines=True, dont_extend_height=True),
-        ]
-    )
-    frame = HSplit(
-        [
-            ConditionalContainer(
-                Window(
-                    FormattedTextControl(lambda: _joined(shell.live_lines())),
-                    wrap_lines=True,
-                    dont_extend_height=True,
-                ),
-                filter=has_live,
-            ),
-            ConditionalContainer(
-                approvals.window, filter=Condition(lambda: bool(approvals.asking))
-            ),
-            ConditionalContainer(prompt_row, filter=~typing_feedback),
-            ConditionalContainer(
-                Window(
-                    FormattedTextControl(lambda: _joined(shell.slash_hints())),
-                    dont_extend_height=True,
-                ),
-                filter=composing & Condition(lambda: bool(shell.slash_hints())),
-            ),
-            ConditionalContainer(feedback_row, filter=typing_feedback),
-            Window(
-                FormattedTextControl(
-                    lambda: [("class:toolbar", f" {shell.events.status_line()} ")]
-                ),
-                height=1,
-            ),
-        ]
-    )
     # No row is filled to the edge (no rule, no toolbar background, an empty last column):
     # terminals that reflow on resize (tmux, most modern ones) split a row longer than the
     # new width in two, and the redraw would leave a stale copy of it behind.
     # The @path completions (completion.py) open under the cursor.
     menu = Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8))
+    frame = _frame(shell, typing_feedback, composing)
     layout = Layout(
         FloatContainer(VSplit([frame, Window(width=1)]), floats=[menu]),
         focused_element=shell.input,
@@ -140,6 +93,65 @@ def build_app(shell: Shell) -> Application[int]:
     app.ttimeoutlen = ESCAPE_WAIT_SECONDS
     app.timeoutlen = 0.0
     return app
+
+
+def _frame(shell: Shell, typing_feedback: Filter, composing: Filter) -> HSplit:
+    """The stack, top to bottom: live lines, the question, the prompt, the slash command
+    hints, the feedback line, the status line."""
+    approvals = shell.approvals
+    return HSplit(
+        [
+            ConditionalContainer(
+                Window(
+                    FormattedTextControl(lambda: _joined(shell.live_lines())),
+                    wrap_lines=True,
+                    dont_extend_height=True,
+                ),
+                filter=Condition(lambda: bool(shell.live_lines())),
+            ),
+            ConditionalContainer(
+                approvals.window, filter=Condition(lambda: bool(approvals.asking))
+            ),
+            ConditionalContainer(_prompt_row(shell.input), filter=~typing_feedback),
+            ConditionalContainer(
+                Window(
+                    FormattedTextControl(lambda: _joined(shell.slash_hints())),
+                    dont_extend_height=True,
+                ),
+                filter=composing & Condition(lambda: bool(shell.slash_hints())),
+            ),
+            ConditionalContainer(_feedback_row(approvals.feedback), filter=typing_feedback),
+            Window(
+                FormattedTextControl(
+                    lambda: [("class:toolbar", f" {shell.events.status_line()} ")]
+                ),
+                height=1,
+            ),
+        ]
+    )
+
+
+def _prompt_row(buffer: Buffer) -> VSplit:
+    return VSplit(
+        [
+            Window(FormattedTextControl([("class:prompt", "› ")]), width=2),
+            Window(
+                BufferControl(buffer),
+                wrap_lines=True,
+                height=Dimension(min=1, max=10),
+                dont_extend_height=True,
+            ),
+        ]
+    )
+
+
+def _feedback_row(buffer: Buffer) -> VSplit:
+    return VSplit(
+        [
+            Window(FormattedTextControl([("class:question", "feedback › ")]), width=11),
+            Window(BufferControl(buffer), wrap_lines=True, dont_extend_height=True),
+        ]
+    )
 
 
 def _joined(lines: list[Fragment]) -> StyleAndTextTuples:

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from prompt_toolkit.application import Application
@@ -98,29 +98,12 @@ class ChatShell:
         code = EXIT_FAILED
         try:
             self.print(f"tiller chat in {self.options.workspace} · {HELLO}", DIM)
-            await self._decide_trust()
+            await decide_trust(self.options, self.approvals, self.print)
             code = await self._serve()
         finally:
             await self.printer.drain()
             with contextlib.suppress(Exception):
                 self.app.exit(result=code)
-
-    async def _decide_trust(self) -> None:
-        """The first start in a folder nobody decided on asks whether to trust it, once: the
-        answer is kept in the user's own state (``--trust`` decides for this chat only)."""
-        if "workspaceTrust" in self.options.initialization_options:
-            return
-        workspace = self.options.workspace
-        if await asyncio.to_thread(decided, workspace) != NOT_YET:
-            return
-        from tiller.extend.settings_layer import read_settings  # cattrs: only when asking
-
-        settings = await asyncio.to_thread(read_settings, workspace, NOT_YET)
-        answer = await self.approvals.ask(trust_question(str(workspace), settings.withheld()))
-        trusted = answer.get("trusted") is True
-        where = await asyncio.to_thread(record, workspace, trusted)
-        said = "Trusted" if trusted else "Not trusting"
-        self.print(f"· {said} {workspace} (kept in {where}; /trust changes it)", DIM)
 
     async def _serve(self) -> int:
         """Keep a server running until the user quits; a crash restarts it and resumes."""
@@ -147,10 +130,7 @@ class ChatShell:
             await server.wait_exit(1.0)
             self.events.server_died(server.returncode)
             crashes.append(time.monotonic())
-            if (
-                len(crashes) == RESTARTS_ALLOWED
-                and crashes[-1] - crashes[0] < RESTART_WINDOW_SECONDS
-            ):
+            if _keeps_stopping(crashes):
                 self.print("the server keeps stopping; giving up", RED)
                 return EXIT_FAILED
             resume, redraw = self._session_id(), False
@@ -158,13 +138,10 @@ class ChatShell:
             self.print(f"· restarting the server{where}…", DIM)
 
     async def _connect(self, resume: str | None, redraw: bool) -> ServerProcess | int:
-        options = dict(self.options.initialization_options)
-        for key, field_name in (("permissionMode", "mode"), ("model", "model")):
-            chosen = (self.events.state or {}).get(field_name)  # a restart keeps the choice
-            if isinstance(chosen, str):
-                options[key] = chosen
+        options = chosen_options(self.options.initialization_options, self.events.state)
+        handlers = shell_handlers(self.events, self.approvals, self.notifier)
         try:
-            server = await ServerProcess.start(self._handlers(), self._server_log)
+            server = await ServerProcess.start(handlers, self._server_log)
         except OSError as err:
             self.print(f"error: cannot start the server: {err}", RED)
             return EXIT_FAILED
@@ -197,20 +174,7 @@ class ChatShell:
         else:
             self.print(f"· resumed session {resume}", DIM)
             if redraw:
-                await self._redraw(server, resume)
-
-    def _handlers(self) -> Handlers:
-        notifications = dict(self.events.notifications())
-        notifications[p.EVENT] = self.notifier.watching(notifications[p.EVENT])
-        ask = self.notifier.asking
-        return Handlers(
-            notifications=notifications,
-            requests={
-                p.CONFIRM_TOOL: ask("a tool call to approve", self.approvals.confirm_tool),
-                p.APPROVE_PLAN: ask("a plan to approve", self.approvals.approve_plan),
-                p.CHECKPOINT: ask("a checkpoint", self.approvals.checkpoint),
-            },
-        )
+                await replay_transcript(server, resume, self.printer, self._columns)
 
     def _write_raw(self, text: str) -> None:
         """A bell or an OSC sequence, straight to the terminal (nothing printed)."""
@@ -293,24 +257,7 @@ class ChatShell:
                     self.events.state = state
                 session = self._session_id()
                 if session is not None and session != before:
-                    await self._redraw(server, session)
-
-    async def _redraw(self, server: ServerProcess, session_id: str) -> None:
-        """After /resume, /fork, /clear or --resume: the session's story so far."""
-        try:
-            answer = await server.request(p.SESSION_TRANSCRIPT, {"sessionId": session_id})
-        except (RpcError, ConnectionError) as err:
-            self.print(f"cannot read the transcript: {err}", RED)
-            return
-        entries = answer.get("entries") if isinstance(answer, dict) else None
-        self.print(f"── session {session_id} ──", DIM)
-        if isinstance(answer, dict) and answer.get("more"):
-            self.print("(older entries not shown)", DIM)
-        replayed = EventLog(self.printer, lambda: None, self._columns)
-        for event in as_events(entries if isinstance(entries, list) else [], session_id):
-            replayed.on_event(event)
-        replayed.end_partial()
-        self.print("")
+                    await replay_transcript(server, session, self.printer, self._columns)
 
     def request(self, method: str, params: JSON) -> None:
         server = self.server
@@ -390,3 +337,78 @@ class ChatShell:
 
     def _columns(self) -> int:
         return self.app.output.get_size().columns
+
+
+# --- beside the shell: what it asks, whom it answers, what it redraws ---------------------------
+
+
+async def decide_trust(
+    options: ChatOptions, approvals: Approvals, say: Callable[[str, str], None]
+) -> None:
+    """The first start in a folder nobody decided on asks whether to trust it, once: the
+    answer is kept in the user's own state (``--trust`` decides for this chat only)."""
+    if "workspaceTrust" in options.initialization_options:
+        return
+    workspace = options.workspace
+    if await asyncio.to_thread(decided, workspace) != NOT_YET:
+        return
+    from tiller.extend.settings_layer import read_settings  # cattrs: only when asking
+
+    settings = await asyncio.to_thread(read_settings, workspace, NOT_YET)
+    answer = await approvals.ask(trust_question(str(workspace), settings.withheld()))
+    trusted = answer.get("trusted") is True
+    where = await asyncio.to_thread(record, workspace, trusted)
+    said = "Trusted" if trusted else "Not trusting"
+    say(f"· {said} {workspace} (kept in {where}; /trust changes it)", DIM)
+
+
+def chosen_options(initialization_options: JSON, state: JSON | None) -> JSON:
+    """The initialization options, with the mode and model of the last state: a restarted
+    server keeps what the user chose."""
+    options = dict(initialization_options)
+    for key, field_name in (("permissionMode", "mode"), ("model", "model")):
+        chosen = (state or {}).get(field_name)
+        if isinstance(chosen, str):
+            options[key] = chosen
+    return options
+
+
+def _keeps_stopping(crashes: deque[float]) -> bool:
+    """Whether the server died ``RESTARTS_ALLOWED`` times within ``RESTART_WINDOW_SECONDS``."""
+    return len(crashes) == RESTARTS_ALLOWED and crashes[-1] - crashes[0] < RESTART_WINDOW_SECONDS
+
+
+def shell_handlers(events: EventLog, approvals: Approvals, notifier: Notifier) -> Handlers:
+    """The server's notifications go to the event log, its questions to the approvals; the
+    notifier announces both."""
+    notifications = dict(events.notifications())
+    notifications[p.EVENT] = notifier.watching(notifications[p.EVENT])
+    ask = notifier.asking
+    return Handlers(
+        notifications=notifications,
+        requests={
+            p.CONFIRM_TOOL: ask("a tool call to approve", approvals.confirm_tool),
+            p.APPROVE_PLAN: ask("a plan to approve", approvals.approve_plan),
+            p.CHECKPOINT: ask("a checkpoint", approvals.checkpoint),
+        },
+    )
+
+
+async def replay_transcript(
+    server: ServerProcess, session_id: str, printer: Printer, columns: Callable[[], int]
+) -> None:
+    """After /resume, /fork, /clear or --resume: the session's story so far."""
+    try:
+        answer = await server.request(p.SESSION_TRANSCRIPT, {"sessionId": session_id})
+    except (RpcError, ConnectionError) as err:
+        printer.print(f"cannot read the transcript: {err}", RED)
+        return
+    entries = answer.get("entries") if isinstance(answer, dict) else None
+    printer.print(f"── session {session_id} ──", DIM)
+    if isinstance(answer, dict) and answer.get("more"):
+        printer.print("(older entries not shown)", DIM)
+    replayed = EventLog(printer, lambda: None, columns)
+    for event in as_events(entries if isinstance(entries, list) else [], session_id):
+        replayed.on_event(event)
+    replayed.end_partial()
+    printer.print("")

@@ -25,6 +25,7 @@ from tiller.jsontypes import INT64_MAX, INT64_MIN, JSON
 
 if TYPE_CHECKING:
     from cattrs import Converter
+    from lsprotocol.types import InitializeResult
 
 MsgId = int | str
 
@@ -128,8 +129,18 @@ def warm_handshake(converter: Converter) -> None:
     ``initialize`` request (with workspace folders) and its answer, ``initialized``,
     ``shutdown`` and ``exit``, and pygls's own messages: answers, errors, notifications and
     the server's own requests."""
+    _warm_received(converter)
+    sent = _sent_messages()
+    # Twice: the first pass also registers what the messages' own fields need (a mapping's
+    # function, the sequences'), each registration emptying the cache; the second fills it.
+    for _ in range(2):
+        for message in sent:
+            converter.unstructure(message)
+
+
+def _warm_received(converter: Converter) -> None:
+    """The functions that read what a client sends first."""
     from lsprotocol import types as lsp
-    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
     received: tuple[type[Any], ...] = (
         lsp.InitializeRequest,
@@ -154,7 +165,43 @@ def warm_handshake(converter: Converter) -> None:
         },
         lsp.InitializeRequest,
     )
-    answer = lsp.InitializeResult(
+
+
+def _sent_messages() -> tuple[object, ...]:
+    """One of each message a server sends first, in the order that leaves the converter's
+    cache full."""
+    from lsprotocol import types as lsp
+    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+
+    answer = _initialize_result()
+    # First the containers a notification's plain-dict params hold: cattrs registers a
+    # function for each container class the first time it meets one, and a registration
+    # empties its whole cache of functions. Met first in a fork's first event, they emptied
+    # it, and every message type's function was written again in every fork.
+    containers: dict[str, object] = {
+        "list": [],
+        "tuple": (),
+        "set": set(),
+        "frozenset": frozenset(),
+    }
+    return (
+        JsonRPCNotification(method="tiller/event", jsonrpc="2.0", params=containers),
+        lsp.InitializeResponse(id=0, result=answer),
+        lsp.ShutdownResponse(id=0, result=None),
+        JsonRPCResponseMessage(id=0, jsonrpc="2.0", result=answer),  # how pygls answers
+        answer.capabilities,  # pygls writes them alone too, for its log of `initialize`
+        JsonRPCResponseMessage(id=0, jsonrpc="2.0", result={}),
+        lsp.ResponseErrorMessage(id=0, error=lsp.ResponseError(code=-32603, message="")),
+        JsonRPCNotification(method="tiller/event", jsonrpc="2.0", params={}),
+        JsonRPCRequestMessage(id=0, method="window/showMessageRequest", jsonrpc="2.0", params={}),
+    )
+
+
+def _initialize_result() -> InitializeResult:
+    """An ``initialize`` answer of the server's shape."""
+    from lsprotocol import types as lsp
+
+    return lsp.InitializeResult(
         capabilities=lsp.ServerCapabilities(
             text_document_sync=lsp.TextDocumentSyncOptions(
                 open_close=False, change=lsp.TextDocumentSyncKind.None_
@@ -169,32 +216,6 @@ def warm_handshake(converter: Converter) -> None:
         ),
         server_info=lsp.ServerInfo(name="tiller", version="0"),
     )
-    # First the containers a notification's plain-dict params hold: cattrs registers a
-    # function for each container class the first time it meets one, and a registration
-    # empties its whole cache of functions. Met first in a fork's first event, they emptied
-    # it, and every message type's function was written again in every fork.
-    containers: dict[str, object] = {
-        "list": [],
-        "tuple": (),
-        "set": set(),
-        "frozenset": frozenset(),
-    }
-    sent = (
-        JsonRPCNotification(method="tiller/event", jsonrpc="2.0", params=containers),
-        lsp.InitializeResponse(id=0, result=answer),
-        lsp.ShutdownResponse(id=0, result=None),
-        JsonRPCResponseMessage(id=0, jsonrpc="2.0", result=answer),  # how pygls answers
-        answer.capabilities,  # pygls writes them alone too, for its log of `initialize`
-        JsonRPCResponseMessage(id=0, jsonrpc="2.0", result={}),
-        lsp.ResponseErrorMessage(id=0, error=lsp.ResponseError(code=-32603, message="")),
-        JsonRPCNotification(method="tiller/event", jsonrpc="2.0", params={}),
-        JsonRPCRequestMessage(id=0, method="window/showMessageRequest", jsonrpc="2.0", params={}),
-    )
-    # Twice: the first pass also registers what the messages' own fields need (a mapping's
-    # function, the sequences'), each registration emptying the cache; the second fills it.
-    for _ in range(2):
-        for message in sent:
-            converter.unstructure(message)
 
 
 def error_response(msg_id: MsgId | None, code: int, message: str) -> JSON:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from cattrs import ClassValidationError, Converter
+from cattrs import BaseConverter, ClassValidationError, Converter
 from cattrs.errors import (
     AttributeValidationNote,
     IterableValidationError,
@@ -163,68 +163,77 @@ def _say_item(item: type[Any], err: IterableValidationError, where: str) -> str:
 
 @cache
 def _converter() -> Converter:
+    """The strict converter, with a hook factory for each kind of member a params class has
+    (cattrs hands each factory the converter, for the hooks of what a member holds)."""
     converter = strict_converter()
-
-    def literal(hint: Any) -> Callable[[Any, Any], Any]:
-        allowed = get_args(hint)
-
-        def structure(value: Any, _: Any) -> Any:
-            for option in allowed:
-                if value == option and type(value) is type(option):
-                    return option
-            shown = ", ".join(str(option) for option in allowed)
-            raise Problem(lambda name: f"unknown {name} {value!r:.80}: expected one of {shown}")
-
-        return structure
-
-    def annotated(hint: Any) -> Callable[[Any, Any], Any]:
-        base, *marks = get_args(hint)
-        inner = converter.get_structure_hook(base)
-
-        def structure(value: Any, _: Any) -> Any:
-            result = inner(value, base)
-            for mark in marks:
-                if isinstance(mark, Between) and not mark.low <= result <= mark.high:
-                    raise ValueError(f"{result} is not within {mark.low} … {mark.high}")
-                if isinstance(mark, NonBlank) and not result.strip():
-                    raise Problem(lambda name: f"'{name}' must not be empty")
-            return result
-
-        return structure
-
-    def unless_unset(hint: Any) -> Callable[[Any, Any], Any]:
-        """``X | Unset``: a member that was sent is an ``X`` (left out, it keeps the default)."""
-        rest = [arg for arg in get_args(hint) if arg is not Unset]
-        sent: Any = Union[tuple(rest)]  # noqa: UP007 (built at run time)
-        inner = converter.get_structure_hook(sent)
-        return lambda value, _: inner(value, sent)
-
-    def member(hint: Any) -> Callable[[Any, Any], Any]:
-        inner = converter.get_structure_hook(hint)
-
-        def structure(value: Any, _: Any) -> Any:
-            if _item(hint) is not None and not isinstance(value, list):
-                raise TypeError(f"expected a list, got {value!r:.40}")  # a string iterates too
-            return inner(value, hint)  # not the type cattrs passes: it lost the marks
-
-        return structure
-
-    def params(cls: type[Any]) -> Callable[[Any, Any], Any]:
-        # The hints with their Annotated marks (cattrs resolves string annotations without).
-        hints = get_type_hints(cls, include_extras=True)
-        fields: dict[str, Any] = {
-            field.name: override(
-                rename=wire_name(field.name), struct_hook=member(hints[field.name])
-            )
-            for field in dataclasses.fields(cls)
-        }
-        return make_dict_structure_fn(cls, converter, **fields)
-
-    converter.register_structure_hook_factory(_is_literal, literal)
-    converter.register_structure_hook_factory(_is_annotated, annotated)
-    converter.register_structure_hook_factory(_may_be_unset, unless_unset)
-    converter.register_structure_hook_factory(_is_dataclass, params)
+    converter.register_structure_hook_factory(_is_literal, _literal)
+    converter.register_structure_hook_factory(_is_annotated, _annotated)
+    converter.register_structure_hook_factory(_may_be_unset, _unless_unset)
+    converter.register_structure_hook_factory(_is_dataclass, _params)
     return converter
+
+
+Hook = Callable[[Any, Any], Any]
+
+
+def _literal(hint: Any) -> Hook:
+    allowed = get_args(hint)
+
+    def structure(value: Any, _: Any) -> Any:
+        for option in allowed:
+            if value == option and type(value) is type(option):
+                return option
+        shown = ", ".join(str(option) for option in allowed)
+        raise Problem(lambda name: f"unknown {name} {value!r:.80}: expected one of {shown}")
+
+    return structure
+
+
+def _annotated(hint: Any, converter: BaseConverter) -> Hook:
+    base, *marks = get_args(hint)
+    inner = converter.get_structure_hook(base)
+
+    def structure(value: Any, _: Any) -> Any:
+        result = inner(value, base)
+        for mark in marks:
+            if isinstance(mark, Between) and not mark.low <= result <= mark.high:
+                raise ValueError(f"{result} is not within {mark.low} … {mark.high}")
+            if isinstance(mark, NonBlank) and not result.strip():
+                raise Problem(lambda name: f"'{name}' must not be empty")
+        return result
+
+    return structure
+
+
+def _unless_unset(hint: Any, converter: BaseConverter) -> Hook:
+    """``X | Unset``: a member that was sent is an ``X`` (left out, it keeps the default)."""
+    rest = [arg for arg in get_args(hint) if arg is not Unset]
+    sent: Any = Union[tuple(rest)]  # noqa: UP007 (built at run time)
+    inner = converter.get_structure_hook(sent)
+    return lambda value, _: inner(value, sent)
+
+
+def _member(hint: Any, converter: BaseConverter) -> Hook:
+    inner = converter.get_structure_hook(hint)
+
+    def structure(value: Any, _: Any) -> Any:
+        if _item(hint) is not None and not isinstance(value, list):
+            raise TypeError(f"expected a list, got {value!r:.40}")  # a string iterates too
+        return inner(value, hint)  # not the type cattrs passes: it lost the marks
+
+    return structure
+
+
+def _params(cls: type[Any], converter: BaseConverter) -> Hook:
+    # The hints with their Annotated marks (cattrs resolves string annotations without).
+    hints = get_type_hints(cls, include_extras=True)
+    fields: dict[str, Any] = {
+        field.name: override(
+            rename=wire_name(field.name), struct_hook=_member(hints[field.name], converter)
+        )
+        for field in dataclasses.fields(cls)
+    }
+    return make_dict_structure_fn(cls, converter, **fields)
 
 
 def _is_literal(hint: Any) -> bool:

@@ -2,7 +2,7 @@
 (``sh -c``, ``eval``, ``trap``, ``su -c``, ``watch``, ..., ``bash_readings.code_strings``),
 the here-document or here-string a shell reads as its script, and the values of variables
 that name a command some program runs (``GIT_SSH_COMMAND=…``, ``PAGER=…``).
-``bash_segments.py`` parses each as a command line of its own; its segments join the line's.
+``segments.py`` parses each as a command line of its own; its segments join the line's.
 
 A code string decided at run time (an expansion, ``hash -p``, ``source`` of a substitution)
 makes the line unreadable, and so does a prompt variable (``PS4=…``) that bash would expand.

@@ -1,6 +1,6 @@
 """Code hidden from the parse of a command line: text tree-sitter-bash left as plain text that
 bash would still run as a substitution (``"${x:-`cmd`}"``, a ``<<-`` body), and lines nested
-too deeply to walk. ``bash_segments.py`` refuses both before it walks a line (``Unreadable``).
+too deeply to walk. ``segments.py`` refuses both before it walks a line (``Unreadable``).
 """
 
 from __future__ import annotations

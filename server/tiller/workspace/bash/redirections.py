@@ -1,7 +1,7 @@
 """The redirections of one command or compound command, read: the files it reads and writes,
 what it reads as its input (a here-document's or here-string's static text), the words
 tree-sitter put among them, and the commands written after a here-document's start
-(``cat <<EOF | sh``), which ``bash_segments.py`` walks as commands of their own.
+(``cat <<EOF | sh``), which ``segments.py`` walks as commands of their own.
 """
 
 from __future__ import annotations

@@ -12,15 +12,15 @@ as code (``sh -c``, ``eval``, ``trap``, ``su -c``, ``watch``, ..., also through 
 own, and their segments join the line's; so is the here-document a shell reads as its script.
 
 A segment keeps its source text (what the approval card shows), its words as bash passes them
-(``bash_words.py``: ``Word.value`` None for a word bash decides at run time, an expansion, an
-unquoted glob, a brace expansion), its readings (``bash_readings.py``) and ``exact_only``: why
+(``words.py``: ``Word.value`` None for a word bash decides at run time, an expansion, an
+unquoted glob, a brace expansion), its readings (``readings.py``) and ``exact_only``: why
 only a rule naming the segment exactly may allow it (a redirection that writes a file, a
 program that runs another, ``git -c``, a writing option of a reading program, arithmetic).
 
 This module walks statements, compound commands and simple commands; its siblings read the
-rest: ``bash_word_nodes.py`` words and their expansions, ``bash_redirections.py``
-redirections and here-documents, ``bash_code_strings.py`` the code strings a segment runs,
-``bash_hidden_code.py`` substitutions the parser left as plain text.
+rest: ``word_nodes.py`` words and their expansions, ``redirections.py``
+redirections and here-documents, ``code_strings.py`` the code strings a segment runs,
+``hidden_code.py`` substitutions the parser left as plain text.
 
 Strict, the way codex's shell-command crate is: a command is judged only when every word of it
 is understood. A line is unreadable (``Unreadable``: it never runs unasked) when the parser

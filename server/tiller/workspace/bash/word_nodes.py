@@ -1,7 +1,7 @@
 """The word nodes of a parsed command line read as bash reads them: a word's value when bash's is
-known (``bash_words.py`` does the quoting), assignments (``NAME=value``, ``NAME[i]=``), and
+known (``words.py`` does the quoting), assignments (``NAME=value``, ``NAME[i]=``), and
 what a word's expansions hold: the commands of its command and process substitutions (handed
-back to the walk of ``bash_segments.py``), arithmetic and ``${!x}`` (which make its command
+back to the walk of ``segments.py``), arithmetic and ``${!x}`` (which make its command
 exact-only), and ``${x@P}`` prompt expansions and node kinds not handled here (unreadable).
 """
 

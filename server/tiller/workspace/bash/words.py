@@ -1,6 +1,6 @@
 """Words of a shell command as bash passes them: quote removal, ``$'…'`` decoding, and what
 makes a word's value a matter of run time (an expansion, an unquoted glob, a brace expansion,
-``~user``). ``bash_word_nodes.py`` reads the parse tree's word nodes and hands each word's
+``~user``). ``word_nodes.py`` reads the parse tree's word nodes and hands each word's
 pieces here."""
 
 from __future__ import annotations
