@@ -58,6 +58,8 @@ A spec is a JSON-like dict::
      "hangAfterEvents": 3,                 # stop sending until the client goes away
      "garbageAfterEvents": 3,              # then a malformed `data:` line, then the end
      "hangBeforeHeaders": true,            # never send even the status line
+     "holdUntil": "first",                 # after message_start, send nothing more until
+                                           # the test calls api.release("first")
      "replay": "basic_response",           # serve tests/fixtures/sdk_streams/<name>.txt
                                            # (or an absolute path) verbatim, its last event
                                            # ended by a blank line as the API ends it
@@ -68,6 +70,15 @@ hangBeforeHeaders may be given; `afterEvents` counts the events of the message, 
 For a request that is not streamed, hangAfterEvents never answers and dropAfterEvents closes
 without an answer; midStreamError is answered as an HTTP error. A replay takes only
 chunkDelay besides, and needs a streamed request.
+
+`holdUntil` holds a turn open for as long as a test needs it, whatever the machine's speed:
+the stream stops after `message_start` (the model has answered, nothing of it has arrived
+yet) until `FakeMessagesAPI.release(name)`; then it goes on as scripted. `wait_held(name)`
+waits until a stream is held there. A release is for good: it lets through the streams held
+on that name and every later one, so releasing before the request arrives is no race. A
+client going away while held counts as a disconnect. It needs a streamed request, and
+combines with the other keys (an interruption after 0 events comes before the hold); only a
+test can release, so a standalone script should not use it.
 
 Usage is computed the way the API does it: the prompt is the tools, then the system blocks,
 then the message blocks; a block with `cache_control` (at most 4, or a top-level
@@ -249,6 +260,7 @@ class ResponseSpec:
     ping_every: int | None = None
     omit_delta_usage: bool = False
     replay: bytes | None = None
+    hold_until: str | None = None
 
     KEYS = frozenset(
         {
@@ -266,6 +278,7 @@ class ResponseSpec:
             "error",
             "replay",
             "replaySse",
+            "holdUntil",
             *INTERRUPTION_KEYS,
         }
     )
@@ -310,6 +323,9 @@ class ResponseSpec:
         if ping_every is not None:
             ping_every = int(_number(raw, "pingEvery", 0, minimum=0))
         error = raw.get("error")
+        hold_until = raw.get("holdUntil")
+        if hold_until is not None and (not isinstance(hold_until, str) or not hold_until):
+            raise SpecError(f"holdUntil must be a non-empty string, got {hold_until!r}")
         return cls(
             content=content,
             stop_reason=str(stop_reason),
@@ -324,6 +340,7 @@ class ResponseSpec:
             cut_off=cut_off,
             ping_every=ping_every,
             omit_delta_usage=bool(raw.get("omitDeltaUsage", False)),
+            hold_until=hold_until,
         )
 
 
@@ -1823,6 +1840,17 @@ class _Connection:
         await asyncio.wait({self._gone}, timeout=at_most)
         return self.client_gone
 
+    async def wait_gone_or(self, event: asyncio.Event) -> bool:
+        """Wait until the client goes away or ``event`` is set; True if the client went away."""
+        assert self._gone is not None
+        waiter = asyncio.ensure_future(event.wait())
+        either: set[asyncio.Future[Any]] = {self._gone, waiter}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        return self.client_gone
+
     async def send(self, data: bytes) -> bool:
         """Write and flush; False when the client went away."""
         if self.client_gone:
@@ -1863,6 +1891,8 @@ class FakeMessagesAPI:
         self.record_to: Path | None = None  # --record: each request appended as a JSON line
         self.disconnects = 0
         self.hanging = 0
+        self.held: dict[str, int] = {}  # holdUntil name -> streams held there now
+        self._released: set[str] = set()
         self._queue: deque[SpecSource] = deque()
         self._routes: dict[str, deque[SpecSource]] = {}
         self._served: list[SpecSource] = []
@@ -1977,6 +2007,15 @@ class FakeMessagesAPI:
         """Wait until a response is hanging (hangAfterEvents reached)."""
         await self._wait_until(lambda: self.hanging > 0, timeout, "a hanging stream")
 
+    async def wait_held(self, name: str, timeout: float = 5) -> None:
+        """Wait until a stream is held on ``name`` (its ``holdUntil``)."""
+        await self._wait_until(lambda: self.held.get(name, 0) > 0, timeout, f"a hold on {name!r}")
+
+    def release(self, name: str) -> None:
+        """Let the streams held on ``name`` go on, and every later one that would hold there."""
+        self._released.add(name)
+        self._notify()
+
     async def wait_disconnects(self, n: int = 1, timeout: float = 5) -> None:
         """Wait until `n` clients went away in the middle of a response."""
         await self._wait_until(lambda: self.disconnects >= n, timeout, f"{n} disconnects")
@@ -1992,7 +2031,7 @@ class FakeMessagesAPI:
                     await self._changed.wait()
         except TimeoutError:
             state = (
-                f"requests={len(self.requests)} hanging={self.hanging} "
+                f"requests={len(self.requests)} hanging={self.hanging} held={self.held} "
                 f"disconnects={self.disconnects}"
             )
             raise TimeoutError(f"fake API: timed out waiting for {what} ({state})") from None
@@ -2207,6 +2246,12 @@ class FakeMessagesAPI:
             return await self._send_error_spec(connection, request, body, spec.error)
         if spec.replay is not None:
             return await self._replay(connection, request, body, spec)
+        if spec.hold_until is not None and body.get("stream") is not True:
+            problem = "fake API: holdUntil needs `stream: true`"
+            headers = {"x-should-retry": "false"}
+            return await self._send_error(
+                connection, request, body, 500, "api_error", problem, headers
+            )
         message = build_message(
             spec,
             message_id=f"msg_fake_{next(self._message_ids):04d}",
@@ -2281,6 +2326,9 @@ class FakeMessagesAPI:
                     return self._lost()
                 if not await connection.send(chunk(encode_sse(name, data))):
                     return self._lost()
+                hold = spec.hold_until if position == 0 else None
+                if hold is not None and not await self._hold(connection, hold):
+                    return self._lost()
             return await self._finish_stream(connection, interruption)
         finally:
             await connection.unwatch()
@@ -2335,6 +2383,19 @@ class FakeMessagesAPI:
             return await connection.send(LAST_CHUNK) or self._lost()
         finally:
             await connection.unwatch()
+
+    async def _hold(self, connection: _Connection, name: str) -> bool:
+        """Send nothing until ``release(name)``; False when the client went away first."""
+        self.held[name] = self.held.get(name, 0) + 1
+        self._notify()
+        try:
+            while name not in self._released:
+                if await connection.wait_gone_or(self._changed):
+                    return False
+            return True
+        finally:
+            self.held[name] -= 1
+            self._notify()
 
     async def _hang(self, connection: _Connection) -> None:
         """Send nothing more until the client goes away (or the server stops)."""

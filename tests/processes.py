@@ -17,13 +17,19 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state, parent pid, ...);
+    None once the process is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def alive(pid: int) -> bool:
     """Running and not a zombie (a zombie waits for a reaper, it runs nothing)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def sleep_marker(seconds: int = 1000) -> str:
@@ -43,6 +49,17 @@ def _live_with(matches: Callable[[bytes], bool]) -> list[int]:
     return found
 
 
+def children(pid: int) -> list[int]:
+    """Pids of the live processes whose parent is ``pid``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and (fields := _stat(proc.name)) is not None:
+            state, parent = fields[:2]
+            if parent == str(pid) and state != "Z":
+                found.append(int(proc.name))
+    return found
+
+
 def host_pids(*argv: str) -> list[int]:
     """Pids of the live processes whose command line is exactly ``argv``."""
     wanted = "\0".join(argv).encode() + b"\0"
@@ -56,11 +73,14 @@ def processes_with(marker: str) -> list[int]:
     return _live_with(lambda cmdline: wanted in cmdline)
 
 
-async def until(predicate: Callable[[], T], within: float = 20.0) -> T:
+async def until(
+    predicate: Callable[[], T], within: float = 20.0, *, report: Callable[[], object] | None = None
+) -> T:
     """Wait until ``predicate()`` is truthy, and return it: for something that must happen
-    (``within`` only bounds how long a failing test takes). Asked every 10 ms, or five times
-    its own duration apart when it takes longer (a scan of ``/proc`` takes 5-25 ms beside CI's
-    other processes): a wait never costs more than a sixth of a core."""
+    (``within`` only bounds how long a failing test takes; ``report()``, if given, says what
+    was seen instead). Asked every 10 ms, or five times its own duration apart when it takes
+    longer (a scan of ``/proc`` takes 5-25 ms beside CI's other processes): a wait never costs
+    more than a sixth of a core."""
     deadline = time.monotonic() + within
     while True:
         asked = time.monotonic()
@@ -68,5 +88,6 @@ async def until(predicate: Callable[[], T], within: float = 20.0) -> T:
             return value
         now = time.monotonic()
         if now > deadline:
-            raise AssertionError(f"it never happened within {within:g} s")
+            seen = "" if report is None else f"\n{report()}"
+            raise AssertionError(f"it never happened within {within:g} s{seen}")
         await asyncio.sleep(max(0.01, 5 * (now - asked)))

@@ -20,7 +20,7 @@ import socket
 import tempfile
 from pathlib import Path
 
-from processes import alive, processes_with, until
+from processes import processes_with, until
 from tiller.faces.forked.client import ForkedProcess, start_forked, start_template
 from tiller.faces.forked.place import Place
 
@@ -71,16 +71,6 @@ class WarmPlace:
         pids: list[int] = await until(self.templates)
         assert len(pids) == 1, pids
         return pids[0]
-
-    def children_of(self, pid: int) -> list[int]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            if entry.name.isdigit():
-                with contextlib.suppress(OSError, IndexError, ValueError):
-                    fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                    if int(fields[1]) == pid and alive(int(entry.name)):
-                        found.append(int(entry.name))
-        return found
 
     def stop(self) -> list[int]:
         """SIGTERM to its templates (their servers go on); the pids signalled."""

@@ -33,7 +33,7 @@ import pytest_asyncio
 
 import warm
 from fakeapi import FakeMessagesAPI
-from processes import until
+from processes import alive, until
 from test_acp import agent_env, assert_valid_history, tool_results
 from test_turn_basics import text, tool_use
 
@@ -84,7 +84,7 @@ class Acpx:
         on those pids costs nothing, where asking ``acpx status`` started node each time."""
         queues = Path(self.env["HOME"]) / ".acpx" / "queues"
         for _ in range(600):
-            if not any(process_alive(pid) for pid in owner_pids(queues)):
+            if not any(alive(pid) for pid in owner_pids(queues)):
                 return
             await asyncio.sleep(0.1)
         raise AssertionError(f"the acpx queue owners {owner_pids(queues)} never went away")
@@ -98,15 +98,6 @@ def owner_pids(queues: Path) -> list[int]:
             if isinstance(record, dict) and isinstance(record.get("pid"), int):
                 pids.append(record["pid"])
     return pids
-
-
-def process_alive(pid: int) -> bool:
-    """Running, and not a zombie waiting for its parent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest_asyncio.fixture

@@ -25,6 +25,7 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
+from processes import alive, children, processes_with, until
 from tiller.extend.trust import record
 from warm import suite
 
@@ -52,29 +53,6 @@ def chat_env(data_dir: Path, key: str | None = "test-key") -> dict[str, str]:
     if key is not None:
         env["ANTHROPIC_API_KEY"] = key
     return env
-
-
-def children(pid: int) -> list[int]:
-    """Pids of the live processes whose parent is ``pid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 class Terminal:
@@ -300,15 +278,12 @@ async def test_escape_interrupts_a_running_command_and_the_prompt_stays(
     await term.wait("Allow bash exec -a")
     term.keys("y")
     await term.wait("… bash exec -a")
-    deadline = time.monotonic() + WAIT
-    while not _processes_with(marker):
-        assert time.monotonic() < deadline, term.screen()
-        await asyncio.sleep(0.05)
+    await until(lambda: processes_with(marker), within=WAIT, report=term.screen)
 
     term.keys("Escape")
     # Well before the 30 s the command would take: the bound is only for a hung test.
     await term.wait(lambda s: "✗ bash exec -a" in s and "interrupted" in s and idle(s), timeout=10)
-    assert _processes_with(marker) == []
+    assert processes_with(marker) == []
 
 
 async def test_escape_on_a_pending_question_logs_no_unknown_message_id_warning(
@@ -642,17 +617,3 @@ async def test_a_resized_terminal_keeps_the_layout(api: FakeMessagesAPI, start_c
     term.keys("Enter")
     await term.wait(lambda s: "Still here after the resize." in s and narrow(s))
     assert term.tmux("display-message", "-p", "-t", "chat", "#{pane_width}").strip() == "60"
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found

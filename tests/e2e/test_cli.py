@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
+from processes import processes_with, until
 
 CLI = [sys.executable, "-m", "tiller.faces.cli", "run"]
 RUN_TIMEOUT = 60.0
@@ -47,22 +47,6 @@ def cli_env(data_dir: Path, api_key: str | None = None) -> dict[str, str]:
     if api_key is not None:
         env["ANTHROPIC_API_KEY"] = api_key
     return env
-
-
-def processes_with(marker: str) -> list[int]:
-    """Pids of live processes whose command line contains ``marker``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 class CliProcess:
@@ -326,10 +310,7 @@ async def test_sigint_interrupts_a_running_command(api: FakeMessagesAPI, start_c
     )
     cli = await start_cli("--yes", "wait a while", api=api)
     await cli.wait_output("… bash exec -a")
-    deadline = time.monotonic() + 10
-    while not processes_with(marker):
-        assert time.monotonic() < deadline, cli.report()
-        await asyncio.sleep(0.05)
+    await until(lambda: processes_with(marker), within=10, report=cli.report)
 
     cli.process.send_signal(signal.SIGINT)
     code = await cli.wait(timeout=15)  # the command sleeps 30 s: it was stopped, not awaited
@@ -347,10 +328,7 @@ async def test_an_interrupted_command_with_blank_output_shows_no_empty_partial_h
     api.enqueue({"content": [tool_use("bash", "toolu_p1", command=command)]})
     cli = await start_cli("--yes", "wait", api=api)
     await cli.wait_output("… bash printf")
-    deadline = time.monotonic() + 20
-    while not (workspace / "started").exists():
-        assert time.monotonic() < deadline, cli.report()
-        await asyncio.sleep(0.05)
+    await until((workspace / "started").exists, report=cli.report)
     cli.process.send_signal(signal.SIGINT)
     code = await cli.wait()
     assert code == 130, cli.report()
@@ -370,10 +348,7 @@ async def test_second_sigint_quits_at_once(api: FakeMessagesAPI, start_cli: Any)
     cli.process.send_signal(signal.SIGINT)
     code = await cli.wait(timeout=10)
     assert code == 130, cli.report()
-    deadline = time.monotonic() + 10
-    while processes_with(marker):
-        assert time.monotonic() < deadline, "the command outlived the client"
-        await asyncio.sleep(0.1)
+    await until(lambda: not processes_with(marker), within=10)  # it did not outlive the client
 
 
 async def test_failed_turn_exits_1_with_the_error_kind(

@@ -21,6 +21,7 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
+from processes import children
 from test_cli import CLI, RUN_TIMEOUT, CliProcess, cli_env, text, tool_use
 from warm import suite
 
@@ -407,7 +408,7 @@ async def test_a_server_that_dies_mid_turn_is_70(
     api.enqueue({"content": [text("Thinking about it for a long while.")], "hangAfterEvents": 4})
     warm = suite()
     template = await warm.ready()
-    earlier = set(warm.children_of(template))
+    earlier = set(children(template))
     env = {"TILLER_WARM": "0"} if start == "spawned" else {"XDG_RUNTIME_DIR": str(warm.root)}
     cli = await start_run("--output-format", "stream-json", "hello", api=api, env=env)
     await cli.wait_output('"textDelta"')
@@ -416,7 +417,7 @@ async def test_a_server_that_dies_mid_turn_is_70(
     else:
         # The template's two new children: the command (``tiller run`` hands itself to a
         # fork; its stdin is the test's /dev/null) and the server it asked for (on pipes).
-        forks = [pid for pid in warm.children_of(template) if pid not in earlier]
+        forks = [pid for pid in children(template) if pid not in earlier]
         [server] = [pid for pid in forks if os.readlink(f"/proc/{pid}/fd/0") != os.devnull]
         assert len(forks) == 2, forks
         os.kill(server, signal.SIGKILL)

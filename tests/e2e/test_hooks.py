@@ -11,6 +11,7 @@ from typing import Any
 
 from fakeapi import FakeMessagesAPI
 from harness import Tiller
+from processes import alive
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
 
@@ -218,13 +219,4 @@ async def test_an_interrupt_during_a_hook_ends_the_turn_at_once_and_stops_the_ho
     sleeper = int(started.read_text())
     # Stopped with the turn, its children too (SIGKILL is sent before the turn ends; the
     # kernel may take a moment to carry it out on a loaded machine).
-    assert await tiller.wait_for(lambda: not running(sleeper))
-
-
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    assert await tiller.wait_for(lambda: not alive(sleeper))

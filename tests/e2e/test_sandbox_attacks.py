@@ -42,13 +42,12 @@ from lsprotocol import types
 
 from fakeapi import FakeMessagesAPI
 from harness import FORK, Tiller, server_env, spawn_client, start_client, stop_tiller
-from processes import until
+from processes import children, until
 from test_scheduling_and_permissions import results_of
 from test_turn_basics import text, tool_use
 from tiller.faces.forked.client import TEMPLATE_ENV
 from tiller.workspace.sandbox import bwrap_works
 from users import USERS, User, as_user, make_dir, python_for, require, user_dir
-from warm import parent_of
 
 SECRET = "sk-ant-attack-5e6f7a8b9c0d1e2f"
 
@@ -97,7 +96,7 @@ class UserTemplate:
     def server_of(self, client_pid: int) -> int:
         """The server forked for the ``--warm`` client ``client_pid``: the template's one
         child (each test stops its servers; the template reaps them before it says so)."""
-        servers = children_of(self.process.pid)
+        servers = children(self.process.pid)
         assert len(servers) == 1, (servers, client_pid)
         return servers[0]
 
@@ -123,15 +122,10 @@ def user_template() -> Iterator[UserTemplate]:
         try:
             yield UserTemplate(runtime, process)
         finally:
-            for pid in [process.pid, *children_of(process.pid)]:
+            for pid in [process.pid, *children(process.pid)]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
             process.wait(30)
-
-
-def children_of(pid: int) -> list[int]:
-    found = (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
-    return [child for child in found if parent_of(child) == pid]
 
 
 @pytest_asyncio.fixture

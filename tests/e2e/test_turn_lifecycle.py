@@ -30,7 +30,9 @@ async def test_interrupt_flood_while_queued_turns_drain_ends_every_turn_once_in_
     """The bug: a cancel landing before the turn task's first step meant no turnEnded, a
     server stuck busy and a queue that stalled and lost its order."""
     prompts = [f"prompt {n}" for n in range(30)]
-    for n in range(30):
+    # The first turn streams until it is interrupted: every later prompt finds it busy.
+    api.enqueue({"content": [text("answer 0 " * 3)], "holdUntil": "never"})
+    for n in range(1, 30):
         api.enqueue({"content": [text(f"answer {n} " * 3)], "chunkDelay": 0.001})
     first = await tiller.prompt(prompts[0])
     assert first["status"] == "started"
@@ -58,21 +60,26 @@ async def test_interrupt_flood_while_queued_turns_drain_ends_every_turn_once_in_
 async def test_interrupt_with_a_turn_id_only_interrupts_that_turn(
     tiller: Tiller, api: FakeMessagesAPI
 ) -> None:
+    # Each turn streams until the test releases it: nothing here depends on how fast it runs.
     api.enqueue(
-        {"content": [text("slow " * 40)], "chunkDelay": 0.02},
-        {"content": [text("second " * 40)], "chunkDelay": 0.02},
+        {"content": [text("first answer")], "holdUntil": "one"},
+        {"content": [text("second answer")], "holdUntil": "two"},
     )
     first = await tiller.prompt("one")
+    await api.wait_held("one")
     queued = await tiller.prompt("two")
     assert queued["status"] == "queued"
     other = await tiller.request("tiller/interrupt", {"turnId": "turn_not_running"})
     assert other == {"interrupted": False}
+    api.release("one")
     ended = await tiller.turn_end(first["turnId"])
     assert ended["outcome"] == "completed"
     second = await tiller.wait_for(lambda: next(iter(tiller.events_of("turnStarted")[1:]), None))
-    # A late Escape aimed at the first turn must not cancel the second.
+    await api.wait_held("two")
+    # A late Escape aimed at the first turn must not cancel the second, streaming now.
     late = await tiller.request("tiller/interrupt", {"turnId": first["turnId"]})
     assert late == {"interrupted": False}
+    api.release("two")
     assert (await tiller.turn_end(second["turnId"]))["outcome"] == "completed"
 
 

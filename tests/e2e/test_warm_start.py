@@ -25,7 +25,7 @@ import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
-from processes import alive, until
+from processes import alive, children, until
 from tiller.faces.client.jsonrpc import Handlers
 from tiller.faces.client.server import ServerProcess
 from tiller.faces.forked import client as warm_client
@@ -107,12 +107,12 @@ async def test_a_second_tiller_run_is_forked_from_the_template_with_the_clients_
     )
     assert code == 0, output
     template = await warm.ready()
-    assert warm.children_of(template) == []
+    assert children(template) == []
 
     seen: dict[str, Any] = {}
 
     def ask_for_the_marker(body: Any) -> dict[str, Any]:
-        seen["forks"] = warm.children_of(template)  # while the server waits for this answer
+        seen["forks"] = children(template)  # while the server waits for this answer
         return {"content": [{"type": "tool_use", "id": "t1", "name": "bash",
                              "input": {"command": "echo marker=$WARM_MARKER"}}]}  # fmt: skip
 
@@ -145,8 +145,8 @@ async def test_tiller_run_is_run_by_a_fork_with_the_clients_streams_stdin_and_ex
     seen: dict[str, Any] = {}
 
     def answer(body: Any) -> dict[str, Any]:
-        seen["forks"] = shared.children_of(template)
-        seen["client children"] = shared.children_of(seen["client"])
+        seen["forks"] = children(template)
+        seen["client children"] = children(seen["client"])
         return {"content": [{"type": "text", "text": "café ☃"}]}
 
     api.enqueue(answer)
@@ -182,11 +182,11 @@ async def test_ctrl_c_on_a_forked_tiller_run_ends_it_as_a_spawned_one_would(
         env=hello_env(shared, api, tmp_path), cwd=workspace,
     )  # fmt: skip
     await api.wait_hanging(timeout=60)
-    assert len(shared.children_of(template)) == 2
+    assert len(children(template)) == 2
     process.send_signal(signal.SIGINT)
     output, _ = await asyncio.wait_for(process.communicate(), 60)
     assert await process.wait() == 130, output
-    await until(lambda: shared.children_of(template) == [])
+    await until(lambda: children(template) == [])
 
 
 async def test_a_dead_template_falls_back_to_a_plain_spawn_and_is_started_again(
@@ -220,7 +220,7 @@ async def test_two_clients_at_once_get_two_isolated_servers_and_a_crash_stays_in
     )
     assert isinstance(one.process, ForkedProcess) and isinstance(two.process, ForkedProcess)
     assert one.process.pid != two.process.pid
-    assert sorted(warm.children_of(template)) == sorted([one.process.pid, two.process.pid])
+    assert sorted(children(template)) == sorted([one.process.pid, two.process.pid])
     await asyncio.gather(initialize(one, workspace), initialize(two, workspace))
 
     one.kill()  # one server crashes: the other and the template go on
@@ -230,7 +230,7 @@ async def test_two_clients_at_once_get_two_isolated_servers_and_a_crash_stays_in
     await two.shutdown()
     assert two.returncode == 0
     assert warm.templates() == [template]
-    await until(lambda: warm.children_of(template) == [])
+    await until(lambda: children(template) == [])
 
 
 async def test_a_client_that_goes_away_takes_its_server_with_it(
@@ -243,7 +243,7 @@ async def test_a_client_that_goes_away_takes_its_server_with_it(
         sys.executable, "-m", "tiller", "--warm",
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=workspace,
     )  # fmt: skip
-    servers = await until(lambda: warm.children_of(template))
+    servers = await until(lambda: children(template))
     waiter.kill()  # the client's process dies without a word
     await waiter.wait()
     await until(lambda: not any(alive(pid) for pid in servers))
@@ -293,7 +293,7 @@ async def test_tiller_acp_is_answered_by_a_forked_server(
     acp.stdin.write(json.dumps(message).encode() + b"\n")
     answer = json.loads(await asyncio.wait_for(acp.stdout.readline(), 30))
     assert answer["result"]["agentInfo"]["name"] == "tiller"
-    servers = warm.children_of(template)
+    servers = children(template)
     assert len(servers) == 1 and servers[0] != acp.pid
     acp.stdin.close()  # the editor closes the pipe: the server ends, then its waiter
     assert await asyncio.wait_for(acp.wait(), 30) == 0

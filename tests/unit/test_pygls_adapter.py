@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from processes import until
+from tiller.faces.common.framing import Garbled
 from tiller.faces.common.wire import plain_dict_converter
 from tiller.faces.lsp.pygls_adapter import (
     PyglsEndpoint,
@@ -21,7 +22,7 @@ from tiller.faces.lsp.pygls_adapter import (
     forget_request,
     shutting_down,
 )
-from tiller.faces.lsp.stdio import FrameWriter, Garbled
+from tiller.faces.lsp.stdio import FrameWriter
 
 
 def sent(stream: io.BytesIO) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
-"""The stdio framing (`tiller.faces.lsp.stdio`) and the JSON-RPC triage
-(`tiller.faces.common.wire`), without a server."""
+"""The framing (`tiller.faces.common.framing`), the server's stdio (`tiller.faces.lsp.stdio`)
+and the JSON-RPC triage (`tiller.faces.common.wire`), without a server."""
 
 from __future__ import annotations
 
@@ -14,18 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
-from tiller.faces.common.wire import Deliver, Drop, Reject, plain_dict_converter, triage
-from tiller.faces.lsp.stdio import (
+from tiller.faces.common.framing import (
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,
     FrameDecoder,
-    FrameWriter,
     Garbled,
     Message,
     encode,
     guess_request_id,
-    serve,
 )
+from tiller.faces.common.wire import Deliver, Drop, Reject, plain_dict_converter, triage
+from tiller.faces.lsp.stdio import FrameWriter, serve
 
 
 def request(msg_id: int, method: str = "tiller/getState") -> dict[str, Any]:

@@ -4,25 +4,33 @@ A small client side of the protocol: requests with futures, notifications dispat
 order they arrive (synchronously, so a renderer sees them in order), server -> client requests
 answered by async handlers that ``$/cancelRequest`` cancels. When the stream ends every pending
 request fails with ``ConnectionError`` and ``closed`` is set.
+
+Frames are read and written as the server reads and writes them
+(`tiller.faces.common.framing`): a frame that cannot be read (a bad header, a body over the
+size limit or not JSON, a frame the end of the stream cut short) costs that frame alone. It is
+logged; a pending request it answered fails with `RpcError` (`PARSE_ERROR`), and a request of
+the server's it carried is answered with that error, so neither side waits for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tiller.faces.common.framing import Frame, FrameDecoder, Garbled, Message, encode
+
 log = logging.getLogger(__name__)
 
 CANCEL_REQUEST = "$/cancelRequest"
+PARSE_ERROR = -32700
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
+READ_CHUNK = 64 * 1024
 
 NotificationHandler = Callable[[Any], None]
 RequestHandler = Callable[[Any], Awaitable[Any]]
@@ -46,36 +54,6 @@ class Handlers:
     requests: Mapping[str, RequestHandler] = field(default_factory=dict)
 
 
-def frame(message: Mapping[str, Any]) -> bytes:
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-async def read_message(reader: asyncio.StreamReader) -> Any:
-    """The next message; ``None`` at end of stream."""
-    length: int | None = None
-    while True:
-        try:
-            line = await reader.readline()
-        except (ConnectionError, ValueError):
-            return None
-        if not line:
-            return None
-        header = line.strip()
-        if not header:
-            if length is not None:
-                break
-            continue
-        name, _, value = header.decode("ascii", errors="replace").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    try:
-        body = await reader.readexactly(length)
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
-    return json.loads(body)
-
-
 class JsonRpcConnection:
     def __init__(
         self,
@@ -86,7 +64,7 @@ class JsonRpcConnection:
         self._reader = reader
         self._writer = writer
         self._handlers = handlers
-        self._ids = itertools.count(1)
+        self._last_id = 0
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
         self._serving: dict[int | str, asyncio.Task[None]] = {}
         self.closed = asyncio.Event()
@@ -97,7 +75,8 @@ class JsonRpcConnection:
         """The result, or ``RpcError``; ``ConnectionError`` if the connection ends first."""
         if self.closed.is_set():
             raise ConnectionError("the server connection is closed")
-        msg_id = next(self._ids)
+        self._last_id += 1
+        msg_id = self._last_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = future
         try:
@@ -112,7 +91,7 @@ class JsonRpcConnection:
 
     def _send(self, message: Mapping[str, Any]) -> None:
         try:
-            self._writer.write(frame(message))
+            self._writer.write(encode(message))
         except (ConnectionError, RuntimeError, OSError) as err:
             raise ConnectionError(f"cannot write to the server: {err}") from err
 
@@ -120,10 +99,11 @@ class JsonRpcConnection:
 
     async def serve(self) -> None:
         """Read until the stream ends; then fail what is pending and set ``closed``."""
+        decoder = FrameDecoder()
         try:
-            while (message := await read_message(self._reader)) is not None:
-                if isinstance(message, dict):
-                    self._dispatch(message)
+            while chunk := await self._read():
+                self._receive(decoder.feed(chunk))
+            self._receive(decoder.finish())
         finally:
             self.closed.set()
             for future in self._pending.values():
@@ -131,6 +111,40 @@ class JsonRpcConnection:
                     future.set_exception(ConnectionError("the server went away"))
             for task in self._serving.values():
                 task.cancel()
+
+    async def _read(self) -> bytes:
+        """The next bytes from the server; empty at the end of the stream."""
+        try:
+            return await self._reader.read(READ_CHUNK)
+        except ConnectionError:
+            return b""
+
+    def _receive(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            match frame:
+                case Message(payload=dict() as message):
+                    self._dispatch(message)
+                case Message():
+                    log.warning("ignored a message from the server that is not an object")
+                case Garbled():
+                    self._garbled(frame)
+
+    def _garbled(self, frame: Garbled) -> None:
+        log.warning("unreadable message from the server, skipped: %s", frame.reason)
+        msg_id = frame.request_id
+        if msg_id is None:
+            return
+        reason = f"unreadable message (skipped to the next header): {frame.reason}"
+        future = self._pending.get(msg_id)
+        if future is not None:
+            if not future.done():
+                future.set_exception(RpcError(PARSE_ERROR, reason))
+        elif not self._issued(msg_id):  # a request of the server's: it must not wait for us
+            self._answer(msg_id, error=(PARSE_ERROR, reason))
+
+    def _issued(self, msg_id: int | str) -> bool:
+        """Whether ``msg_id`` is the id of one of this client's requests (1, 2, 3, ...)."""
+        return isinstance(msg_id, int) and 0 < msg_id <= self._last_id
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")

@@ -8,8 +8,8 @@ It is also the one place where values no handler can take are refused, whatever 
 a lone surrogate (``"\\ud800"`` in JSON decodes to a Python str that UTF-8 cannot encode, so
 SQLite, the SDK or the log would fail on it later) and a number outside -2^63 … 2^63 − 1
 (nothing takes one; SQLite stores int64). Integers of more than 40 digits arrive as floats
-(`tiller.faces.lsp.stdio.parse_body`), so one of 5,000 digits is refused here like one of 20. `flaw`
-finds the first such value and names its path (``params.todos[2].content``).
+(`tiller.faces.common.framing.parse_body`), so one of 5,000 digits is refused here like one of
+20. `flaw` finds the first such value and names its path (``params.todos[2].content``).
 """
 
 from __future__ import annotations

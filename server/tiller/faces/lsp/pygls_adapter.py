@@ -26,6 +26,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 from pygls.server import JsonRPCServer
 
+from tiller.faces.common.framing import Garbled
 from tiller.faces.common.wire import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -37,7 +38,7 @@ from tiller.faces.common.wire import (
     error_response,
     triage,
 )
-from tiller.faces.lsp.stdio import FrameWriter, Garbled, serve
+from tiller.faces.lsp.stdio import FrameWriter, serve
 from tiller.jsontypes import JSON
 
 log = logging.getLogger(__name__)
