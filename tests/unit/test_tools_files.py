@@ -16,9 +16,9 @@ from tiller.tools.files import (
     ListFiles,
     ReadFile,
     WriteFile,
-    expand_braces,
 )
 from tiller.tools.registry import default_tools, tools_by_name
+from tiller.workspace.path_globs import expand_braces
 
 
 def touch_later(path: Path) -> None:

@@ -19,14 +19,11 @@ import asyncio
 import difflib
 import io
 import os
-import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
-
-import pathspec
 
 from tiller.errors import ToolInputError
 from tiller.jsontypes import JSON
@@ -57,6 +54,7 @@ from tiller.workspace.confined import (
     writable,
 )
 from tiller.workspace.edit_history import EditTexts
+from tiller.workspace.path_globs import GlobError, IgnoreFile, PathGlob, file_glob
 
 MAX_LINES = 2000  # lines per read_file call by default
 MAX_LINE_CHARS = 2000  # longer lines are cut
@@ -783,37 +781,29 @@ def _first_difference(a: str, b: str) -> int:
 # --- list_files -----------------------------------------------------------------------------
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """``*.{ts,tsx}`` → ``*.ts``, ``*.tsx`` (innermost first, nesting allowed)."""
-    match = re.search(r"\{([^{}]*,[^{}]*)\}", pattern)
-    if match is None:
-        return [pattern]
-    head, tail = pattern[: match.start()], pattern[match.end() :]
-    return [p for alt in match.group(1).split(",") for p in expand_braces(head + alt + tail)]
-
-
 @dataclass(frozen=True)
 class GlobFilter:
-    """A glob with gitignore rules: no ``/`` matches the name at any depth; ``**`` spans dirs."""
+    """A glob with gitignore rules: no ``/`` matches the name at any depth; ``**`` spans dirs
+    (``path_globs.file_glob``: braces expanded, a leading ``./`` dropped)."""
 
     pattern: str
-    spec: pathspec.PathSpec[pathspec.Pattern]
+    glob: PathGlob
 
     @staticmethod
     def of(pattern: str) -> GlobFilter:
-        patterns = [p.removeprefix("./") for p in expand_braces(pattern.strip()) if p]
-        if not patterns:
-            raise ToolInputError("pattern must not be blank")
-        return GlobFilter(pattern, pathspec.PathSpec.from_lines("gitignore", patterns))
+        try:
+            return GlobFilter(pattern, file_glob(pattern))
+        except GlobError as e:
+            raise ToolInputError(e.message) from None
 
     def matches(self, relative: str) -> bool:
-        return self.spec.match_file(relative)
+        return self.glob.matches(relative)
 
 
 @dataclass(frozen=True)
 class _IgnoreLevel:
     prefix: str  # workspace-relative directory with a trailing "/", "" at the root
-    spec: pathspec.GitIgnoreSpec
+    rules: IgnoreFile
 
 
 def _load_gitignore(dir_fd: int, prefix: str) -> _IgnoreLevel | None:
@@ -831,7 +821,7 @@ def _load_gitignore(dir_fd: int, prefix: str) -> _IgnoreLevel | None:
         return None
     finally:
         os.close(fd)
-    return _IgnoreLevel(prefix, pathspec.GitIgnoreSpec.from_lines(text.splitlines()))
+    return _IgnoreLevel(prefix, IgnoreFile.of(text))
 
 
 def _ignored(levels: list[_IgnoreLevel], relative: str, is_dir: bool) -> bool:
@@ -840,7 +830,7 @@ def _ignored(levels: list[_IgnoreLevel], relative: str, is_dir: bool) -> bool:
         if not relative.startswith(level.prefix):
             continue
         sub = relative[len(level.prefix) :] + ("/" if is_dir else "")
-        include = level.spec.check_file(sub).include
+        include = level.rules.verdict(sub)
         if include is not None:
             return include
     return False

@@ -10,14 +10,15 @@ that tool alone, with the specifier of its family (``bash(rm:*)`` is ``Bash(rm:*
   boundary: not ``git diffx``); ``Bash(npm install)``: exactly that command;
   ``Bash(git * main)``: ``*`` stands for any text, and a trailing `` *`` may match nothing
   (``Bash(ls *)`` matches ``ls``); ``Bash`` or ``Bash(*)``: every command.
-  A command is judged per segment (``bash_segments.py``): each simple command must be
+  A command is judged per segment (``workspace/bash/segments.py``): each simple command must be
   matched on its own, so ``Bash(git status:*)`` never covers ``git status && rm -rf x``.
-- ``Read(src/**)``, ``Edit(docs/**)``: gitignore-style paths (``path_rule_matches``):
-  ``//abs`` from the filesystem root, ``~/x`` from the home directory, ``/x`` and ``./x`` and
-  ``x/y`` from the workspace root; ``*`` and ``?`` within a name, ``**`` across directories; a
-  pattern with no ``/`` matches a name at any depth. ``Read`` covers read_file, grep and
-  list_files; ``Edit`` (and ``Write``, ``MultiEdit``) covers edit_file and write_file;
-  ``NotebookEdit`` and ``NotebookRead`` the same tools on ``*.ipynb`` files only.
+- ``Read(src/**)``, ``Edit(docs/**)``: gitignore-style paths (``path_rule_matches``, read by
+  ``workspace/path_globs.py``): ``//abs`` from the filesystem root, ``~/x`` from the home
+  directory, ``/x`` and ``./x`` and ``x/y`` from the workspace root; ``*``, ``?`` and ``[a-z]``
+  within a name, ``**`` across directories; a pattern with no ``/`` matches a name at any
+  depth; a deny or ask rule also matches Tiller's wider plain reading. ``Read`` covers
+  read_file, grep and list_files; ``Edit`` (and ``Write``, ``MultiEdit``) covers edit_file and
+  write_file; ``NotebookEdit`` and ``NotebookRead`` the same tools on ``*.ipynb`` files only.
 - ``WebFetch(domain:example.com)``: a fetch of that host (``*.example.com``: its subdomains);
   domains are compared in one spelling (``model/web_domains.py``: IDNA, no port, no scheme).
 - ``Agent(Explore)`` / ``Task(explore)``: the task tool starting that kind of agent (case
@@ -32,7 +33,7 @@ every Bash call asks), or over every tool when not even the tool can be read.
 
 Precedence is Claude Code's: a matching deny rule wins, then an ask rule, then an allow
 rule, whatever their scope or how specific they are. Rules never give more than the mode
-allows in plan mode (see permissions.py).
+allows in plan mode (see core/permissions/modes.py).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from tiller.jsontypes import JSON
 from tiller.model.web_domains import WILDCARD, host_of, host_pattern_of
 from tiller.workspace.bash.readings import program_name
 from tiller.workspace.bash.segments import Segment, rough_words
+from tiller.workspace.path_globs import rule_glob
 
 Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")  # precedence order
@@ -386,92 +388,60 @@ def _spellings(path: str, place: Place) -> list[str] | None:
     return [joined] if real == joined else [joined, real]
 
 
-def _anchor(pattern: str, place: Place) -> tuple[str, bool]:
-    """The absolute pattern, and whether it was anchored (a pattern with no ``/`` but a
-    trailing one is not: it names a file or folder at any depth)."""
+def _anchor(pattern: str, place: Place) -> tuple[str | None, str]:
+    """The folder a pattern is anchored in and the rest of it; no folder for a pattern with
+    no ``/`` but a trailing one: it names a file or folder at any depth."""
     if pattern.startswith("//"):
-        return pattern[1:], True
+        return "/", pattern[2:]
     if pattern.startswith("~/"):
-        return os.path.join(place.home, pattern[2:]), True
-    root = str(place.workspace)
+        return place.home, pattern[2:]
     if pattern.startswith("./"):
-        pattern = pattern[2:]
-    elif pattern.startswith("/"):
-        pattern = pattern[1:]
-    elif "/" not in pattern.rstrip("/"):
-        return pattern.rstrip("/"), False
-    return os.path.join(root, pattern), True
+        return str(place.workspace), pattern[2:]
+    if pattern.startswith("/"):
+        return str(place.workspace), pattern[1:]
+    if "/" not in pattern.rstrip("/"):
+        return None, pattern
+    return str(place.workspace), pattern
 
 
 def _path_matches(pattern: str, path: str, place: Place, *, wide: bool) -> bool:
-    """``wide`` (deny and ask): ``**`` inside a name also crosses folders, the rule's folder
-    counts under its resolved name too, and a name pattern matches outside the workspace."""
-    absolute, anchored = _anchor(pattern, place)
-    if not anchored:
-        names = _names(path, place, outside=wide)
-        return any(_glob(absolute, name, wide) for name in names)
-    written = absolute.rstrip("/") or "/"
-    patterns = [written, *_resolved_head(written)] if wide else [written]
-    return any(_glob(p, path, wide) or _glob(p.rstrip("/") + "/**", path, wide) for p in patterns)
+    """``wide`` (deny and ask): the pattern's wide reading (``path_globs.rule_glob``), the
+    rule's folder counts under its resolved name too, and a name pattern matches outside the
+    workspace."""
+    folder, rest = _anchor(pattern, place)
+    if folder is None:
+        relative = _relative(path, place, outside=wide)
+        return relative is not None and rule_glob(rest, folder=None, wide=wide).matches(relative)
+    anchors = [(folder, rest), *_resolved_head(folder, rest)] if wide else [(folder, rest)]
+    return any(rule_glob(r, folder=f, wide=wide).matches(path) for f, r in anchors)
 
 
-def _names(path: str, place: Place, *, outside: bool) -> tuple[str, ...]:
-    """The names a pattern without ``/`` is matched against: those below the workspace (its
-    own folders' names never count), or for a path outside it, all of them if ``outside``."""
+def _relative(path: str, place: Place, *, outside: bool) -> str | None:
+    """What a pattern without ``/`` is matched against: the path below the workspace (its
+    own folders' names never count), or for a path outside it, the whole path if
+    ``outside``."""
     root = str(place.workspace).rstrip("/") + "/"
     if path.startswith(root):
-        return tuple(path[len(root) :].split("/"))
-    if path == root.rstrip("/") or not outside:
-        return ()
-    return tuple(part for part in path.split("/") if part)
+        return path[len(root) :]
+    if not outside or not path.strip("/") or path == root.rstrip("/"):
+        return None
+    return path
 
 
-def _resolved_head(pattern: str) -> list[str]:
-    """``pattern`` with the folders before its first wildcard resolved, if that differs (a
-    rule naming a symlinked folder also covers the folder by its own name)."""
-    parts = pattern.split("/")
-    first = next((i for i, p in enumerate(parts) if "*" in p or "?" in p), len(parts))
-    head = "/".join(parts[:first]) or "/"
+def _resolved_head(folder: str, rest: str) -> list[tuple[str, str]]:
+    """The anchor with the folders before the pattern's first wildcard resolved, if that
+    differs (a rule naming a symlinked folder also covers the folder by its own name)."""
+    parts = rest.rstrip("/").split("/") if rest.strip("/") else []
+    first = next((i for i, p in enumerate(parts) if any(c in p for c in _WILD)), len(parts))
+    head = os.path.join(folder, *parts[:first]).rstrip("/") or "/"
     try:
         real = os.path.realpath(head)
     except (OSError, ValueError):
         return []
-    rest = "/".join(parts[first:])
-    return [] if real == head else [real.rstrip("/") + ("/" + rest if rest else "")]
+    return [] if real == head else [(real, "/".join(parts[first:]))]
 
 
-def _glob(pattern: str, path: str, wide: bool) -> bool:
-    return _glob_regex(pattern, wide).fullmatch(path) is not None
-
-
-@functools.lru_cache(maxsize=4096)
-def _glob_regex(pattern: str, wide: bool) -> re.Pattern[str]:
-    """gitignore-style: ``**`` as a whole name spans folders (``a/**/b``, a trailing ``/**``:
-    the folder and everything under it), ``*`` and ``?`` stay within one name. ``**`` inside a
-    name is ``*`` to gitignore; ``wide`` (deny and ask) reads it across folders: never narrower
-    than either reading."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("/**", i) and i == len(pattern) - 3:
-            out.append("(/.*)?")
-            i += 3
-        elif pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
-            out.append("(.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*" if wide else "[^/]*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out), re.DOTALL)
+_WILD = "*?[\\"  # a name with one of these is a pattern, in gitignore's reading or Tiller's
 
 
 def _domain_matches(pattern: str, host: str) -> bool:
@@ -486,10 +456,10 @@ def _domain_matches(pattern: str, host: str) -> bool:
 
 
 def matches_segment(rule: Rule, segment: Segment) -> bool:
-    """Whether a Bash rule matches one command of a command line (``bash_segments.py``).
+    """Whether a Bash rule matches one command of a command line (``workspace/bash/segments.py``).
 
     Any rule matches the segment's text exactly as shown. A deny or ask rule matches any of
-    its readings for deny (``bash_readings.py``: wrappers, assignments and program paths
+    its readings for deny (``workspace/bash/readings.py``: wrappers, assignments and program paths
     stripped), a word bash decides at run time standing for any words: it could be what the
     rule names. An allow rule matches the segment as written or through the wrappers Claude
     Code's docs name, never a reading only an exact rule may allow (``exact_only``), and never
