@@ -69,7 +69,7 @@ export class Mentions implements vscode.Disposable {
     return { path: shown, startLine: selection.start.line + 1, endLine: end };
   }
 
-  /** The picker's entries for `query`: matching specials, then files, folders and symbols. */
+  /** The picker's entries for `query` that are at hand: matching specials, then files and folders. */
   async query(query: string): Promise<Mention[]> {
     const specials = rankMentions(query, SPECIAL_MENTIONS, (item) => item.kind, 4).map((item): Mention => ({ ...item }));
     const paths = await this.workspaceFiles();
@@ -79,7 +79,17 @@ export class Mentions implements vscode.Disposable {
       ...folders.map((folder): Mention => ({ kind: "folder", label: folder, path: folder })),
     ];
     const found = rankMentions(query, entries, (item) => item.label, SHOWN);
-    return [...specials, ...found, ...(await this.symbols(query))].slice(0, SHOWN + 4);
+    return [...specials, ...found].slice(0, SHOWN + 4);
+  }
+
+  /**
+   * The same entries with the workspace's matching symbols after them, or undefined when there
+   * are none. Asked apart: a language server still analysing the workspace may take its time,
+   * and the files must not wait for it.
+   */
+  async withSymbols(query: string, entries: readonly Mention[]): Promise<Mention[] | undefined> {
+    const symbols = await this.symbols(query);
+    return symbols.length === 0 || entries.length >= SHOWN + 4 ? undefined : [...entries, ...symbols].slice(0, SHOWN + 4);
   }
 
   /** The attachments of a prompt: the picked mentions, the active editor's (when its chip is

@@ -244,10 +244,13 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     this.post({ type: "activeEditor", editor: this.mentions.activeEditor() });
   }
 
-  /** The @-picker's entries for a query. */
+  /** The @-picker's entries for a query: files at once, then symbols when the language servers answer. */
   private async answerMentions(query: unknown, requestId: number): Promise<void> {
     if (typeof query === "string" && Number.isInteger(requestId)) {
-      this.post({ type: "mentions", requestId, items: await this.mentions.query(query) });
+      const items = await this.mentions.query(query);
+      this.post({ type: "mentions", requestId, items });
+      const more = await this.mentions.withSymbols(query, items);
+      if (more !== undefined) this.post({ type: "mentions", requestId, items: more });
     }
   }
 

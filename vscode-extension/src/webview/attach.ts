@@ -93,11 +93,13 @@ export class Composer {
     this.render();
   }
 
-  /** The host's answer to a query: shown when it is the latest one. */
+  /** The host's answer to a query: shown when it is the latest one. A second answer to the same
+   * query adds symbols after the entries already shown: the selection stays where it is. */
   showMentions(requestId: number, items: Mention[]): void {
     if (requestId !== this.requestId || this.query === undefined) return;
+    const grows = this.items.length > 0 && this.items.every((item, index) => sameMention(item, items[index]));
     this.items = items;
-    this.selected = 0;
+    if (!grows) this.selected = 0;
     this.renderPicker();
   }
 
@@ -326,4 +328,8 @@ async function thumbnailOf(file: File): Promise<string | undefined> {
     if (url.length <= THUMBNAIL_MAX) return url;
   }
   return undefined;
+}
+
+function sameMention(a: Mention, b: Mention | undefined): boolean {
+  return b !== undefined && a.kind === b.kind && a.label === b.label && ("path" in a ? a.path : "") === ("path" in b ? b.path : "");
 }
