@@ -134,27 +134,8 @@ def scan_word(raw: str) -> Word:
             pattern.extend(_escape(x) for x in raw[i + 1 : end])
             i = end + 1
         elif c == '"':
-            i += 1
-            while i < n and raw[i] != '"':
-                d = raw[i]
-                if d == "\\" and i + 1 < n and raw[i + 1] in '$`"\\\n':
-                    value.append(raw[i + 1])
-                    pattern.append(_escape(raw[i + 1]))
-                    i += 2
-                elif d == "`":
-                    raise _Refused
-                elif d == "$" and (end := _parameter(raw, i)) > 0:
-                    value.append(raw[i:end])
-                    pattern.append(raw[i:end])
-                    expands = True
-                    i = end
-                else:
-                    value.append(d)
-                    pattern.append(_escape(d))
-                    i += 1
-            if i >= n:
-                raise _Refused
-            i += 1
+            i, quoted_expands = _double_quoted(raw, i + 1, value, pattern)
+            expands = expands or quoted_expands
         elif c == "\\":
             if i + 1 >= n:
                 raise _Refused
@@ -180,6 +161,33 @@ def scan_word(raw: str) -> Word:
             pattern.append(_escape(c))
             i += 1
     return Word("".join(value), "".join(pattern) if globbing else None, expands, tilde)
+
+
+def _double_quoted(raw: str, i: int, value: list[str], pattern: list[str]) -> tuple[int, bool]:
+    """The inside of a double-quoted part starting at ``i`` (after its ``"``), added to
+    ``value`` and ``pattern``: the index after its closing quote, and whether it expands a
+    parameter; _Refused for a backquote or a quote left open."""
+    n, expands = len(raw), False
+    while i < n and raw[i] != '"':
+        d = raw[i]
+        if d == "\\" and i + 1 < n and raw[i + 1] in '$`"\\\n':
+            value.append(raw[i + 1])
+            pattern.append(_escape(raw[i + 1]))
+            i += 2
+        elif d == "`":
+            raise _Refused
+        elif d == "$" and (end := _parameter(raw, i)) > 0:
+            value.append(raw[i:end])
+            pattern.append(raw[i:end])
+            expands = True
+            i = end
+        else:
+            value.append(d)
+            pattern.append(_escape(d))
+            i += 1
+    if i >= n:
+        raise _Refused
+    return i + 1, expands
 
 
 # --- the workspace: where paths must stay ----------------------------------------------------
