@@ -28,8 +28,7 @@ RUN=$ROOT/.mutation
 HERE=$ROOT/tests/mutation
 
 # One line per module: its name, its path under server/tiller/, and the unit test files that
-# cover it (fast and targeted: no end-to-end tests, no property tests). The trust and settings
-# layer's lines (trust, settings_layer) are a first choice, to extend.
+# cover it (fast and targeted: no end-to-end tests, no property tests).
 MODULES="
 bash_readonly     workspace/bash/readonly.py   tests/unit/test_bash_readonly.py tests/unit/test_shell_rule_readings.py
 git_config        workspace/bash/git_config.py      tests/unit/test_git_config.py tests/unit/test_bash_readonly.py
@@ -39,6 +38,8 @@ permission_rules  core/permissions/rules.py           tests/unit/test_permission
 call_rules        core/permissions/call_rules.py                 tests/unit/test_shell_rule_readings.py tests/unit/test_rule_vocabulary.py tests/unit/test_permission_rules.py tests/unit/test_rules_corpus.py
 trust             extend/trust.py                    tests/unit/test_trust.py tests/unit/test_settings_layer.py
 settings_layer    extend/settings_layer.py           tests/unit/test_settings_layer.py tests/unit/test_trust.py
+settings_schema   extend/settings_schema.py          tests/unit/test_settings_layer.py tests/unit/test_hooks_format.py tests/unit/test_mcp_config.py tests/unit/test_language_servers_config.py
+rule_files        core/permissions/rule_files.py     tests/unit/test_permission_rules.py tests/unit/test_settings_layer.py tests/unit/test_workspace_roots.py
 "
 
 # pytest as fast as it starts: no plugin the unit tests above do not need (hypothesis' and

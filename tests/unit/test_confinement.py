@@ -344,17 +344,22 @@ def test_a_path_ending_in_dot_dot_is_that_directory(ws: Path) -> None:
         assert os.listdir(spot.dir_fd) == ["deep"]
 
 
-def test_missing_directories_are_made_only_when_asked_with_the_umask_mode(ws: Path) -> None:
+@pytest.mark.parametrize(
+    ("umask", "mode"), [(0o027, 0o750), (0o022, 0o755)], ids=["umask-027", "umask-022"]
+)
+def test_missing_directories_are_made_only_when_asked_with_the_umask_mode(
+    ws: Path, umask: int, mode: int
+) -> None:
     with pytest.raises(MissingDirectory), Root.of(ws).locate("new/dir/x.txt"):
         pass
     assert not (ws / "new").exists()
-    old = os.umask(0o027)
+    old = os.umask(umask)
     try:
         with Root.of(ws).locate("new/dir/x.txt", make_parents=True) as spot:
             assert spot.parts == ("new", "dir", "x.txt")
     finally:
         os.umask(old)
-    assert [(ws / p).stat().st_mode & 0o7777 for p in ("new", "new/dir")] == [0o750, 0o750]
+    assert [(ws / p).stat().st_mode & 0o7777 for p in ("new", "new/dir")] == [mode, mode]
 
 
 @pytest.mark.parametrize("kind", ["file", "fifo"])

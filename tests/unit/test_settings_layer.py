@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tiller.core.permissions.rule_files import book_of
 from tiller.core.permissions.rules import Place
-from tiller.extend.settings_layer import read_settings
+from tiller.extend.settings_layer import read_settings, shown
 from tiller.extend.trust import Trust
 
 TRUSTED = Trust(True, "the test")
@@ -111,10 +111,16 @@ def test_unknown_keys_are_told_in_tillers_files_and_left_to_claude_code_in_its_o
 ) -> None:
     ws = tmp_path / "ws"
     write(ws / ".claude" / "settings.json", {"model": "opus", "statusLine": {}})
+    write(ws / ".claude" / "settings.local.json", {"model": "opus"})
+    write(tmp_path / "home" / ".claude" / "settings.json", {"model": "opus"})
     write(ws / ".tiller" / "settings.json", {"languageServer": {}})
+    write(ws / ".tiller" / "settings.local.json", {"mcpServer": {}})
+    write(tmp_path / "home" / ".config" / "tiller" / "settings.json", {"modle": "opus"})
     settings = read_settings(ws, TRUSTED, env_of(tmp_path))
     assert settings.problems == (
+        "~/.config/tiller/settings.json: modle: not a key Tiller knows: ignored",
         ".tiller/settings.json: languageServer: not a key Tiller knows: ignored",
+        ".tiller/settings.local.json: mcpServer: not a key Tiller knows: ignored",
     )
 
 
@@ -176,3 +182,55 @@ def test_a_user_settings_file_that_is_a_link_into_the_workspace_is_the_workspace
         ("~/.claude/settings.json", True, False)
     ]
     assert settings.granting() == ()
+
+
+def test_any_file_may_disable_hooks_even_an_untrusted_one(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(tmp_path / "home" / ".claude" / "settings.json", {"disableAllHooks": False})
+    assert not read_settings(ws, UNTRUSTED, env_of(tmp_path)).hooks_disabled
+    write(ws / ".claude" / "settings.local.json", {"disableAllHooks": True})
+    assert read_settings(ws, UNTRUSTED, env_of(tmp_path)).hooks_disabled
+
+
+def test_extra_folders_of_an_untrusted_workspace_are_withheld(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".tiller" / "settings.json", {"permissions": {"additionalDirectories": ["../d"]}})
+    settings = read_settings(ws, UNTRUSTED, env_of(tmp_path))
+    assert settings.withheld() == (".tiller/settings.json (additional directories)",)
+
+
+def test_a_file_is_shown_relative_to_the_workspace_or_home_else_whole(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    assert shown(ws / ".mcp.json", ws, {"HOME": str(home)}) == ".mcp.json"
+    assert shown(home / ".claude.json", ws, {"HOME": f"{home}/"}) == "~/.claude.json"
+    assert shown(tmp_path / "homely" / "s.json", ws, {"HOME": str(home)}) == (
+        f"{tmp_path}/homely/s.json"  # a name that starts like home's is not under it
+    )
+    assert shown(tmp_path / "etc" / "s.json", ws, {}) == f"{tmp_path}/etc/s.json"
+
+
+def test_a_broken_mcp_json_or_claude_json_is_named_and_hides_no_other_file(
+    tmp_path: Path,
+) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    write(ws / ".mcp.json", "{not json")
+    write(home / ".claude.json", "[]")
+    write(ws / ".claude" / "settings.json", {"env": {"A": "1"}})
+    settings = read_settings(ws, TRUSTED, env_of(tmp_path))
+    assert [s.shown for s in settings.sources] == [".claude/settings.json"]
+    assert settings.problems == (
+        f"{home}/.claude.json: not a JSON object",
+        ".mcp.json: not JSON (Expecting property name enclosed in double quotes at line 1)",
+    )
+
+
+def test_claude_codes_record_of_the_folder_is_found_by_its_real_path(tmp_path: Path) -> None:
+    real, link, other = tmp_path / "real", tmp_path / "link", tmp_path / "other"
+    real.mkdir()
+    link.symlink_to(real)
+    servers = {"mcpServers": {"s": {"command": "s"}}}
+    write(tmp_path / "home" / ".claude.json", {"projects": {str(other): servers}})
+    assert read_settings(link, TRUSTED, env_of(tmp_path)).sources == ()
+    write(tmp_path / "home" / ".claude.json", {"projects": {str(real): servers}})
+    (source,) = read_settings(link, TRUSTED, env_of(tmp_path)).sources
+    assert (source.scope, source.settings.mcp_servers) == ("local", servers["mcpServers"])
