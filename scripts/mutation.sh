@@ -35,7 +35,7 @@ git_config        workspace/bash/git_config.py      tests/unit/test_git_config.p
 confined          workspace/confined.py        tests/unit/test_confinement.py tests/unit/test_tools_files.py tests/unit/test_tools_search.py tests/unit/test_workspace_roots.py tests/unit/test_confined_material.py
 bash_segments     workspace/bash/segments.py   tests/unit/test_bash_segments.py tests/unit/test_shell_rule_readings.py tests/unit/test_rules_corpus.py
 permission_rules  core/permissions/rules.py           tests/unit/test_permission_rules.py tests/unit/test_rule_vocabulary.py tests/unit/test_rules_corpus.py tests/unit/test_shell_rule_readings.py
-call_rules        core/permissions/call_rules.py                 tests/unit/test_shell_rule_readings.py tests/unit/test_rule_vocabulary.py tests/unit/test_permission_rules.py tests/unit/test_rules_corpus.py
+call_rules        core/permissions/call_rules.py     tests/unit/test_call_rules.py tests/unit/test_shell_rule_readings.py tests/unit/test_rule_vocabulary.py tests/unit/test_permission_rules.py tests/unit/test_rules_corpus.py
 trust             extend/trust.py                    tests/unit/test_trust.py tests/unit/test_settings_layer.py
 settings_layer    extend/settings_layer.py           tests/unit/test_settings_layer.py tests/unit/test_trust.py
 settings_schema   extend/settings_schema.py          tests/unit/test_settings_layer.py tests/unit/test_hooks_format.py tests/unit/test_mcp_config.py tests/unit/test_language_servers_config.py

@@ -3,14 +3,18 @@ passes (or marked as decided at run time), and a line it cannot read says so."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from tiller.workspace.bash.readings import allow_readings, deny_readings
 from tiller.workspace.bash.segments import (
+    MAX_CODE_DEPTH,
     MAX_SEGMENTED_BYTES,
     Segment,
     Unreadable,
     split_command,
+    split_segments,
 )
 
 
@@ -350,3 +354,70 @@ def test_a_reading_of_a_wrapper_is_exact_only_and_of_its_command_is_not() -> Non
 def test_too_many_readings_fail_closed() -> None:
     readings = deny_readings(tuple(["xargs"] * 200 + ["ls"]))
     assert (None,) in readings and len(readings) <= 80
+
+
+# --- bounds and edges ------------------------------------------------------------------------
+
+
+def test_the_16_kb_bound_counts_characters_and_utf8_bytes_and_is_inclusive() -> None:
+    bound = 16 * 1024  # docs/permissions.md: "more than 16 KB" is never read
+    assert bound == MAX_SEGMENTED_BYTES
+    at_bound = "echo " + "a" * (bound - 5)
+    assert len(at_bound) == bound and split(at_bound)
+    assert "16 KB" in unreadable(at_bound + "a")
+    wide = "echo " + "é" * ((bound - 6) // 2) + "a"  # fewer characters than bytes
+    assert len(wide.encode()) == bound and split(wide)
+    assert "16 KB" in unreadable(wide + "a")
+
+
+def _shell_of(line: str, levels: int) -> str:
+    for _ in range(levels):
+        line = "sh -c " + shlex.quote(line)
+    return line
+
+
+def test_code_strings_four_deep_are_read_and_five_deep_are_not() -> None:
+    assert texts(_shell_of("rm -rf t", MAX_CODE_DEPTH))[-1] == "rm -rf t"
+    assert "code strings nested too deeply" in unreadable(_shell_of("rm -rf t", MAX_CODE_DEPTH + 1))
+
+
+def test_a_lone_surrogate_is_not_text() -> None:
+    assert unreadable("echo \ud800") == "not text"
+
+
+def test_split_segments_is_none_exactly_when_the_line_is_unreadable() -> None:
+    assert split_segments("echo 'unterminated") is None
+    assert [s.text for s in split_segments("a | b") or ()] == ["a", "b"]
+
+
+def test_a_comment_is_not_a_command() -> None:
+    assert texts("echo hi # rm -rf /") == ["echo hi"]
+    assert texts("# only a note\ngit status") == ["git status"]
+
+
+def test_operands_are_the_words_after_the_program() -> None:
+    segment = split("FOO=1 git status -s")[0]
+    assert segment.program == "git"
+    assert [w.value for w in segment.operands] == ["status", "-s"]
+
+
+def test_a_shell_fed_a_here_document_through_a_function_or_group_runs_its_body() -> None:
+    assert texts("f() { sh; } <<EOF\nrm -rf x\nEOF")[-1] == "rm -rf x"
+    assert texts("{ sh; } <<EOF\nrm -rf x\nEOF")[-1] == "rm -rf x"
+
+
+def test_commands_after_a_compound_commands_here_document_are_segments() -> None:
+    assert texts("{ cat; } <<EOF | rm -rf x\nhello\nEOF") == ["cat", "rm -rf x"]
+
+
+def test_a_writing_redirection_is_the_reason_shown_before_arithmetic() -> None:
+    for line in ("echo $((1+2)) > out", "echo $((1+2)) $((3)) > out"):
+        segment = split(line)[0]
+        assert segment.exact_only == "writes a file through a redirection", line
+        assert all(r.exact_only == segment.exact_only for r in segment.allow_readings), line
+
+
+def test_only_double_bracket_tests_with_arithmetic_operators_evaluate_arithmetic() -> None:
+    assert split("[[ $n -eq 2 ]]")[0].exact_only == "evaluates arithmetic"
+    assert split("[ 1 -eq 2 ]")[0].exact_only is None
+    assert split("[[ -f x ]]")[0].exact_only is None

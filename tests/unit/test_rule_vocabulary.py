@@ -5,7 +5,9 @@ domains in one spelling. Each test guards a behaviour a mutation of the rules le
 
 from __future__ import annotations
 
+import json
 import os
+import pwd
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,7 @@ from tiller.core.permissions.rules import (
     rules_of,
 )
 from tiller.jsontypes import JSON
+from tiller.workspace.bash.segments import split_command
 
 SOURCE = ".claude/settings.json"
 PLACE = Place(Path("/ws"), "/home/u")
@@ -151,6 +154,45 @@ def test_a_specifier_on_a_tool_that_takes_none_is_an_error(text: str) -> None:
     assert "takes no specifier" in raised.value.message
 
 
+def test_an_unknown_tool_is_answered_with_claude_codes_first_tool_names() -> None:
+    with pytest.raises(RuleError) as raised:
+        rule("Frobnicate")
+    assert raised.value.message == (
+        "'Frobnicate': unknown tool 'Frobnicate' (known: Claude Code's tool names such as "
+        "Bash, Read, Grep, Glob, LS, Edit, Write, MultiEdit, NotebookEdit, NotebookRead, "
+        "WebFetch, WebSearch, ...; Tiller's, such as bash or read_file; or mcp__server__tool)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Bash(a:*:*)", "':*' may only end a Bash rule"),  # the last ':*' alone ends it
+        ("Bash(echo \\:*)", "No escaped character"),  # its words end in a lone backslash
+        ('Bash(echo "x)', "No closing quotation"),
+        ('Bash(echo ":*)', "No closing quotation"),
+    ],
+)
+def test_a_bash_rule_whose_words_cannot_be_read_is_an_error(text: str, problem: str) -> None:
+    with pytest.raises(RuleError) as raised:
+        rule(text)
+    assert raised.value.message == f"{text!r}: {problem}"
+
+
+def test_a_bash_rule_names_no_call_as_a_whole_its_command_is_judged_per_segment() -> None:
+    prefix = rule("Bash(ls:*)", "allow")
+    assert not matches_call(prefix, "bash", {"command": "ls"}, PLACE)
+    assert not matches_call(prefix, "bash", {"command": "ls; rm -rf /"}, PLACE)
+    assert RuleBook((prefix,)).for_call("bash", {"command": "ls"}, PLACE) is None
+
+
+def test_a_rule_of_another_tool_never_decides_a_command_segment() -> None:
+    segments = split_command("cat notes.txt")
+    assert isinstance(segments, tuple)
+    others = RuleBook(tuple(rule(t) for t in ("Read", "Read(notes.txt)", "WebFetch", "mcp__x")))
+    assert others.for_segment(segments[0]) is None
+
+
 # --- a deny that cannot be read fails closed -----------------------------------------------------
 
 
@@ -252,6 +294,33 @@ def test_a_deny_list_that_is_not_a_list_fails_closed_and_an_empty_entry_denies_n
     empty, said = loaded({"deny": ["  ", "Bash(rm:*)"]})
     assert [r.text for r in empty.rules] == ["Bash(rm:*)"]
     assert said == [f"{SOURCE}: permissions.deny[0]: an empty rule"]
+
+
+def test_a_list_that_is_not_a_list_never_drops_the_lists_after_it() -> None:
+    book, problems = loaded({"deny": "Bash(rm:*)", "ask": 3, "allow": ["Bash(ls)"]})
+    assert [(r.effect, r.text) for r in book.rules] == [
+        ("ask", 'permissions.deny: "Bash(rm:*)"'),
+        ("allow", "Bash(ls)"),
+    ]
+    assert problems == [
+        f"{SOURCE}: permissions.deny is not a list; until it is fixed, every tool call is asked",
+        f"{SOURCE}: permissions.ask is not a list",
+    ]
+
+
+def test_a_deny_entry_that_is_not_a_string_is_shown_as_written_in_60_characters_at_most() -> None:
+    def shown(entry: object) -> str:
+        book, _ = loaded({"deny": [entry]})
+        return book.rules[0].describe()
+
+    def described(text: str) -> str:
+        return f"unreadable deny rule: {text} (workspace {SOURCE})"
+
+    assert shown({"path": "café"}) == described('{"path": "café"}')
+    fits = ["x" * 56]  # 60 characters of JSON
+    assert shown(fits) == described(json.dumps(fits))
+    longer = ["x" * 57]  # 61: cut to 59 and an ellipsis
+    assert shown(longer) == described(json.dumps(longer)[:59] + "…")
 
 
 # --- path rules, to the letter ---------------------------------------------------------------
@@ -375,6 +444,64 @@ def test_matching_follows_links_relative_to_the_workspace(tmp_path: Path) -> Non
     assert matches("Read(//etc/**)", "read_file", place=place, path="etc-link/passwd")
 
 
+def test_a_call_whose_path_is_not_a_string_is_the_whole_workspace() -> None:
+    for raw in (7, ["secret"], None, ""):
+        assert matches("Read(/)", "read_file", path=raw), raw
+        assert not matches("Read(./.env)", "read_file", path=raw), raw
+
+
+def test_a_bare_rule_of_another_tool_or_an_mcp_rule_matches_no_path() -> None:
+    for text in ("Bash", "WebFetch", "mcp__files", "mcp__files__read"):
+        assert not path_rule_matches(rule(text), "a.txt", PLACE), text
+
+
+def test_a_name_pattern_never_matches_the_workspace_itself_nor_the_root() -> None:
+    for path in (".", "/ws", "/"):
+        assert not path_rule_matches(rule("Read(ws)"), path, PLACE), path
+    assert path_rule_matches(rule("Read(ws)"), "/elsewhere/ws", PLACE)
+
+
+def test_a_path_whose_links_cannot_be_resolved_is_denied_and_never_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def racing(path: str) -> str:  # a folder swapped for a link while it is resolved
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(os.path, "realpath", racing)
+    assert path_rule_matches(rule("Read(./other)"), "a", PLACE)
+    assert not path_rule_matches(rule("Read(**)", "allow"), "a", PLACE)
+
+
+def test_a_rule_whose_folder_cannot_be_resolved_still_matches_by_the_name_it_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = os.path.realpath
+
+    def looping_in_the_rules_folder(path: str) -> str:
+        if path == "/ws/secret":
+            raise OSError(40, "Too many levels of symbolic links", path)
+        return real(path)
+
+    monkeypatch.setattr(os.path, "realpath", looping_in_the_rules_folder)
+    assert not path_rule_matches(rule("Read(/secret/**)"), "other/a", PLACE)
+    assert path_rule_matches(rule("Read(/secret/**)"), "/ws/secret/a", PLACE)
+
+
+def test_a_rule_naming_a_nul_byte_never_breaks_matching() -> None:
+    denied = rule("Read(/a\0b/**)")  # "\u0000" in a settings file
+    assert not path_rule_matches(denied, "other/a", PLACE)
+    assert path_rule_matches(denied, "a\0b/c", PLACE)  # that path cannot be resolved: denied
+
+
+def test_without_home_in_the_environment_paths_resolve_from_the_users_own_home(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("HOME", raising=False)
+    assert Place.of(Path("/ws")).home == pwd.getpwuid(os.getuid()).pw_dir
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert Place.of(Path("/ws")).home == "/home/someone"
+
+
 # --- WebFetch domains ----------------------------------------------------------------------------
 
 
@@ -422,3 +549,51 @@ def test_a_webfetch_rule_matches_a_call_in_any_spelling_of_its_host() -> None:
 def test_a_webfetch_rule_that_names_no_host_is_an_error(written: str) -> None:
     with pytest.raises(RuleError):
         rule(f"WebFetch(domain:{written})")
+
+
+# --- deny rules against words decided at run time ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "denied"),
+    [
+        ("Bash(rm:*)", "rm $x", True),
+        ("Bash(rm:*)", "ls $x", False),
+        ("Bash(rm -rf:*)", "$x -rf /", True),  # $x may be rm
+        ("Bash(rm -rf /)", "$x -rf /", True),
+        ("Bash(git push:*)", "git $x", True),  # $x may be push
+        ("Bash(git push:*)", "git status $x", False),
+        ("Bash(git push:*)", "rm $x", False),
+        ("Bash(git push --force)", "git $x", True),  # ... or "push --force"
+        ("Bash(git push)", "git $x --force", False),
+        ('Bash(echo "a b":*)', 'echo "a b" $x', True),  # the rule's words, quotes read
+        ("Bash(git * main)", "git $x main", True),
+        ("Bash(git * main)", "git $x main --force", False),
+        ("Bash(rm -rf *)", "rm $x", True),
+        ("Bash(rm -rf *)", "$x -rf", True),
+        ("Bash(rm -rf *)", "$x -rf /", True),
+        ("Bash(rm -rf *)", "rm -rf / $x", True),
+        ("Bash(rm -rf *)", "rm -r $x", False),
+        ("Bash(rm -rf *)", "rm -v $x", False),
+        ("Bash(chmod *77)", "chmod -R $x 0777", True),  # a * may end in what follows it
+        ("Bash(git push **)", "git push $x main", True),  # ** is two wildcards, one run
+    ],
+)
+def test_a_deny_rule_matches_a_word_decided_at_run_time_as_any_words_it_may_be(
+    text: str, line: str, denied: bool
+) -> None:
+    effect = judge_command(line, RuleBook((rule(text),)), lambda _: False).effect
+    assert effect == ("deny" if denied else None)
+
+
+def test_an_unreadable_line_is_denied_by_a_rule_whose_program_it_names_however_written() -> None:
+    line = 'echo "${x:-`rm -r t`}"'  # the parser cannot read it: its words, roughly
+
+    def effect(text: str) -> str | None:
+        return judge_command(line, RuleBook((rule(text),)), always).effect
+
+    assert effect("Bash(rm -rf:*)") == "deny"  # the program named, whatever its arguments
+    assert effect('Bash("/opt/my tools/rm":*)') == "deny"
+    assert effect("Bash(r*:*)") == "deny"
+    assert effect("Bash(* -rf:*)") == "deny"
+    assert effect("Bash(cu*:*)") is None

@@ -214,3 +214,9 @@ def test_a_websearch_deny_or_ask_rule_leaves_web_search_out_and_is_kept_with_the
     lower = fold(WebToolSettings(), book(("deny", "web_search")))
     assert lower.search_left_out_by is not None
     assert fold(ON, RuleBook()).search_left_out_by is None
+
+
+def test_an_allowed_entry_ending_in_a_full_width_dot_is_the_host_a_deny_rule_names() -> None:
+    setting = WebToolSettings(enabled=True, allowed_domains=("example.com\uff0e", "pypi.org"))
+    folded = fold(setting, book(("deny", "WebFetch(domain:example.com)")))
+    assert folded.setting.allowed_domains == ("pypi.org",)

@@ -75,4 +75,9 @@ def _parts(text: str) -> tuple[str, str] | None:
         ascii_host = idna.encode(host, uts46=True).decode("ascii")
     except (idna.IDNAError, UnicodeError, ValueError):
         return None
+    # the mapping may end the host in a dot of its own (a full-width dot, a soft hyphen
+    # before a dot): dropped once, as a written trailing dot is
+    ascii_host = ascii_host[:-1] if ascii_host.endswith(".") else ascii_host
+    if not ascii_host or ascii_host.endswith("."):
+        return None
     return ascii_host.lower(), match["path"]

@@ -6,11 +6,12 @@ and judged per segment:
 - a deny rule matching any reading of any segment denies the command
   (``workspace/bash/readings.py``: wrappers, assignments, program paths stripped; a word
   decided at run time may be anything); an ask rule asks;
-- a ``Read`` deny or ask rule matching a path a segment names (its operands, ``--opt=value``
-  values, globs expanded in the workspace, ``< file``) denies or asks; so does an ``Edit`` rule
-  matching what it writes (``> file``, and the operands of a segment not proved read-only). A
-  path decided at run time (an expansion, a glob over budget, a relative path after ``cd``)
-  asks while such a rule is in force: it cannot be told;
+- a ``Read`` deny or ask rule matching a path a segment names (its operands, an option's
+  ``=value`` or attached value (``-o.env``), globs expanded in the workspace, ``< file``)
+  denies or asks; so does an ``Edit`` rule matching what it writes (``> file``, and the
+  operands of a segment not proved read-only). A path decided at run time (an expansion, a
+  glob over budget, a relative path after ``cd``) asks while such a rule is in force: it
+  cannot be told;
 - the rules allow the command only when every segment is allowed by a rule or is provably
   read-only by itself (``workspace/bash/readonly.py``; not after a ``cd``, which moves where the
   later segments read). A git command a rule allowed must pass the classifier's git-config check
@@ -27,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import string
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +53,8 @@ _MOVES = frozenset({"cd", "pushd", "popd"})
 _PRINTERS = frozenset({"echo", "printf"})  # their operands name no file
 GLOB_SCAN_BUDGET = 5_000  # directory entries a segment's globs may look at
 GLOB_MATCH_BUDGET = 500  # names they may expand to
+CLUSTER_LETTERS = 32  # letters of a short option cluster whose tails are tried as paths
+_OPTION_LETTERS = string.ascii_letters + string.digits
 # A command line that names a settings file, .mcp.json, the user's trust record or Claude
 # Code's state file (and is not proved read-only) may write rules or trust: always asked.
 RULES_FILE_NAMED = re.compile(
@@ -297,8 +301,8 @@ class _PathRules:
 
 
 def _operands(segment: Segment) -> Iterator[Word]:
-    """The words of a segment that may name files: its operands, and ``--opt=value``
-    values (every word after the program: a wrapper's operands hold its command's)."""
+    """The words of a segment that may name files: its operands, and the values its options
+    may carry (every word after the program: a wrapper's operands hold its command's)."""
     if segment.program in _PRINTERS:
         return
     for word in segment.operands:
@@ -306,11 +310,28 @@ def _operands(segment: Segment) -> Iterator[Word]:
         if value is None:
             yield word
         elif value.startswith("-") and value != "-":
-            option, equals, given = value.partition("=")
-            if equals and given and option.startswith("--"):
-                yield Word(word.text, given)
+            yield from _option_values(word, value)
         elif value:
             yield word
+
+
+def _option_values(word: Word, option: str) -> Iterator[Word]:
+    """The paths an option may carry: its ``=value`` (``--output=F``, Go's
+    ``-coverprofile=F``) and, in a cluster of short options, each tail that one of its
+    letters may take as its value (``-o.env``, ``-rf.env``: which letters take a value, only
+    the program knows). A cluster too long to try every tail of is a path decided at run time."""
+    _name, equals, given = option.partition("=")
+    if equals and given:
+        yield Word(word.text, given)
+    if option.startswith("--"):
+        return
+    cluster = option[1:]
+    letters = len(cluster) - len(cluster.lstrip(_OPTION_LETTERS))
+    if letters > CLUSTER_LETTERS:
+        yield Word(word.text, None)
+        return
+    for start in range(2, min(letters + 2, len(option))):
+        yield Word(word.text, option[start:])
 
 
 def _expand(pattern: str, place: Place) -> list[str] | None:
