@@ -6,7 +6,7 @@
 set -euo pipefail
 here="$PWD"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-(cd "$root" && scripts/setup-system.sh && scripts/setup-python.sh)
+(cd "$root" && scripts/setup-system.sh server && scripts/setup-python.sh)
 if [ "$#" -eq 0 ]; then
   set -- --demo --yes "Show me what you can do"
 fi

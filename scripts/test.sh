@@ -5,9 +5,11 @@
 # The extension's phase (npm ci, build, then code-server and Chromium) runs in the background
 # from after the Python setup on, beside the node tools' and MCP servers' setup, ruff, mypy and
 # pytest: it waits on the disk, the browser and the servers more than it computes. mypy runs
-# beside pytest. A phase in the background writes its output to a file, printed whole when it
-# ends, so nothing interleaves. A failing phase does not stop the others: the run fails at the end,
-# naming every phase that failed. A setup failing stops the run at once.
+# beside pytest. The install check (code-server's native modules built in a fresh HOME) runs
+# beside everything from after the system packages on. A phase in the background writes its
+# output to a file, printed whole when it ends, so nothing interleaves. A failing phase does not
+# stop the others: the run fails at the end, naming every phase that failed. A setup failing
+# stops the run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -122,7 +124,14 @@ types() {
 }
 export -f lint types
 
-setup "setup: system packages" scripts/setup-system.sh
+setup "setup: system packages" scripts/setup-system.sh server code-server tests
+# The install on a fresh account, which the per-user store hides from every run after the first
+# (a fresh HOME, an empty npm cache, only the registries): code-server's native modules, built
+# as its install builds them (vscode-extension/scripts/check-fresh-install.sh). It computes for
+# ~100 s of CPU after a wait on the registry, beside everything that follows; 20 minutes at
+# most, then it fails.
+beside "install check: code-server's native modules, fresh HOME" \
+  timeout --kill-after=10 1200 vscode-extension/scripts/check-fresh-install.sh
 setup "setup: python" scripts/setup-python.sh
 # From here on the extension needs nothing the other phases make (its e2e tests need .venv):
 # its npm ci and build overlap the node tools' npm ci, which waits on the disk and network.

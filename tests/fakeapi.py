@@ -1149,11 +1149,14 @@ def validate_messages_request(
     *,
     need_max_tokens: bool = True,
     reject_text_after_tool_result: bool = False,
+    text_after_results_led_by: str | None = None,
 ) -> str | None:
     """The real API's 400 message for `body`, or None when it would be accepted.
 
     `reject_text_after_tool_result`: also refuse a text block right after a tool_result in a
-    user message (the API takes it, but the docs warn that it degrades the model's answers)."""
+    user message (the API takes it, but the docs warn that it degrades the model's answers),
+    unless it is `text_after_results_led_by` (a client's one deliberate exception, such as a
+    marker leading a prompt sent after results the model never answered)."""
     return (
         _check_top_level(body, need_max_tokens)
         or _check_model_limits(body, need_max_tokens)
@@ -1165,7 +1168,7 @@ def validate_messages_request(
         or check_thinking_binding(body)
         or _check_cache_breakpoints(body)
         or (
-            _check_text_after_tool_result(body["messages"])
+            _check_text_after_tool_result(body["messages"], text_after_results_led_by)
             if reject_text_after_tool_result
             else None
         )
@@ -1268,12 +1271,14 @@ def _check_cache_breakpoints(body: JsonDict) -> str | None:
     return None
 
 
-def _check_text_after_tool_result(messages: list[JsonDict]) -> str | None:
+def _check_text_after_tool_result(messages: list[JsonDict], allowed: str | None) -> str | None:
     for index, message in enumerate(messages):
         if message["role"] != "user":
             continue
         blocks = _blocks(message)
         for position, (before, after) in enumerate(itertools.pairwise(blocks), start=1):
+            if allowed is not None and after.get("text") == allowed:
+                continue
             if before.get("type") == "tool_result" and after.get("type") == "text":
                 return (
                     f"messages.{index}.content.{position}: a `text` block directly follows a "
@@ -1876,11 +1881,13 @@ class FakeMessagesAPI:
         when_empty: Mapping[str, Any] = DEFAULT_WHEN_EMPTY,
         loop: bool = False,
         reject_text_after_tool_result: bool = False,
+        text_after_results_led_by: str | None = None,
         cache_lookback: int = 20,
         cache_min_tokens: int = 0,
     ) -> None:
         self.host = host
         self.reject_text_after_tool_result = reject_text_after_tool_result
+        self.text_after_results_led_by = text_after_results_led_by
         self.cache = PromptCache(lookback=cache_lookback, min_tokens=cache_min_tokens)
         self.port = port
         self.api_key = api_key
@@ -2224,7 +2231,9 @@ class FakeMessagesAPI:
         problem = (
             _body_problem(body)
             or validate_messages_request(
-                body, reject_text_after_tool_result=self.reject_text_after_tool_result
+                body,
+                reject_text_after_tool_result=self.reject_text_after_tool_result,
+                text_after_results_led_by=self.text_after_results_led_by,
             )
             or check_server_tools(body, request.headers.get("anthropic-beta", ""))
             or check_tool_search(body, request.headers.get("anthropic-beta", ""))

@@ -153,7 +153,11 @@ class AllowAll:
 def check_request(request: ModelRequest) -> None:
     """What the API (the validating fake) and ``history.problems`` say of a request."""
     body = api_params(request, SPEC)
-    problem = validate_messages_request(body, reject_text_after_tool_result=True)
+    problem = validate_messages_request(
+        body,
+        reject_text_after_tool_result=True,
+        text_after_results_led_by=history.UNANSWERED_RESULTS,
+    )
     assert problem is None, (problem, body["messages"])
     assert history.problems(request.messages) == []
 

@@ -787,6 +787,7 @@ class ConfirmToolParams(TypedDict):
 class ConfirmToolResult(TypedDict):
     decision: ToolDecision
     feedback: NotRequired[str]
+    asked: NotRequired[bool]  # false: the client denied it without asking anyone
 
 
 class CheckpointParams(TypedDict):

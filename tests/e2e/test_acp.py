@@ -61,6 +61,9 @@ from warm import suite
 # of these spawn (a cold server per test while the template warms up only costs CPU; the
 # spawned start is test_acp_cold_initialize.py's).
 SERVER = (sys.executable, "-m", "tiller", "--warm", "--acp")
+# After the client's EOF the agent stops its MCP servers and exits; on 2 busy cores that may
+# outlast the SDK's 2 s default, whose terminate() then races the exit (ProcessLookupError).
+EXIT_WAIT = {"shutdown_timeout": 60.0}
 Choose = Callable[[ToolCallUpdate, list[PermissionOption]], Awaitable[str | None]]
 
 
@@ -209,7 +212,7 @@ async def start(
                 *SERVER,
                 env=agent_env(api, data_dir),
                 cwd=workspace,
-                transport_kwargs={"stderr": stderr.fileno()},
+                transport_kwargs={"stderr": stderr.fileno(), **EXIT_WAIT},
             ) as (conn, _process):
                 init = await conn.initialize(
                     protocol_version=PROTOCOL_VERSION,
@@ -340,7 +343,11 @@ async def test_tiller_acp_serves_the_agent_and_reads_settings_from_initialize_me
     editor = Editor()
     command = (sys.executable, "-m", "tiller.faces.cli", "acp")
     async with spawn_agent_process(
-        as_client(editor), *command, env=agent_env(api, tmp_path / "data"), cwd=workspace
+        as_client(editor),
+        *command,
+        env=agent_env(api, tmp_path / "data"),
+        cwd=workspace,
+        transport_kwargs=EXIT_WAIT,
     ) as (conn, _process):
         with pytest.raises(RequestError) as bad:
             await conn.initialize(protocol_version=PROTOCOL_VERSION, tiller={"toolBudget": -1})
@@ -432,6 +439,13 @@ async def test_mcp_servers_passed_in_session_new_serve_the_model(
     call = editor.call("toolu_t")
     assert call.title == "get_current_time (MCP server time)"
     assert [c.tool_call_id for c, _ in editor.asked] == ["toolu_t"]  # the search runs unasked
+    # Issue 36: "Allow this session" was not in the docs' table; the name says what it allows.
+    [(_, options)] = editor.asked
+    assert [(o.option_id, o.kind, o.name) for o in options] == [
+        ("allow", "allow_once", "Allow once"),
+        ("allowSession", "allow_always", "Allow get_current_time from time for this session"),
+        ("deny", "reject_once", "Reject"),
+    ]
     assert_valid_history(api)
 
 
@@ -766,8 +780,8 @@ async def test_a_rejected_plan_keeps_plan_mode_and_writes_nothing(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     api.enqueue(
-        {"content": [text("Plan: write new.txt")]},  # a final text in plan mode is the plan
-        {"content": [tool_use("write_file", "toolu_w", path="new.txt", content="x")]},
+        {"content": [tool_use("exit_plan_mode", "toolu_p", plan="1. Write new.txt")]},
+        {"content": [text("Still planning.")]},
     )
     editor = Editor(choose=reject)
     async with start(editor) as agent:
@@ -775,9 +789,16 @@ async def test_a_rejected_plan_keeps_plan_mode_and_writes_nothing(
         await agent.conn.set_config_option(config_id="mode", session_id=session_id, value="plan")
         assert await agent.say(session_id, "plan it") == "end_turn"
 
-    plan_call, _ = editor.asked[0]
-    assert plan_call.kind == "switch_mode"
-    assert shown_text(plan_call) == "Plan: write new.txt"
+    [(plan_call, options)] = editor.asked
+    assert (plan_call.tool_call_id, plan_call.kind) == ("toolu_p", "switch_mode")
+    assert shown_text(plan_call) == "1. Write new.txt"
+    # The modes by the words every face uses (issue 36: not "auto-accept" / "manually approve").
+    assert [(o.option_id, o.kind, o.name) for o in options] == [
+        ("acceptEdits", "allow_always", "Yes, then accept edits"),
+        ("default", "allow_once", "Yes, then ask before edits"),
+        ("plan", "reject_once", "No, keep planning"),
+    ]
+    assert editor.statuses("toolu_p")[-1] == "failed"
     assert not (workspace / "new.txt").exists()
     assert [u.current_mode_id for u in editor.of("current_mode_update")] == ["plan"]
 
@@ -1153,7 +1174,9 @@ async def test_a_subagent_shows_as_its_task_calls_content_and_the_prompt_ends_wi
     async with start(editor) as agent:
         session = await agent.new()
         assert await agent.say(session, "delegate") == "end_turn"
-    assert editor.call("p1").title == "explore agent: find it"
+    # What it does first, and no colon: CodeCompanion showed "explore agent: find it" as
+    # "explore agent" (it keeps what comes before a colon).
+    assert editor.call("p1").title == "find it (explore agent)"
     assert "Found it." in editor.message_text()  # the parent's answer, not the child's
     assert "it is here" not in editor.message_text()
     shown = [

@@ -236,3 +236,19 @@ async def test_acpx_answering_a_question_cancelled_cancels_the_turn(
     assert ran.code == 5 and "Permission prompt unavailable" in ran.err, ran
     assert not (workspace / "asked.txt").exists()
     assert len(api.message_requests()) == 1
+
+
+async def test_acpx_shows_a_custom_commands_notice_on_its_own_line_and_names_the_session_by_it(
+    acpx: Acpx, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    # Issue 36: acpx printed `/greet (project: …/greet.md)GREETED-OK`, and the session's title
+    # was the command's expanded text.
+    commands = workspace / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text("Say GREETED-OK to $ARGUMENTS.\n")
+    api.enqueue({"content": [text("GREETED-OK")]})
+    ran = await acpx.run("exec", "/greet World")
+    assert ran.code == 0, ran
+    assert f"*/greet (project: {commands / 'greet.md'})*\n\nGREETED-OK" in ran.out, ran
+    listed = json.loads((await acpx.run("--format", "json", "sessions", "list")).out)
+    assert [s.get("title") for s in listed["sessions"]] == ["/greet World"], listed

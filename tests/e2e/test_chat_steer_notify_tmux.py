@@ -40,10 +40,8 @@ async def test_a_line_starting_with_gt_steers_the_running_turn(
     term.keys("Enter")
     await term.wait("Allow bash until")
     # The answer and the steer in one write, as a quick typist's keys arrive: the keys right
-    # behind an answer are the prompt's. (They were taken for missed choices while the answered
-    # question waited to go away; the command's line, shown under the question, did not wait.)
-    term.type("y> use tabs, not spaces")
-    term.keys("Enter")
+    # behind an answer are the prompt's.
+    term.keys("y", "Enter", "> use tabs, not spaces", "Enter")
     # The server took it for the running turn (the command is still waiting for ``go``): only
     # then may the step end. (Touched at once, under load the step could end first, and the
     # line became a prompt of its own.)
@@ -71,8 +69,7 @@ async def test_keys_typed_right_behind_an_answer_reach_the_prompt(
     term.type("make it")
     term.keys("Enter")
     await term.wait("Allow bash touch")
-    term.type("yand the next one")  # the answer, then the next prompt, in one write
-    term.keys("Enter")
+    term.keys("y", "Enter", "and the next one", "Enter")  # the answer, the next prompt: one write
     screen = await term.wait(lambda s: "The next one is done." in s and idle(s))
     assert "Made it." in screen
     assert "and the next one" in json.dumps(api.message_requests()[-1].body["messages"][-1])
@@ -92,7 +89,8 @@ async def test_the_bell_rings_for_a_question_and_a_finished_turn(
     term.keys("Enter")
     await term.wait("Allow bash touch")
     assert await _eventually(lambda: raw.read_bytes().count(b"\x07") >= 1)
-    term.keys("y")
+    term.type("y")
+    term.keys("Enter")
     screen = await term.wait(lambda s: "All done." in s and idle(s))
     assert await _eventually(lambda: raw.read_bytes().count(b"\x07") >= 2)
     assert "· ask: mode default" in screen  # the tool row says what decided

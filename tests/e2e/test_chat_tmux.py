@@ -204,9 +204,12 @@ async def test_the_first_start_in_a_folder_asks_whether_to_trust_it_once(
     )
     term = await start_chat(toolbar="[t] trust it", trusted=None)
     assert ".claude/settings.json (hooks)" in term.screen()
-    term.keys("x")  # not a choice: nothing happens, a reminder says which keys are
-    await term.wait("t or n")
-    term.keys("n")
+    term.type("x")  # not a choice: nothing happens, a reminder says which are
+    term.keys("Enter")
+    await term.wait("“x” is not an answer: type t or n and Enter")
+    term.keys("C-c")
+    term.type("n")
+    term.keys("Enter")
     await term.wait(TOOLBAR)
     await term.wait("Not trusting")
     api.enqueue({"content": [text("hi")]})
@@ -276,7 +279,8 @@ async def test_escape_interrupts_a_running_command_and_the_prompt_stays(
     term.type("wait a while")
     term.keys("Enter")
     await term.wait("Allow bash exec -a")
-    term.keys("y")
+    term.type("y")
+    term.keys("Enter")
     await term.wait("… bash exec -a")
     await until(lambda: processes_with(marker), within=WAIT, report=term.screen)
 
@@ -334,7 +338,8 @@ async def test_a_prompt_typed_while_the_agent_works_runs_after_the_turn(
     term.type("first")
     term.keys("Enter")
     await term.wait("Allow bash until")
-    term.keys("y")
+    term.type("y")
+    term.keys("Enter")
     await term.wait("… bash until")
     term.type("second")
     term.keys("Enter")
@@ -391,12 +396,15 @@ async def test_a_plan_is_approved_in_plan_mode_and_the_file_appears(
     term.keys("Enter")
     screen = await term.wait("Approve the plan?")
     assert "Write plan.txt with a greeting." in screen  # rendered markdown: no backticks
-    term.type("xyz q")  # not choices: only a reminder of the keys
-    await term.wait("q is not a choice: press")
+    term.type("xyz q")  # not a choice: only a reminder of them
+    term.keys("Enter")
+    await term.wait("“xyz q” is not an answer: type a, m or r and Enter")
     assert "Approve the plan?" in term.screen()
     assert not (workspace / "plan.txt").exists()
 
-    term.keys("a")
+    term.keys("C-c")
+    term.type("a")
+    term.keys("Enter")
     screen = await term.wait("Wrote plan.txt.")
     assert "plan approved" in screen
     assert "✓ write_file plan.txt" in screen
@@ -421,10 +429,13 @@ async def test_a_denied_edit_leaves_the_file_alone(
     screen = await term.wait("Allow edit_file notes.md?")
     assert "-keep me" in screen and "+changed" in screen
     term.type("hello")  # typing is not an answer
-    await term.wait("o is not a choice: press")
+    term.keys("Enter")
+    await term.wait("“hello” is not an answer")
     assert "Allow edit_file notes.md?" in term.screen()
 
-    term.keys("n")
+    term.keys("C-c")
+    term.type("n")
+    term.keys("Enter")
     await term.wait("feedback ›")
     term.type("not today")
     term.keys("Enter")
@@ -448,10 +459,13 @@ async def test_a_checkpoint_asks_continue_or_stop_and_continue_goes_on(
     term.type("read twice")
     term.keys("Enter")
     await term.wait("1 tool calls so far (read_file ✓). Continue?")
-    term.type("yn")  # not choices here
-    await term.wait("n is not a choice: press c or s")
+    term.type("y")  # not a choice here
+    term.keys("Enter")
+    await term.wait("“y” is not an answer: type c or s and Enter")
     assert "[c] continue" in term.screen()
-    term.keys("c")
+    term.keys("C-c")
+    term.type("c")
+    term.keys("Enter")
     screen = await term.wait(lambda s: "Read it twice." in s and idle(s))
     assert screen.count("✓ read_file a.txt") == 2
 
@@ -469,7 +483,8 @@ async def test_ctrl_o_shows_command_output(api: FakeMessagesAPI, start_chat: Any
     # `echo` may count as read-only (no question) or not (allowed here).
     screen = await term.wait(lambda s: "Allow bash echo" in s or "Echoed." in s)
     if "Allow bash echo" in screen:
-        term.keys("y")
+        term.type("y")
+        term.keys("Enter")
     screen = await term.wait(lambda s: "Echoed." in s and idle(s))
     lines = screen.splitlines()
     done = next(n for n, line in enumerate(lines) if line.startswith("✓ bash echo"))

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from fakeapi import FakeMessagesAPI
@@ -182,6 +183,10 @@ def test_demo_without_workspace_runs_in_a_fresh_temp_dir(tmp_path: Path) -> None
         assert str(demo_dir) not in done.stdout
         assert "removed on exit" in done.stderr
         assert not demo_dir.exists()  # every demo used to leave /tmp/tiller-demo-XXXX behind
+        # Issue 36: the last line said to delete a folder the client was about to delete.
+        assert "Delete" not in done.stdout and "whenever you like" not in done.stdout
+        assert done.stdout.rstrip().endswith("It is all in the `tiller-demo` folder.")
+        assert done.stderr.rstrip().endswith(f"· removed the demo workspace {demo_dir}")
     finally:
         shutil.rmtree(demo_dir, ignore_errors=True)
 
@@ -252,9 +257,12 @@ def test_usage_errors_exit_64(tmp_path: Path, workspace: Path) -> None:
 # --- against the fake Messages API --------------------------------------------------------
 
 
-async def test_bash_without_yes_and_without_terminal_is_denied(
+async def test_bash_without_yes_and_without_terminal_is_not_run_nor_blamed_on_the_user(
     api: FakeMessagesAPI, start_cli: Any, workspace: Path
 ) -> None:
+    """Issue 36: "Denied by the user. Their feedback: no terminal to confirm on" blamed a user
+    who did nothing. Nobody could be asked: the user reads what to do, the model that the user
+    did not refuse it."""
     api.enqueue(
         {
             "content": [
@@ -271,11 +279,17 @@ async def test_bash_without_yes_and_without_terminal_is_denied(
     assert "… bash touch m" in cli.stdout
     assert "✗ bash touch m: " in cli.stdout
     assert "The command was denied." in cli.stdout
-    assert "no terminal to confirm on" in cli.stderr
+    assert (
+        "· not run: bash touch m needs permission and there is no terminal to ask on "
+        "(use --yes, or an allow rule)" in cli.stderr
+    ), cli.report()
+    assert "denied" not in cli.stderr
     assert not (workspace / "m").exists()
     result = api.message_requests()[1].body["messages"][-1]["content"][0]
     assert result["tool_use_id"] == "toolu_b1" and result["is_error"] is True
-    assert "no terminal to confirm on" in str(result["content"])
+    told = str(result["content"])
+    assert told.startswith("Not run: nobody could be asked for permission"), told
+    assert "the user did not refuse it" in told and "Denied by the user" not in told
     assert api.message_requests()[0].api_key == "test-key"
 
 
@@ -284,7 +298,7 @@ async def test_plan_mode_denies_write_file(
 ) -> None:
     api.enqueue(
         {"content": [tool_use("write_file", "toolu_w1", path="new.txt", content="x\n")]},
-        {"content": [text("Plan: 1. write new.txt")]},
+        {"content": [tool_use("exit_plan_mode", "toolu_x1", plan="Plan: 1. write new.txt")]},
     )
     cli = await start_cli("--mode", "plan", "write new.txt", api=api)
     code = await cli.wait()
@@ -603,8 +617,8 @@ async def test_piped_chat_hints_at_what_it_accepts_not_at_yes(
     out, err = await asyncio.wait_for(process.communicate(b"make m\n"), RUN_TIMEOUT)
     stderr = err.decode()
     assert process.returncode == 0, out.decode() + stderr
-    assert "no terminal to confirm on" in stderr
-    assert "(use --yes)" not in stderr  # `tiller chat` has no --yes
+    assert "needs permission and there is no terminal to ask on" in stderr
+    assert "use --yes" not in stderr  # `tiller chat` has no --yes
     assert "tiller run --yes" in stderr
     assert not (workspace / "m").exists()
 
@@ -652,6 +666,8 @@ async def test_run_attaches_an_image_by_path_and_at_mentions(
     assert blocks[0]["source"]["data"] == base64.b64encode(PNG_1PX).decode()
     assert blocks[2]["text"].startswith('<context kind="file" name="src/app.py">')
     assert blocks[3]["text"] == "compare @shot.png with @src/app.py, ask @someone"
+    # Issue 36: what was attached is echoed, as the chat echoes it
+    assert f"+ image {outside} · image shot.png · @src/app.py\n" in cli.stdout, cli.report()
 
 
 async def test_an_image_that_is_not_one_is_a_usage_error_naming_it(
@@ -662,3 +678,108 @@ async def test_an_image_that_is_not_one_is_a_usage_error_naming_it(
     assert await cli.wait() == 64, cli.report()
     assert "notes.txt: not a PNG, JPEG, GIF or WebP image" in cli.stderr + cli.stdout
     assert api.message_requests() == []
+
+
+# --- issue 36: what `tiller run` shows ------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "chat", "acp", "connect", "trust"])
+def test_an_unknown_option_shows_the_usage_of_its_command(command: str, tmp_path: Path) -> None:
+    """`tiller run --bogus` printed the top-level usage instead of run's."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tiller.faces.cli", command, "--bogus"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path / "data"),
+        timeout=RUN_TIMEOUT,
+    )
+    assert done.returncode == 64, done.stderr
+    assert done.stderr.startswith(f"usage: tiller {command} "), done.stderr
+    assert done.stderr.endswith(f"tiller {command}: error: unrecognized arguments: --bogus\n")
+    assert done.stdout == ""
+
+
+async def test_a_skill_row_names_the_skill(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path
+) -> None:
+    skill = workspace / ".claude" / "skills" / "release" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: how to cut a release\n---\nTag it, then push.\n")
+    load = {"type": "tool_use", "id": "toolu_k1", "name": "skill", "input": {"name": "release"}}
+    api.enqueue({"content": [load]}, {"content": [text("Loaded.")]})
+    cli = await start_cli("cut a release", api=api)
+    assert await cli.wait() == 0, cli.report()
+    assert "… skill release" in cli.stdout, cli.report()
+    assert re.search(r"✓ skill release \(\d+ ms\)", cli.stdout), cli.report()
+
+
+async def test_a_blocked_mcp_server_is_told_once_on_stderr(
+    api: FakeMessagesAPI, start_cli: Any, workspace: Path
+) -> None:
+    """Issue 36: `tiller run` gave no notice that a checked-in `.mcp.json` server is blocked."""
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"clock": {"command": "clock-mcp"}}}')
+    api.enqueue(
+        {"content": [tool_use("tool_search", "toolu_q1", query="clock")]},
+        {"content": [text("No clock.")]},
+    )
+    cli = await start_cli("--trust", "what time is it", api=api)
+    assert await cli.wait() == 0, cli.report()
+    told = [line for line in cli.stderr.splitlines() if "'clock'" in line]
+    assert len(told) == 1, cli.report()
+    assert told[0].startswith("· MCP configuration: server 'clock' of ") and ".mcp.json" in told[0]
+    assert "enabledMcpjsonServers" in told[0]
+    assert "'clock'" not in cli.stdout
+
+
+def web_env(tmp_path: Path, api_key: str) -> dict[str, str]:
+    """``tiller run``'s environment with a home of its own, whose settings file the test
+    writes (``~/.config/tiller/settings.json``, as the issue has it)."""
+    env = cli_env(tmp_path / "data", api_key)
+    env.pop("XDG_CONFIG_HOME", None)
+    env["HOME"] = str(tmp_path / "home")
+    return env
+
+
+async def run_with_env(argv: list[str], env: dict[str, str], cwd: Path) -> CliProcess:
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+    )
+    return CliProcess(process)
+
+
+def web_tools_sent(api: FakeMessagesAPI) -> list[str]:
+    (sent, *_) = api.message_requests()
+    return [str(t["name"]) for t in sent.body["tools"] if "type" in t]
+
+
+async def test_web_search_in_the_users_settings_file_reaches_the_model(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    settings = tmp_path / "home" / ".config" / "tiller" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"webSearch": {"enabled": true}}')
+    api.enqueue({"content": [text("ok")]})
+    argv = [*CLI, "--workspace", str(workspace), "--base-url", api.base_url, "hello"]
+    cli = await run_with_env(argv, web_env(tmp_path, "test-key"), workspace)
+    assert await cli.wait() == 0, cli.report()
+    assert web_tools_sent(api) == ["web_search"]
+
+
+async def test_web_flags_turn_the_tools_on_and_off_for_one_run(
+    api: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    settings = tmp_path / "home" / ".config" / "tiller" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"webSearch": true}')
+    api.enqueue({"content": [text("ok")]})
+    argv = [*CLI, "--workspace", str(workspace), "--base-url", api.base_url]
+    flags = ["--no-web-search", "--web-fetch", "hello"]
+    cli = await run_with_env([*argv, *flags], web_env(tmp_path, "test-key"), workspace)
+    assert await cli.wait() == 0, cli.report()
+    assert web_tools_sent(api) == ["web_fetch"]

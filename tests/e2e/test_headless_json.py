@@ -388,6 +388,18 @@ async def test_a_usage_error_in_json_still_prints_a_result(
     assert result["sessionId"] is None and result["turnId"] is None
 
 
+async def test_an_unknown_option_in_json_prints_a_result_and_runs_usage(
+    api: FakeMessagesAPI, start_run: Any
+) -> None:
+    cli = await start_run("--output-format", "json", "--bogus", "hi", api=api)
+    assert await cli.wait() == 64, cli.report()
+    result = only_result(cli)
+    assert result["outcome"] == "usage_error"
+    assert result["error"]["message"] == "unrecognized arguments: --bogus"
+    assert cli.stderr.startswith("usage: tiller run "), cli.report()
+    assert api.message_requests() == []
+
+
 def server_pid(client_pid: int) -> int:
     """The server the client started: its one child process."""
     children = [

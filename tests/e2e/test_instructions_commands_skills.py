@@ -115,6 +115,24 @@ async def test_a_custom_command_expands_its_arguments_and_uses_its_model_for_tha
     assert "/review <file> [focus]" in tiller.events_of("command")[-1]["message"]
 
 
+async def test_a_commands_model_alias_is_the_catalogs_model_shaped_like_any_turn(
+    start: Any, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """``model: haiku`` was sent as the id ``haiku`` with ``budget_tokens`` 8191 against
+    ``max_tokens`` 8192 (an unknown id's guess); agents mapped the alias, commands did not."""
+    write(workspace / ".claude" / "commands" / "quick.md", "---\nmodel: haiku\n---\nBe quick.\n")
+    tiller: Tiller = await start(model="claude-sonnet-5-5")  # thinking on: adaptive
+    api.enqueue({"content": [text("quick")]}, {"content": [text("plain")]})
+    ended = await tiller.run("/quick")
+    assert ended["outcome"] == "completed"
+    sent = api.message_requests()[0].body
+    assert sent["model"] == "claude-haiku-5-5"
+    assert sent["thinking"]["type"] == "adaptive" and "budget_tokens" not in sent["thinking"]
+    assert sent["max_tokens"] == 128_000  # the model's own output limit, not a guess's 8192
+    await tiller.run("and now?")
+    assert api.message_requests()[-1].body["model"] == "claude-sonnet-5-5"  # that turn only
+
+
 async def test_allowed_tools_never_cover_a_compound_command(
     tiller: Tiller, api: FakeMessagesAPI, workspace: Path
 ) -> None:

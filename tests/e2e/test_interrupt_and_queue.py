@@ -13,7 +13,7 @@ from fakeapi import FakeMessagesAPI
 from harness import Tiller
 from processes import host_pids, processes_with, sleep_marker
 from test_turn_basics import text, tool_use
-from tiller.model.history import Message, problems
+from tiller.model.history import UNANSWERED_RESULTS, Message, problems
 from tiller.workspace.sandbox import bwrap_works
 
 
@@ -86,12 +86,13 @@ async def test_interrupt_mid_bash_kills_the_process_group_and_answers_the_tool_u
     await tiller.wait_for(lambda: not processes_with(marker))
     await tiller.run("continue")
     assert_valid_history(api)
-    results = api.message_requests()[-1].body["messages"][2]["content"]
-    assert all(r["type"] == "tool_result" for r in results)  # no text right after results
-    bash_result = next(r for r in results if r.get("tool_use_id") == "t1")
+    blocks = api.message_requests()[-1].body["messages"][2]["content"]
+    # The prompt follows the results as the user's own text, led by the marker.
+    assert [b["type"] for b in blocks] == ["tool_result", "tool_result", "text", "text"]
+    assert [b["text"] for b in blocks[2:]] == [UNANSWERED_RESULTS, "continue"]
+    bash_result = next(r for r in blocks if r.get("tool_use_id") == "t1")
     assert bash_result["is_error"] is True
-    assert bash_result["content"][0] == {"type": "text", "text": "Interrupted by user"}
-    assert bash_result["content"][-1]["text"].endswith("continue")
+    assert bash_result["content"] == "Interrupted by user"
 
 
 def _is_bwrap(pid: int) -> bool:

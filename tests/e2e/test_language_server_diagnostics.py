@@ -22,7 +22,7 @@ from acp.schema import Implementation
 
 from fakeapi import FakeMessagesAPI
 from harness import JSON, Tiller
-from test_acp import SERVER, Editor, agent_env, allow_once, as_client
+from test_acp import EXIT_WAIT, SERVER, Editor, agent_env, allow_once, as_client
 from test_cli import CLI, cli_env
 from test_diagnostics_after_edits import tool_results, tool_use
 
@@ -256,7 +256,11 @@ async def test_an_acp_client_gets_the_language_servers_diagnostics(
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     async with spawn_agent_process(
-        as_client(editor), *SERVER, env=agent_env(api, data_dir), cwd=workspace
+        as_client(editor),
+        *SERVER,
+        env=agent_env(api, data_dir),
+        cwd=workspace,
+        transport_kwargs=EXIT_WAIT,
     ) as (conn, _process):
         await conn.initialize(
             protocol_version=PROTOCOL_VERSION,

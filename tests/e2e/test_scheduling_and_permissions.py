@@ -194,8 +194,8 @@ async def test_plan_mode_denies_writes_on_the_server(
     assert statuses == ["denied", "denied", "ok"]
     assert "exit_plan_mode" in str(results_of(api, 1)[0]["content"])
     assert not (workspace / "x.txt").exists()
-    # Nothing was put to the user but the final answer, which in plan mode is the plan.
-    assert [m for m, _ in tiller.asked] == ["tiller/approvePlan"]
+    # Nothing was put to the user: a final answer in plan mode is no plan (issue 36).
+    assert tiller.asked == []
 
 
 async def test_unknown_tool_and_malformed_input_become_error_results(

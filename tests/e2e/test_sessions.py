@@ -11,7 +11,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from fakeapi import FakeMessagesAPI
-from harness import Tiller
+from harness import Tiller, stop_tiller
 from test_interrupt_and_queue import assert_valid_history
 from test_turn_basics import text, tool_use
 
@@ -61,9 +61,9 @@ async def test_kill_9_mid_command_loses_nothing_shown_and_resume_repairs_the_his
     assert messages[3]["content"][1]["id"] == "b1"  # the tool_use shown before the crash
     result = messages[4]["content"][0]
     assert result["tool_use_id"] == "b1"
-    # The next prompt is joined into the result (no text directly after a tool_result).
-    assert result["content"][0]["text"] == "Interrupted by user"
-    assert result["content"][-1]["text"].endswith("continue")
+    # The next prompt follows the results as the user's own text (led by a marker).
+    assert result["content"] == "Interrupted by user"
+    assert messages[4]["content"][-1]["text"] == "continue"
     transcript = (await second.request("tiller/session/transcript"))["entries"]
     # (the greeting's notices first: the test model is not in the catalog)
     transcript = [e for e in transcript if e["kind"] != "notice"]
@@ -222,3 +222,67 @@ async def test_turn_ids_survive_a_crash_repaired_resume_for_fork_and_rewind(
         "after the rewind",
     ]
     assert_valid_history(api)
+
+
+# --- sessions stored at creation; empty ones left out of lists (issue 36) -----------------
+
+
+async def test_a_new_session_can_be_resumed_before_its_first_prompt_in_the_next_server(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    """Issue 36: a Tiller-protocol session was stored only at its first prompt, so resuming a
+    new, unprompted one answered "unknown sessionId" (ACP stored its sessions at once)."""
+    first: Tiller = await start()
+    opened = (await first.request("tiller/getState"))["sessionId"]  # the one initialize opened
+    made = (await first.request("tiller/session/new"))["sessionId"]
+    await first.request("tiller/setMode", {"mode": "acceptEdits"})
+    await first.request("tiller/session/resume", {"sessionId": opened})  # in the same server
+    await stop_tiller(first)
+
+    second: Tiller = await start()
+    state = await second.request("tiller/session/resume", {"sessionId": made})
+    assert state["sessionId"] == made and state["mode"] == "acceptEdits"
+    api.enqueue({"content": [text("Hello.")]})
+    ended = await second.run("first words")
+    assert ended["outcome"] == "completed"
+    [request] = api.message_requests()
+    assert [m["role"] for m in request.body["messages"]] == ["user"]
+    listed = (await second.request("tiller/session/list"))["sessions"]
+    assert [(s["sessionId"], s["title"], s["turns"]) for s in listed] == [(made, "first words", 1)]
+
+
+async def test_empty_sessions_are_left_out_of_the_session_list_and_slash_sessions(
+    tiller: Tiller, api: FakeMessagesAPI
+) -> None:
+    """Every client start opens a session, stored at once: lists show only those with a turn,
+    as Claude Code lists only sessions with messages."""
+    api.enqueue({"content": [text("hello")]})
+    await tiller.run("greet me")
+    used = (await tiller.request("tiller/getState"))["sessionId"]
+    empty = (await tiller.request("tiller/session/new"))["sessionId"]
+    listed = (await tiller.request("tiller/session/list"))["sessions"]
+    assert [s["sessionId"] for s in listed] == [used]
+    every = (await tiller.request("tiller/session/list", {"workspace": "all"}))["sessions"]
+    assert [s["sessionId"] for s in every] == [used]
+    shown = (await tiller.prompt("/sessions"))["message"]
+    assert used in shown and empty not in shown
+    forked = await tiller.prompt("/fork")  # nothing to fork in an empty session
+    assert "nothing to fork" in forked["message"]
+    assert (await tiller.request("tiller/getState"))["sessionId"] == empty
+
+
+async def test_a_prompt_that_failed_for_want_of_a_key_is_no_turn_and_says_how_to_set_it(
+    start: Any, api: FakeMessagesAPI
+) -> None:
+    """Issue 36: with no key the error said "send it again", and the prompt showed in
+    /sessions as a turn."""
+    tiller: Tiller = await start(provider={"kind": "anthropic", "baseUrl": api.base_url})
+    ended = await tiller.run("hello there")
+    assert ended["outcome"] == "failed" and ended["error"]["kind"] == "auth"
+    message = ended["error"]["message"]
+    assert "ANTHROPIC_API_KEY" in message and "send it again" not in message
+    assert api.requests == []
+    assert (await tiller.request("tiller/session/list"))["sessions"] == []
+    assert "hello there" not in (await tiller.prompt("/sessions"))["message"]
+    transcript = (await tiller.request("tiller/session/transcript"))["entries"]
+    assert "hello there" in [e.get("prompt") for e in transcript]  # the transcript keeps it

@@ -1,5 +1,6 @@
 """Faults in the middle of a response restart the step (stepRestarted); failed prompts are
-never merged; after an interrupt the next prompt never follows tool results as text."""
+never merged; after an interrupt the next prompt follows the tool results as the user's own
+text, led by a marker, and no other text ever does."""
 
 from __future__ import annotations
 
@@ -13,12 +14,18 @@ from fakeapi import FakeMessagesAPI
 from harness import Tiller
 from test_interrupt_and_queue import assert_valid_history
 from test_turn_basics import text, tool_use
+from tiller.model.history import UNANSWERED_RESULTS
 
 
 @pytest_asyncio.fixture
 async def api() -> AsyncIterator[FakeMessagesAPI]:
-    """The fake, also refusing text right after a tool_result (the docs' warning)."""
-    async with FakeMessagesAPI(api_key="test-key", reject_text_after_tool_result=True) as fake:
+    """The fake, also refusing text right after a tool_result (the docs' warning), but for
+    the marker that leads a prompt after results the model never answered."""
+    async with FakeMessagesAPI(
+        api_key="test-key",
+        reject_text_after_tool_result=True,
+        text_after_results_led_by=UNANSWERED_RESULTS,
+    ) as fake:
         yield fake
 
 
@@ -89,7 +96,7 @@ async def test_a_failed_prompt_is_not_merged_with_the_next_one(
     ]}]  # fmt: skip
 
 
-async def test_prompt_after_an_interrupted_tool_call_is_not_text_after_tool_results(
+async def test_prompt_after_an_interrupted_tool_call_follows_the_results_as_the_users_text(
     start: Any, api: FakeMessagesAPI, workspace: Path
 ) -> None:
     tiller: Tiller = await start(permissionMode="acceptEdits")
@@ -108,8 +115,9 @@ async def test_prompt_after_an_interrupted_tool_call_is_not_text_after_tool_resu
     ended = await tiller.turn_end(started["turnId"], timeout=10)
     assert ended["outcome"] == "interrupted"
     again = await tiller.run("never mind, explain instead")
-    assert again["outcome"] == "completed"  # the fake refuses text right after a tool_result
+    assert again["outcome"] == "completed"  # the fake refuses any other text after results
     assert_valid_history(api)
     last = api.message_requests()[-1].body["messages"][-1]["content"]
-    assert [b["type"] for b in last] == ["tool_result"]
-    assert "never mind, explain instead" in str(last[0]["content"])
+    assert [b["type"] for b in last] == ["tool_result", "text", "text"]
+    assert "never mind" not in str(last[0]["content"])  # not taken for the command's output
+    assert [b["text"] for b in last[1:]] == [UNANSWERED_RESULTS, "never mind, explain instead"]

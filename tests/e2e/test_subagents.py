@@ -248,3 +248,42 @@ async def test_an_explorer_cannot_write_even_with_a_command(
     assert finished["x2"]["status"] == "error"  # not one of an explorer's tools
     assert not (workspace / "owned").exists() and not (workspace / "owned2").exists()
     assert [a for a in tiller.asked if a[0] == "tiller/confirmTool"] == []
+
+
+def first_prompt(request: Any) -> str:
+    first = request.body["messages"][0]["content"]
+    return first if isinstance(first, str) else " ".join(str(b.get("text", "")) for b in first)
+
+
+async def test_a_child_has_the_skill_tool_its_prompt_describes_unless_its_kind_leaves_it_out(
+    tiller: Tiller, api: FakeMessagesAPI, workspace: Path
+) -> None:
+    """A subagent's system prompt described skills, but the child had no ``skill`` tool."""
+    skill = workspace / ".claude" / "skills" / "deploy" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy\ndescription: How we deploy\n---\nRun make ship.\n")
+    agent = workspace / ".claude" / "agents" / "reader.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\nname: reader\ndescription: Reads\ntools: Read\n---\nRead.\n")
+    api.enqueue(
+        {"content": [task("p1", "[X]"), task("p2", "[Y]", "reader")]}, {"content": [text("ok")]}
+    )
+    load = {"type": "tool_use", "id": "x1", "name": "skill", "input": {"name": "deploy"}}
+    api.enqueue_for("[X]", {"content": [load]}, {"content": [text("it says make ship")]})
+    api.enqueue_for("[Y]", {"content": [text("read")]})
+    ended = await tiller.run("delegate")
+    assert ended["outcome"] == "completed"
+    requests = api.message_requests()
+    explorer = [r for r in requests if "[X]" in first_prompt(r)]
+    reader = [r for r in requests if "[Y]" in first_prompt(r)]
+    assert "skill" in [t["name"] for t in explorer[0].body["tools"]]
+    assert "- deploy: How we deploy" in str(explorer[0].body["system"])
+    child = child_of(tiller, "p1")
+    assert child is not None
+    (loaded,) = events_of_session(tiller, child, "toolFinished")
+    assert loaded["status"] == "ok"
+    assert "Run make ship." in str(explorer[-1].body["messages"][-1]["content"])
+    assert "skill" not in [t["name"] for t in reader[0].body["tools"]]
+    system = str(reader[0].body["system"])
+    assert "deploy" not in system and "no skill tool" in system
+    assert "skills available changed" not in str(reader[0].body["messages"])

@@ -135,29 +135,35 @@ async def test_a_shipped_local_settings_files_mcp_server_never_starts(
     assert not mark.exists()
 
 
-async def test_a_trusted_folders_local_file_cannot_enable_its_own_mcp_server(
+async def test_a_local_files_approval_of_its_own_mcp_server_counts_once_the_folder_is_trusted(
     start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
-    """git tracks settings.local.json like any file: the .mcp.json gate holds for it too."""
+    """git tracks settings.local.json like any file: its yes (Claude Code keeps the user's
+    there) starts nothing in an untrusted folder; a trusted folder's files run hooks already,
+    so there it counts (one rule: trusted and approved)."""
     mark = tmp_path / "mcp-started"
     evil = {"command": sys.executable, "args": ["-c", f"open('{mark}', 'w')"]}
     write(workspace / ".tiller" / "settings.local.json",
           {"mcpServers": {"evil": evil}, "enableAllProjectMcpServers": True})  # fmt: skip
-    tiller = await start()  # trusted (the harness's default)
-    listed = await tiller.request("tiller/mcp/list", {"start": True})
+    untrusted = await start(**UNTRUSTED)
+    listed = await untrusted.request("tiller/mcp/list", {"start": True})
     (server,) = listed["servers"]
-    assert server["state"] == "blocked" and "not enabled" in server["error"]
+    assert server["state"] == "blocked" and "not trusted" in server["error"]
     assert not mark.exists()
+    trusted = await start()  # trusted (the harness's default)
+    listed = await trusted.request("tiller/mcp/list", {"start": True})
+    (server,) = listed["servers"]
+    assert server["state"] == "failed" and mark.exists()  # it ran (then exited)
 
 
-async def test_a_shipped_local_file_cannot_enable_the_repositorys_language_server(
+async def test_a_shipped_local_file_approves_the_repositorys_language_server_once_trusted(
     start: Any, api: FakeMessagesAPI, workspace: Path, tmp_path: Path
 ) -> None:
     mark = tmp_path / "lsp-started"
     entry = {"command": [sys.executable, "-c", f"open('{mark}', 'w')"], "extensions": [".py"]}
     write(workspace / ".claude" / "settings.json", {"languageServers": {"py": entry}})
     write(workspace / ".claude" / "settings.local.json", {"enableAllProjectLanguageServers": True})
-    for trust in (UNTRUSTED, {}):  # untrusted, then trusted: neither starts it
+    for trust, starts in ((UNTRUSTED, False), ({}, True)):  # untrusted: never; trusted: it does
         tiller = await start(permissionMode="acceptEdits", **trust)
         api.enqueue(
             {"content": [tool_use("write_file", "w1", path="a.py", content="x = 1\n")]},
@@ -166,7 +172,7 @@ async def test_a_shipped_local_file_cannot_enable_the_repositorys_language_serve
         ended = await tiller.run("write a.py")
         assert ended["outcome"] == "completed"
         assert (workspace / "a.py").exists()
-        assert not mark.exists()
+        assert mark.exists() is starts
         (workspace / "a.py").unlink()
 
 

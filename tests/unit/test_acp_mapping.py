@@ -26,8 +26,11 @@ from acp.schema import (
 )
 
 from tiller.core.turn.attachments import ImageAttachment, TextAttachment
+from tiller.core.turn.scheduler import ToolCall
 from tiller.faces.acp.agent import advertised_commands
 from tiller.faces.acp.files import ClientFiles
+from tiller.faces.acp.history import recent
+from tiller.faces.acp.permissions import tool_options
 from tiller.faces.acp.prompt_blocks import PromptBlock, prompt_of
 from tiller.faces.acp.terminal import ClientTerminal, exit_code_of, terminal_env
 from tiller.faces.acp.updates import SessionUpdates, ToolCalls, describe_tool, replay, turn_end
@@ -187,7 +190,7 @@ def test_prompt_blocks_become_words_with_mentions_and_attachments() -> None:
         ResourceContentBlock(type="resource_link", name="x", uri="https://example.com/x"),
     ]
     asked = prompt_of(blocks, WS)
-    assert asked.text == "look at @src/a.py and @b.txt@https://example.com/x"
+    assert asked.text == "look at @src/a.py and @b.txt @https://example.com/x"
     assert asked.links == (WS / "src" / "a.py",)  # read when the prompt starts
     assert asked.attached == (TextAttachment("file", "b.txt", "B"),)
 
@@ -353,3 +356,81 @@ def test_a_call_decided_by_a_rule_names_it_in_its_title_and_meta_and_a_steer_is_
     (said,) = view.updates({"type": "steered", "text": "use tabs"})
     assert isinstance(said, AgentMessageChunk)
     assert isinstance(said.content, TextContentBlock) and "steered: use tabs" in said.content.text
+
+
+# --- issue 36 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "title"),
+    [
+        ("task", {"subagent_type": "explore", "description": "Find the note"},
+         "Find the note (explore agent)"),
+        ("tool_search", {"query": "time zones"}, "Search the MCP tools for time zones"),
+        ("bash", {"command": "git log --format=%h:%s\n  | wc"}, "`git log --format=%h:%s | wc`"),
+        ("bash", {"command": "echo `date`"}, "`` echo `date` ``"),
+        ("mcp__time__now", {}, "now (MCP server time)"),
+    ],
+)  # fmt: skip
+def test_titles_say_what_matters_before_any_colon_of_their_own(
+    name: str, tool_input: JSON, title: str
+) -> None:
+    # CodeCompanion keeps only what comes before a colon ("explore agent: Find the note" read
+    # "explore agent"), or the code a title starts with.
+    assert describe_tool(name, tool_input, WS).title == title
+
+
+def test_only_tools_a_session_answer_widens_are_offered_one() -> None:
+    read = ToolCall("t1", "read_file", {"path": ".env"})
+    assert [o.option_id for o in tool_options(read, trusted=True)] == ["allow", "deny"]
+    command = ToolCall("t2", "bash", {"command": "make"})
+    assert [o.option_id for o in tool_options(command, trusted=False)] == [
+        "allow",
+        "allowSession",
+        "deny",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("blocks", "words"),
+    [
+        (["Talk slowly.", "Go on."], "Talk slowly.\n\nGo on."),
+        (["Talk slowly. ", "Go on."], "Talk slowly. Go on."),
+        (["one\n", "two"], "one\ntwo"),
+    ],
+)
+def test_text_blocks_are_paragraphs_unless_the_client_put_the_space(
+    blocks: list[str], words: str
+) -> None:
+    asked = prompt_of([TextContentBlock(type="text", text=t) for t in blocks], WS)
+    assert asked.text == words
+
+
+def _entries(*kinds: tuple[str, JSON]) -> list[JSON]:
+    return [{"seq": n, "kind": kind, "turnId": None, **fields} for n, (kind, fields) in
+            enumerate(kinds)]  # fmt: skip
+
+
+def test_a_load_keeps_the_last_prompts_and_a_custom_command_with_its_turn() -> None:
+    greet = {"text": "/greet World", "message": "/greet (project: /w/.claude/commands/greet.md)"}
+    log = _entries(
+        ("turnStarted", {"prompt": "old"}),
+        ("assistantText", {"text": "old answer"}),
+        ("command", greet),
+        ("notice", {"text": "a notice between them"}),
+        ("turnStarted", {"prompt": "Say hello to World."}),
+        ("assistantText", {"text": "hello"}),
+        ("command", {"text": "/mode plan", "message": "Mode: plan"}),
+    )
+    kept = recent(reversed(log), 2)
+    assert [e["kind"] for e in kept.entries] == [
+        "command", "turnStarted", "assistantText", "command"
+    ]  # fmt: skip
+    assert kept.left_out.startswith("Earlier turns are not shown here")
+    assert recent(reversed(log), 3).left_out == ""  # nothing older was left out
+    said = replay(kept.entries, WS, kept.left_out)
+    users = [u.content.text for u in said if u.session_update == "user_message_chunk"]
+    assert users == ["/greet World", "/mode plan"]  # never the expanded text
+    first = said[0]
+    assert isinstance(first, AgentMessageChunk) and isinstance(first.content, TextContentBlock)
+    assert first.content.text.startswith("*Earlier turns are not shown here")

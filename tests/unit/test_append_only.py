@@ -92,7 +92,11 @@ class SigningProvider:
 
     async def stream(self, request: ModelRequest, listener: StreamListener) -> ModelResponse:
         body = json.loads(json.dumps(api_params(request, models.resolve(request.model))))
-        problem = validate_messages_request(body, reject_text_after_tool_result=True)
+        problem = validate_messages_request(
+            body,
+            reject_text_after_tool_result=True,
+            text_after_results_led_by=history.UNANSWERED_RESULTS,
+        )
         if problem is not None:
             self.refused.append(problem)
             raise ProviderError("invalid_request", f"{problem} (HTTP 400)", retryable=False)
@@ -464,7 +468,7 @@ async def play(plan: list[Op], ws: Path) -> None:
                 child = await sessions.slice(session, None, arg)
                 await sessions.switch(session, child)
                 session = child
-            case "fork" if rt.store.load(session.id) is not None:
+            case "fork" if rt.store.load(session.id) is not None and session.messages:
                 loaded = rt.store.load(session.id)
                 assert loaded is not None
                 turns = [t for t in dict.fromkeys(loaded.turn_ids) if t is not None]

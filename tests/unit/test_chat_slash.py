@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from tiller.faces.chat.shell import resume_command
 from tiller.faces.chat.slash import SlashCommands
 
 LISTED = [
@@ -30,3 +34,25 @@ def test_hints_name_arguments_descriptions_and_custom_commands() -> None:
     slash.commands = LISTED
     assert [text for _, text in slash.hints("/rev")] == ["/review <file> — Review a file (custom)"]
     assert slash.hints("hello /re") == []
+
+
+def test_the_chats_own_exit_and_quit_complete_beside_the_servers_commands() -> None:
+    slash = SlashCommands()
+    slash.commands = LISTED
+    assert [text for _, text in slash.hints("/ex")] == [
+        "/exit — leave the chat (says how to resume)"
+    ]
+    completions = list(slash.get_completions(Document("/q"), CompleteEvent()))
+    assert [c.text for c in completions] == ["/quit"]
+
+
+def test_the_resume_command_names_the_workspace_when_it_is_not_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "my project"
+    other.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert resume_command("ses_1", tmp_path) == "tiller chat --resume ses_1"
+    assert resume_command("ses_1", other) == (
+        f"tiller chat --resume ses_1 --workspace '{tmp_path}/my project'"
+    )

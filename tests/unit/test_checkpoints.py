@@ -374,6 +374,32 @@ async def test_a_checkpoint_past_its_retention_is_let_go_and_collected(tmp_path:
     assert packed(keeper.repo.git_dir)
 
 
+async def test_a_turns_snapshots_read_its_own_checkpoint_row_not_the_sessions_every_row(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: ``before_writes`` and the closing snapshot each loaded every checkpoint row of
+    the session to find the turn's, so a turn's work grew with the session's length."""
+    keeper = await keeper_with_a_turn(tmp_path)
+    for n in range(300):  # a long session's earlier turns
+        keeper.table.db.execute(
+            "INSERT INTO checkpoints VALUES (?,?,?,?,?,?,?,?)",
+            ("ses_1", f"old_{n}", "p", time.time() - 1000 + n, "c0", "c1", 1, "[]"),
+        )
+    statements: list[str] = []
+    keeper.table.db.set_trace_callback(statements.append)
+    await keeper.before_turn("ses_1", "turn_2", "again")
+    await keeper.before_writes("ses_1", "turn_2")
+    (tmp_path / "ws" / "f.txt").write_text("three")  # the turn's write
+    keeper.after_turn("ses_1", "turn_2")
+    await keeper.settled()
+    keeper.table.db.set_trace_callback(None)
+    row = keeper.table.of_turn("ses_1", "turn_2")
+    assert row is not None and row.after is not None and row.changed_files == 1
+    assert keeper.table.of_turn("ses_1", "turn_none") is None
+    whole = [s for s in statements if "FROM checkpoints" in s and "turn_id" not in s]
+    assert whole == [], whole
+
+
 def keep_refs(git_dir: Path) -> set[str]:
     """The commits the refs that keep commits alive through gc point at."""
     listed = subprocess.run(

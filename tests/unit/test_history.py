@@ -3,11 +3,15 @@ from __future__ import annotations
 from tiller.model.history import (
     INTERRUPTED_RESULT,
     JOINED_PROMPT_HEADER,
+    STEER_HEADER,
+    UNANSWERED_RESULTS,
     Message,
+    after_unanswered,
     append,
     for_request,
     problems,
     repair,
+    steer_block,
     text_block,
     tool_result_block,
     without_turn,
@@ -100,9 +104,10 @@ def test_repair_drops_a_reused_tool_use_id() -> None:
     assert problems(repair(messages)) == []
 
 
-def test_a_prompt_after_tool_results_is_sent_joined_into_the_last_result() -> None:
-    """The docs warn against text right after tool_result blocks (the model learns to end
-    its turn after tool results); the prompt goes inside the last result, marked."""
+def test_a_prompt_stored_without_the_marker_is_still_sent_joined_into_the_last_result() -> None:
+    """A history stored before ``UNANSWERED_RESULTS`` was sent with the prompt inside the last
+    result, marked: it is sent so ever after (append-only: a thinking block after it is bound
+    to that form)."""
     stored = append(
         (
             Message("user", (text_block("go"),)),
@@ -131,3 +136,36 @@ def test_without_turn_restores_the_history_before_the_prompt() -> None:
     assert without_turn(turn, prompt) == with_results
     fresh = append(base[:1], "assistant", [text_block("a")])
     assert without_turn(append(fresh, "user", [prompt]), prompt) == fresh
+
+
+def test_a_prompt_after_unanswered_results_is_led_by_the_marker_and_sent_as_stored() -> None:
+    """Issue 36: a prompt joined into a tool result is read as the tool's output; led by the
+    marker, it stays the user's own text after the results, as stored."""
+    stored = append(
+        (
+            Message("user", (text_block("go"),)),
+            Message("assistant", (tool_use("t1"),)),
+        ),
+        "user",
+        [tool_result_block("t1", "done", is_error=False)],
+    )
+    blocks = after_unanswered(stored, [text_block("now something else")])
+    assert blocks == [text_block(UNANSWERED_RESULTS), text_block("now something else")]
+    stored = append(stored, "user", blocks)
+    sent = for_request(stored)
+    assert problems(sent) == [] and sent == stored
+    assert after_unanswered(stored, [text_block("and more")]) == [text_block("and more")]
+    answered = append(stored, "assistant", [text_block("ok")])
+    assert after_unanswered(answered, [text_block("next")]) == [text_block("next")]
+
+
+def test_a_steer_before_the_marker_is_still_joined_and_the_prompt_after_it_kept() -> None:
+    stored = append(
+        (Message("user", (text_block("go"),)), Message("assistant", (tool_use("t1"),))),
+        "user",
+        [tool_result_block("t1", "done", is_error=False), steer_block("faster")],
+    )
+    stored = append(stored, "user", after_unanswered(stored, [text_block("stop there")]))
+    [result, marker, prompt] = for_request(stored)[-1].content
+    assert [b["text"] for b in result["content"]] == ["done", STEER_HEADER + "faster"]
+    assert (marker, prompt) == (text_block(UNANSWERED_RESULTS), text_block("stop there"))

@@ -120,12 +120,13 @@ def test_a_checked_in_entry_runs_nothing_until_the_user_enables_it(tmp_path: Pat
     write(tmp_path / "user" / "settings.json", {"enableAllProjectLanguageServers": True})
     found = servers(tmp_path)
     assert [s.name for s in found.servers] == ["pyright", "ts"] and found.problems == ()
-    # a file in the workspace cannot enable it: not the checked-in one, not a local one
+    # or in the trusted folder's own files (the one rule MCP's servers follow), never before
+    # the folder is trusted
     write(tmp_path / "user" / "settings.json", {})
-    write(checked_in, {"languageServers": {"ts": TS}, "enableAllProjectLanguageServers": True})
-    write(ws / ".claude" / "settings.local.json", {"enableAllProjectLanguageServers": True})
-    write(ws / ".tiller" / "settings.local.json", {"enabledLanguageServers": ["ts"]})
-    assert servers(tmp_path).servers == ()
+    write(checked_in, {"languageServers": {"ts": TS}})
+    write(ws / ".claude" / "settings.local.json", {"enabledLanguageServers": ["ts"]})
+    assert [s.name for s in servers(tmp_path).servers] == ["ts"]
+    assert servers(tmp_path, trust=Trust(False, "not trusted yet")).servers == ()
 
 
 def test_an_untrusted_folders_entries_never_start_even_when_the_user_enabled_them(

@@ -11,7 +11,7 @@ import pytest
 from tiller.core.config import parse_config
 from tiller.errors import ConfigError
 from tiller.extend.mcp.config import (
-    UNTRUSTED,
+    DISABLED,
     Http,
     Launch,
     McpConfig,
@@ -111,24 +111,47 @@ def test_sources_and_their_precedence(tmp_path: Path) -> None:
     assert config.servers["a"].scope == "session"
 
 
-def test_workspace_servers_start_only_once_enabled(tmp_path: Path) -> None:
+def test_a_workspace_server_starts_once_approved_in_any_settings_file(tmp_path: Path) -> None:
+    """One rule: trusted folder and approved, in the user's files or the folder's own
+    (``.claude/settings.local.json``, where Claude Code keeps the user's yes)."""
     home, ws = tmp_path / "home", tmp_path / "ws"
+    env = {"HOME": str(home)}
     write(ws / ".mcp.json", {"mcpServers": {"mine": {"command": "run-me"}}})
     write(ws / ".tiller" / "settings.json", {"mcpServers": {"also": {"command": "run-me"}}})
-    blocked = mcp(ws, env={"HOME": str(home)})
-    assert blocked.servers["mine"].blocked is not None
-    assert "enabledMcpjsonServers" in (blocked.servers["also"].blocked or "")
-    # The repository cannot enable its own servers: its own settings do not count.
-    write(ws / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
-    assert mcp(ws, env={"HOME": str(home)}).servers["mine"].blocked is not None
+    held = mcp(ws, env=env)
+    assert {n: s.held for n, s in held.servers.items()} == {
+        "mine": "not approved", "also": "not approved"
+    }  # fmt: skip
+    assert '"enabledMcpjsonServers": ["mine"] to .claude/settings.local.json' in (
+        held.servers["mine"].blocked or ""
+    )
+    assert "~/.claude/settings.json" in (held.servers["mine"].blocked or "")
+    write(ws / ".claude" / "settings.local.json", {"enabledMcpjsonServers": ["mine"]})
+    approved = mcp(ws, env=env)
+    assert approved.servers["mine"].blocked is None and approved.servers["mine"].held is None
+    assert approved.servers["also"].held == "not approved"
     write(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
-    enabled = mcp(ws, env={"HOME": str(home)})
-    assert enabled.servers["mine"].blocked is None
+    assert all(s.blocked is None for s in mcp(ws, env=env).servers.values())
     by_option = mcp(
         ws, enable={"enabledMcpjsonServers": ["also"]}, env={"HOME": str(tmp_path / "nobody")}
     )
     assert by_option.servers["also"].blocked is None
-    assert by_option.servers["mine"].blocked is not None
+
+
+def test_disabled_mcpjson_servers_wins_from_any_file(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    env = {"HOME": str(home)}
+    write(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
+    write(home / ".config" / "tiller" / "settings.json", {"mcpServers": {"own": {"command": "o"}}})
+    write(ws / ".mcp.json", {"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}})
+    write(ws / ".claude" / "settings.json", {"disabledMcpjsonServers": ["b", "own"]})
+    for trust in (TRUSTED, Trust(False, "not trusted yet")):  # a no counts from any file
+        config = mcp(ws, env=env, trust=trust)
+        assert config.servers["b"].held == ("disabled" if trust.trusted else "untrusted")
+    config = mcp(ws, env=env)
+    assert config.servers["a"].blocked is None
+    assert config.servers["b"].blocked == DISABLED and config.servers["b"].notice is None
+    assert config.servers["own"].blocked is None  # it names .mcp.json's servers only
 
 
 def test_claude_config_dir_is_honoured(tmp_path: Path) -> None:
@@ -184,29 +207,46 @@ def test_an_untrusted_folder_starts_none_of_its_servers_even_enabled_by_the_user
     write(ws / ".mcp.json", {"mcpServers": {"repo": {"command": "touch /tmp/M"}}})
     write(ws / ".tiller" / "settings.local.json", {"mcpServers": {"evil": {"command": "sh"}}})
     untrusted = mcp(ws, env=env, trust=Trust(False, "not trusted yet"))
-    assert untrusted.servers["repo"].blocked == UNTRUSTED
-    assert untrusted.servers["evil"].blocked == UNTRUSTED
+    for name in ("repo", "evil"):
+        assert untrusted.servers[name].held == "untrusted"
+        why = untrusted.servers[name].blocked or ""
+        assert why.startswith("the folder is not trusted") and "/trust yes" in why
+        assert f'"enabledMcpjsonServers": ["{name}"] to .claude/settings.local.json' in why
     assert untrusted.servers["mine"].blocked is None  # the user's own server
     trusted = mcp(ws, env=env)
     assert trusted.servers["repo"].blocked is None  # trusted and enabled by the user
     assert trusted.servers["evil"].blocked is None
 
 
-def test_a_local_settings_file_in_the_workspace_is_gated_like_mcp_json(tmp_path: Path) -> None:
-    """git tracks ``.tiller/settings.local.json`` like any file: its servers need the user's
-    yes from outside the workspace, and it cannot give that yes itself."""
+def test_a_shipped_file_approves_nothing_until_the_folder_is_trusted(tmp_path: Path) -> None:
+    """git tracks ``settings.local.json`` like any file: its yes counts once the user trusted
+    the folder (whose files may then run hooks anyway), never before."""
     home, ws = tmp_path / "home", tmp_path / "ws"
     env = {"HOME": str(home)}
     write(ws / ".tiller" / "settings.local.json", {
         "mcpServers": {"evil": {"command": "sh", "args": ["-c", "touch /tmp/M"]}},
-        "enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["evil"],
+        "enableAllProjectMcpServers": True,
     })  # fmt: skip
-    write(ws / ".claude" / "settings.local.json", {"enableAllProjectMcpServers": True})
-    config = mcp(ws, env=env)
-    assert config.servers["evil"].scope == "workspace"
-    assert "not enabled" in (config.servers["evil"].blocked or "")
-    write(home / ".claude.json", {"projects": {str(ws): {"enabledMcpjsonServers": ["evil"]}}})
-    assert mcp(ws, env=env).servers["evil"].blocked is None  # Claude Code's record of the yes
+    untrusted = mcp(ws, env=env, trust=Trust(False, "not trusted yet"))
+    assert untrusted.servers["evil"].scope == "workspace"
+    assert untrusted.servers["evil"].held == "untrusted"
+    assert mcp(ws, env=env).servers["evil"].blocked is None
+
+
+def test_each_held_server_is_one_notice_naming_the_file_and_key_to_edit(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    write(ws / ".mcp.json", {"mcpServers": {
+        "repo": {"command": "r"}, "off": {"command": "o", "disabled": True},
+    }})  # fmt: skip
+    config = mcp(ws, {"mine": {"command": "m"}}, env={"HOME": str(home)})
+    notices = [s.notice for s in config.servers.values() if s.notice is not None]
+    assert notices == [
+        f"server 'repo' of {ws / '.mcp.json'} is not started: not enabled: a server named in the "
+        'workspace\'s files starts only once you approve it: add "enabledMcpjsonServers": '
+        '["repo"] to .claude/settings.local.json (this folder only; "enableAllProjectMcpServers": '
+        "true approves all of its servers; ~/.claude/settings.json takes either key for every "
+        "folder), then start Tiller again"
+    ]
 
 
 def test_tool_names_are_what_the_api_accepts() -> None:

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tiller.core.permissions.call_rules import Ruled, judge, judge_command, session_rules_for
 from tiller.core.permissions.modes import RULES_FILE, Allow, Ask, Deny, Grants, decide
-from tiller.core.permissions.rule_files import add_rule, is_rules_file, load_rule_book, remove_rule
+from tiller.core.permissions.rule_files import (
+    add_rule,
+    is_rules_file,
+    keep_rules,
+    load_rule_book,
+    remove_rule,
+)
 from tiller.core.permissions.rules import Place, RuleBook, RuleError, matches_call, parse_rule
 from tiller.extend.trust import Trust
 
@@ -231,7 +238,7 @@ def test_rules_are_read_from_every_scope_and_problems_name_file_and_rule(
 
 
 def test_permissions_add_writes_tillers_local_file_and_remove_never_rewrites_claude_files(
-    tmp_path: Path,
+    tmp_path: Path, home: Path
 ) -> None:
     ws = tmp_path / "ws"
     write(ws / ".claude" / "settings.local.json", {"permissions": {"allow": ["Bash(ls:*)"]}})
@@ -282,3 +289,107 @@ def test_a_path_that_changes_while_it_is_resolved_is_asked_as_a_rules_file(
 
     monkeypatch.setattr(os.path, "realpath", racing)
     assert is_rules_file("sub/f1.txt", tmp_path, {"HOME": str(tmp_path)})
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of the test's own (the user's settings and git's global excludes out of play);
+    its Tiller folder lies two folders deep, none of them made yet."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CLAUDE_CONFIG_DIR", "TILLER_CONFIG_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def test_permissions_add_writes_the_scope_asked_for_and_keeps_only_the_local_file_out_of_git(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    assert add_rule(ws, "allow", "Read(docs/**)", "workspace").source == ".tiller/settings.json"
+    assert add_rule(ws, "deny", "Bash(rm:*)", "user").source == "~/.config/tiller/settings.json"
+    assert add_rule(ws, "ask", "Bash(git push:*)").source == ".tiller/settings.local.json"
+    stored = json.loads((home / ".config" / "tiller" / "settings.json").read_text())
+    assert stored == {"permissions": {"deny": ["Bash(rm:*)"]}}
+    excluded = (ws / ".git" / "info" / "exclude").read_text().splitlines()
+    assert "/.tiller/settings.local.json" in excluded  # the user's own
+    assert "/.tiller/settings.json" not in excluded  # the team's: for git to keep
+
+
+def test_adding_a_rule_to_a_file_written_as_people_write_it_changes_only_the_rules_lines(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".tiller").mkdir(parents=True)
+    (ws / ".tiller" / "settings.json").write_text(
+        '{\n  "env": {\n    "A": "1"\n  },\n  "permissions": {\n    "allow": [\n'
+        '      "Read"\n    ]\n  }\n}\n'
+    )
+    add_rule(ws, "allow", "Bash(make:*)", "workspace")
+    add_rule(ws, "allow", "Bash(make:*)", "workspace")  # a rule the file holds is not repeated
+    assert (ws / ".tiller" / "settings.json").read_text() == (
+        '{\n  "env": {\n    "A": "1"\n  },\n  "permissions": {\n    "allow": [\n'
+        '      "Read",\n      "Bash(make:*)"\n    ]\n  }\n}\n'
+    )
+
+
+def test_a_rule_is_never_added_to_a_file_that_cannot_be_read(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    local = ws / ".tiller" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text('{"permissions": {"deny": ["Bash(rm:*)"]')
+    with pytest.raises(RuleError) as raised:
+        add_rule(ws, "allow", "Bash(make:*)")
+    assert raised.value.message.endswith("; fix it before adding rules")
+    assert local.read_text() == '{"permissions": {"deny": ["Bash(rm:*)"]'
+
+
+def test_always_allow_keeps_each_exact_segment_in_the_local_file_and_a_starred_one_for_the_session(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "ws"
+    rules = session_rules_for(command(RuleBook(), "make test && rm *.o && ls -la"))
+    kept, said = keep_rules(ws, rules)
+    assert kept == ["Bash(make test)", "Bash(ls -la)"]
+    assert said == [
+        "Bash(rm *.o) is allowed for this session only: in a rules file its * would be a "
+        "wildcard and allow more than was shown"
+    ]
+    stored = json.loads((ws / ".tiller" / "settings.local.json").read_text())
+    assert stored == {"permissions": {"allow": ["Bash(make test)", "Bash(ls -la)"]}}
+
+
+def test_always_allow_with_a_broken_local_file_keeps_the_rules_for_the_session_and_says_why(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "ws"
+    local = ws / ".tiller" / "settings.local.json"
+    local.parent.mkdir(parents=True)
+    local.write_text("[]")
+    rules = session_rules_for(command(RuleBook(), "make test"))
+    assert keep_rules(ws, rules) == (
+        [],
+        [f"Bash(make test) is allowed for this session only: {local}: not a JSON object; fix it "
+         "before adding rules"],
+    )  # fmt: skip
+    assert local.read_text() == "[]"
+
+
+def test_removing_a_rule_takes_it_out_of_every_list_of_the_tiller_files_holding_it_only(
+    tmp_path: Path, home: Path
+) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".claude" / "settings.json", {"permissions": ["Bash(ls:*)"]})  # not an object
+    write(ws / ".tiller" / "settings.json", {"permissions": {"allow": ["Read"]}})
+    write(ws / ".tiller" / "settings.local.json", {"permissions": {
+        "allow": ["Bash(ls:*)", "Read"], "ask": ["Bash(ls:*)"], "defaultMode": "acceptEdits",
+    }})  # fmt: skip
+    assert remove_rule(ws, " Bash(ls:*) ") == ([".tiller/settings.local.json"], [])
+    assert json.loads((ws / ".tiller" / "settings.local.json").read_text()) == {
+        "permissions": {"allow": ["Read"], "ask": [], "defaultMode": "acceptEdits"}
+    }
+    assert json.loads((ws / ".tiller" / "settings.json").read_text()) == {
+        "permissions": {"allow": ["Read"]}
+    }

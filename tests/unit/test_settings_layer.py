@@ -5,11 +5,13 @@ the folder is trusted."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
-from tiller.core.permissions.rule_files import book_of
+from tiller.core.permissions.rule_files import UNTRUSTED_ALLOW, book_of
 from tiller.core.permissions.rules import Place
 from tiller.extend.settings_layer import read_settings, shown
+from tiller.extend.settings_schema import structure_tolerant
 from tiller.extend.trust import Trust
 
 TRUSTED = Trust(True, "the test")
@@ -50,7 +52,7 @@ def test_sources_are_read_lowest_precedence_first_with_their_scope(tmp_path: Pat
         ("local", ".tiller/settings.local.json", True),
     ]
     assert settings.problems == ()
-    assert [s.settings.enabled_mcpjson_servers for s in settings.enabling()][-1] == ("p",)
+    assert ("p",) in [s.settings.enabled_mcpjson_servers for s in settings.enabling()]
 
 
 def test_a_wrong_key_costs_that_key_only_never_the_deny_rules_beside_it(tmp_path: Path) -> None:
@@ -234,3 +236,76 @@ def test_claude_codes_record_of_the_folder_is_found_by_its_real_path(tmp_path: P
     write(tmp_path / "home" / ".claude.json", {"projects": {str(real): servers}})
     (source,) = read_settings(link, TRUSTED, env_of(tmp_path)).sources
     assert (source.scope, source.settings.mcp_servers) == ("local", servers["mcpServers"])
+
+
+def test_an_untrusted_folders_file_may_turn_the_web_tools_off_and_nothing_more(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".claude" / "settings.json", {"webSearch": False, "webFetch": {"enabled": False}})
+    write(ws / ".tiller" / "settings.json", {"webSearch": True, "webFetch": {"enabled": True}})
+    settings = read_settings(ws, UNTRUSTED, env_of(tmp_path))
+    assert settings.problems == ()
+    assert settings.withheld() == (".tiller/settings.json (webSearch, webFetch)",)
+
+
+def test_an_untrusted_folders_files_give_their_deny_and_ask_rules_and_name_the_allow_ones_left_out(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".claude" / "settings.json", {
+        "permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]},
+    })  # fmt: skip
+    write(ws / ".tiller" / "settings.json", {"permissions": {"ask": ["Bash(git push:*)"]}})
+    untrusted = book_of(read_settings(ws, UNTRUSTED, env_of(tmp_path)))
+    assert [(r.effect, r.text) for r in untrusted.rules] == [
+        ("deny", "Bash(rm:*)"),
+        ("ask", "Bash(git push:*)"),
+    ]
+    assert untrusted.problems == (UNTRUSTED_ALLOW.format(files=".claude/settings.json"),)
+    trusted = book_of(read_settings(ws, TRUSTED, env_of(tmp_path)))
+    assert [(r.effect, r.text) for r in trusted.rules] == [
+        ("deny", "Bash(rm:*)"),
+        ("allow", "Bash"),
+        ("ask", "Bash(git push:*)"),
+    ]
+    assert trusted.problems == ()
+
+
+def test_permissions_that_are_not_an_object_cost_that_key_only(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".tiller" / "settings.json", {"permissions": ["Read"], "env": {"A": "1"}})
+    settings = read_settings(ws, TRUSTED, env_of(tmp_path))
+    (source,) = settings.sources
+    assert source.unreadable and source.settings.env == {"A": "1"}
+    assert settings.problems == (".tiller/settings.json: permissions must be an object: left out",)
+
+
+def test_a_wrong_value_is_told_as_what_its_key_must_be(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    write(ws / ".tiller" / "settings.json", {
+        "permissions": {"additionalDirectories": ["../docs", 7], "defaultMode": 3},
+    })  # fmt: skip
+    settings = read_settings(ws, TRUSTED, env_of(tmp_path))
+    (source,) = settings.sources
+    assert source.settings.permissions.additional_directories == ()
+    assert settings.problems == (
+        ".tiller/settings.json: permissions: additionalDirectories must be a list of strings: "
+        "left out",
+        ".tiller/settings.json: permissions: defaultMode must be a string or null: left out",
+    )
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """A settings shape with a list of numbers (every list of Tiller's settings holds strings)."""
+
+    sizes: tuple[int, ...] = ()
+
+
+def test_a_list_of_other_than_strings_is_told_as_a_list() -> None:
+    value, problems, unknown = structure_tolerant(Sizes, {"sizes": [1, "2"], "more": 0}, "f.json")
+    assert value == Sizes()
+    assert problems == ["f.json: sizes must be a list: left out"]
+    assert unknown == ["more"]
+    assert structure_tolerant(Sizes, {"sizes": [1, 2]}, "f.json") == (Sizes((1, 2)), [], [])

@@ -8,15 +8,18 @@
 #     (PORT is not used);
 #   - otherwise: code-server on http://127.0.0.1:$PORT (PORT defaults to 8080; only this
 #     machine can connect, no password), with its own config file and profile under
-#     vscode-extension/.e2e-cache/launch: ~/.config/code-server is never read or written.
+#     vscode-extension/.e2e-cache/launch: ~/.config/code-server is never read or written
+#     (code-server keeps its logs and a heartbeat file in ~/.local/share/code-server).
 #     The URL to open is printed once code-server answers.
 # VS Code's Workspace Trust stays on for a FOLDER you name: a cloned repository opens in
 # Restricted Mode, where Tiller runs none of its hooks, MCP or language servers and takes none
 # of its allow rules, until you trust it. The scratch folder is Tiller's own: code-server opens
 # it with Workspace Trust off.
 # Without ANTHROPIC_API_KEY the server plays its bundled offline demo; with it, the real model.
-# Needs Node.js 20 (code-server 4.100 runs on it) and Python 3.11+; setup.sh installs the rest
-# (only the Debian packages that are missing, without upgrading installed ones).
+# Needs Node.js 20 (code-server 4.100 runs on it) and Python 3.11+; setup.sh installs the rest:
+# the Debian packages of scripts/setup-system.sh's `server` set, and of its `code-server` set
+# when code-server is needed (only those missing; apt-get upgrades an installed package only
+# when a new one needs it newer, and names it first), never the tests' (tmux, Chromium).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 PORT="${PORT:-8080}"
@@ -35,8 +38,11 @@ else
 fi
 echo "Workspace: $WORKSPACE"
 
+# code-server, and the Debian packages its install builds with, only without a local VS Code.
+sets=(server)
+command -v code >/dev/null 2>&1 || sets+=(code-server)
 if [ ! -d "$EXT_DIR/node_modules" ] || [ ! -x "$REPO_DIR/.venv/bin/python" ] || { ! command -v code >/dev/null && [ ! -x "$CODE_SERVER" ]; }; then
-  "$EXT_DIR/scripts/setup.sh"
+  "$EXT_DIR/scripts/setup.sh" "${sets[@]}"
 else
   build_all
 fi

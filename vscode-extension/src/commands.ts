@@ -204,6 +204,7 @@ function viewCommands({ server, chat, apiKey, log }: Deps): Commands {
       await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
       chat.focusInput();
     },
+    "tiller.openChatInEditor": async () => chat.openInEditor(),
     "tiller.showTodos": () => vscode.commands.executeCommand(`${TODOS_VIEW_ID}.focus`),
     "tiller.setApiKey": () => apiKey.prompt(),
     "tiller.showLogs": async () => log.show(),

@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { ApiKeyStore } from "./apiKey";
 import { Approvals } from "./approvals";
+import { CHAT_PANEL_TYPE } from "./chat/hosts";
 import { addNoticeOnce } from "./chat/notices";
 import { CHAT_VIEW_ID, ChatProvider } from "./chat/provider";
 import { registerCommands } from "./commands";
@@ -34,6 +35,8 @@ export function activate(context: vscode.ExtensionContext): void {
     mentions,
     new EditorDiagnostics(server),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    // The chat's editor tab, restored after a reload.
+    vscode.window.registerWebviewPanelSerializer(CHAT_PANEL_TYPE, { deserializeWebviewPanel: async (panel) => chat.adoptPanel(panel) }),
     new Approvals(server, chat, log, diffs),
     createStatusBar(server),
     createTodoBoard(server),

@@ -11,7 +11,43 @@ export interface Settings {
   baseUrl: string;
   demoScript: string;
   dataDir: string;
+  webSearch: WebToolSetting;
+  webFetch: WebToolSetting;
 }
+
+/** The API's server tools the settings can turn on: `tiller.webSearch.*`, `tiller.webFetch.*`. */
+export const WEB_TOOLS = ["webSearch", "webFetch"] as const;
+export type WebTool = (typeof WEB_TOOLS)[number];
+
+/** One web tool as its settings read: off unless `enabled`; one domain list at most. */
+export interface WebToolSetting {
+  enabled: boolean;
+  allowedDomains: string[];
+  blockedDomains: string[];
+}
+
+export const WEB_TOOL_OFF: WebToolSetting = { enabled: false, allowedDomains: [], blockedDomains: [] };
+
+/** `initializationOptions.webSearch` / `webFetch` (docs/protocol.md): sent only when on, so a
+ *  tool left off here is as the server's own settings files have it. */
+export interface WebToolOption {
+  enabled: true;
+  allowedDomains?: string[];
+  blockedDomains?: string[];
+}
+
+/** The tiller.* settings read, by their names under `tiller.`. */
+export const SETTING_NAMES = [
+  "pythonPath",
+  "model",
+  "permissionMode",
+  "toolBudget",
+  "baseUrl",
+  "demoScript",
+  "dataDir",
+  ...WEB_TOOLS.flatMap((tool) => [`${tool}.enabled`, `${tool}.allowedDomains`, `${tool}.blockedDomains`] as const),
+] as const;
+export type SettingName = (typeof SETTING_NAMES)[number];
 
 export type ProviderOption =
   | { kind: "anthropic"; baseUrl?: string }
@@ -26,10 +62,12 @@ export interface InitializationOptions {
   /** VS Code's Workspace Trust: it decides whether the folder's settings files may run
    *  programs and widen grants (the server's own record does not apply). */
   workspaceTrust: WorkspaceTrust;
+  webSearch?: WebToolOption;
+  webFetch?: WebToolOption;
 }
 
 /** The tiller.* values as VS Code returns them (anything a user typed into settings.json). */
-export type RawSettings = Partial<Record<keyof Settings, unknown>>;
+export type RawSettings = Partial<Record<SettingName, unknown>>;
 
 /** Settings as read: validated, and what was wrong with them. */
 export interface CheckedSettings {
@@ -93,9 +131,46 @@ export function parseSettings(raw: RawSettings): CheckedSettings {
       baseUrl: text(raw.baseUrl),
       demoScript: text(raw.demoScript),
       dataDir: text(raw.dataDir),
+      webSearch: parseWebTool(raw, "webSearch", warnings),
+      webFetch: parseWebTool(raw, "webFetch", warnings),
     },
     warnings,
   };
+}
+
+/** `tiller.<tool>.enabled` and its domain lists; a wrong value is named in `warnings`. */
+function parseWebTool(raw: RawSettings, tool: WebTool, warnings: string[]): WebToolSetting {
+  const enabledValue = raw[`${tool}.enabled`];
+  let enabled = false;
+  if (typeof enabledValue === "boolean") {
+    enabled = enabledValue;
+  } else if (enabledValue !== undefined && enabledValue !== null) {
+    warnings.push(`The setting 'tiller.${tool}.enabled' is ${JSON.stringify(enabledValue)}, not true or false; using false (off).`);
+  }
+  const allowedDomains = domainList(raw[`${tool}.allowedDomains`], `tiller.${tool}.allowedDomains`, warnings);
+  let blockedDomains = domainList(raw[`${tool}.blockedDomains`], `tiller.${tool}.blockedDomains`, warnings);
+  if (enabled && allowedDomains.length > 0 && blockedDomains.length > 0) {
+    warnings.push(
+      `The settings 'tiller.${tool}.allowedDomains' and 'tiller.${tool}.blockedDomains' are both set; the API takes one list: using allowedDomains only.`,
+    );
+    blockedDomains = [];
+  }
+  return { enabled, allowedDomains, blockedDomains };
+}
+
+/** A list of domains: its non-empty strings, trimmed (the server reduces each to one spelling). */
+function domainList(value: unknown, name: string, warnings: string[]): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    warnings.push(`The setting '${name}' is ${JSON.stringify(value)}, not a list of domains such as ["docs.python.org"]; using none.`);
+    return [];
+  }
+  const domains = value.filter((entry): entry is string => typeof entry === "string").map((entry) => entry.trim()).filter((entry) => entry !== "");
+  const left = value.filter((entry) => typeof entry !== "string" || entry.trim() === "");
+  if (left.length > 0) {
+    warnings.push(`The setting '${name}' has entries that are not domains (${left.map((entry) => JSON.stringify(entry)).join(", ")}); they are left out.`);
+  }
+  return domains;
 }
 
 /**
@@ -104,8 +179,8 @@ export function parseSettings(raw: RawSettings): CheckedSettings {
  * (`tiller.pythonPath`, `tiller.baseUrl`, ...), which must not restart the server.
  */
 export function sameSettings(a: CheckedSettings, b: CheckedSettings): boolean {
-  const keys = Object.keys(a.settings) as (keyof Settings)[];
-  return keys.every((key) => a.settings[key] === b.settings[key]) && a.warnings.join("\n") === b.warnings.join("\n");
+  // parseSettings builds both the same way: the same values give the same JSON.
+  return JSON.stringify(a.settings) === JSON.stringify(b.settings) && a.warnings.join("\n") === b.warnings.join("\n");
 }
 
 /** The name of the offline demo script bundled with the server package. */
@@ -144,7 +219,21 @@ export function toInitializationOptions(
   if (settings.dataDir !== "") {
     options.dataDir = settings.dataDir;
   }
+  for (const tool of WEB_TOOLS) {
+    const option = webToolOption(settings[tool]);
+    if (option !== undefined) options[tool] = option;
+  }
   return options;
+}
+
+/** A web tool's option when its setting turns it on; undefined (left out) when off. */
+export function webToolOption(setting: WebToolSetting): WebToolOption | undefined {
+  if (!setting.enabled) return undefined;
+  return {
+    enabled: true,
+    ...(setting.allowedDomains.length > 0 ? { allowedDomains: setting.allowedDomains } : {}),
+    ...(setting.blockedDomains.length > 0 ? { blockedDomains: setting.blockedDomains } : {}),
+  };
 }
 
 /** What is wrong with the settings, in words that name the setting; undefined when fine. */

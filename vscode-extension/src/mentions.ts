@@ -36,6 +36,9 @@ interface TerminalCapture {
 
 export class Mentions implements vscode.Disposable {
   private files: { at: number; paths: string[] } | undefined;
+  /** The last text editor that was active: while the chat's editor tab has the focus, VS Code
+   *  has no active text editor, and the editor beside the chat is the one meant. */
+  private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
   private terminal: TerminalCapture | undefined;
   private readonly activeEmitter = new vscode.EventEmitter<ActiveEditor | null>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -47,7 +50,10 @@ export class Mentions implements vscode.Disposable {
     const changed = (): void => this.activeEmitter.fire(this.activeEditor());
     this.disposables.push(
       this.activeEmitter,
-      vscode.window.onDidChangeActiveTextEditor(changed),
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        if (editor !== undefined) this.lastEditor = editor;
+        changed();
+      }),
       vscode.window.onDidChangeTextEditorSelection(changed),
       vscode.workspace.onDidCreateFiles(() => (this.files = undefined)),
       vscode.workspace.onDidDeleteFiles(() => (this.files = undefined)),
@@ -59,8 +65,17 @@ export class Mentions implements vscode.Disposable {
     for (const disposable of this.disposables) disposable.dispose();
   }
 
+  /** The active text editor; while a webview tab (the chat's) has the focus, the last one, as
+   *  long as it is still shown. */
+  private editor(): vscode.TextEditor | undefined {
+    const active = vscode.window.activeTextEditor;
+    if (active !== undefined) return active;
+    const last = this.lastEditor;
+    return last !== undefined && vscode.window.visibleTextEditors.includes(last) ? last : undefined;
+  }
+
   activeEditor(): ActiveEditor | null {
-    const editor = vscode.window.activeTextEditor;
+    const editor = this.editor();
     if (editor === undefined || editor.document.uri.scheme !== "file") return null;
     const shown = relative(editor.document.uri);
     const selection = editor.selection;
@@ -111,7 +126,7 @@ export class Mentions implements vscode.Disposable {
   }
 
   private activeEditorContext(): AttachmentParams | undefined {
-    const editor = vscode.window.activeTextEditor;
+    const editor = this.editor();
     const shown = this.activeEditor();
     if (editor === undefined || shown === null) return undefined;
     if (shown.startLine === undefined) return { kind: "file", name: shown.path, path: shown.path };
@@ -130,7 +145,7 @@ export class Mentions implements vscode.Disposable {
         return { kind: "symbol", name: mention.label, path: mention.path, startLine: mention.startLine, endLine: mention.endLine, text: cap(document.getText(range)) };
       }
       case "selection": {
-        const editor = vscode.window.activeTextEditor;
+        const editor = this.editor();
         if (editor === undefined || editor.selection.isEmpty) return { kind: "selection", name: "selection", text: "(nothing is selected in the editor)" };
         return selectionOf(editor);
       }

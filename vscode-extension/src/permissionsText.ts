@@ -1,6 +1,11 @@
 // The permission rules as the Permissions view lists them (pure: unit-tested).
 import type { Rule as RuleWire, RuleScope } from "./protocol";
 
+/** Set once the running server listed its rules: the view's welcome (package.json's
+ *  viewsWelcome, shown while the tree is empty) then says there are none, where rules come from
+ *  and how to add one; before, that the rules show once the server runs. */
+export const RULES_LISTED_CONTEXT = "tiller.permissionsListed";
+
 export const SCOPE_ORDER: readonly RuleScope[] = ["session", "local", "workspace", "user"];
 
 export const SCOPE_LABELS: Record<RuleScope, string> = {

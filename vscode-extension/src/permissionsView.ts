@@ -3,7 +3,7 @@
 // scope is chosen). Claude Code's .claude files are listed, never rewritten.
 import * as vscode from "vscode";
 import { errorMessage, type PermissionList, type Rule as RuleWire, type RuleEffect, type WritableRuleScope } from "./protocol";
-import { SCOPE_LABELS, ruleDescription, rulesByScope } from "./permissionsText";
+import { RULES_LISTED_CONTEXT, SCOPE_LABELS, ruleDescription, rulesByScope } from "./permissionsText";
 import type { TillerServer } from "./server";
 
 export const PERMISSIONS_VIEW_ID = "tiller.permissions";
@@ -57,9 +57,11 @@ class PermissionTree implements vscode.TreeDataProvider<Node> {
 
 export function createPermissionsView(server: TillerServer): vscode.Disposable {
   const tree = new PermissionTree();
+  const listed = (known: boolean): void => void vscode.commands.executeCommand("setContext", RULES_LISTED_CONTEXT, known);
   const refresh = async (): Promise<void> => {
     try {
       tree.set(await server.request("tiller/permissions", {}));
+      listed(true);
     } catch {
       // the server went away: the next start refreshes
     }
@@ -72,6 +74,7 @@ export function createPermissionsView(server: TillerServer): vscode.Disposable {
     vscode.window.createTreeView(PERMISSIONS_VIEW_ID, { treeDataProvider: tree }),
     server.onConnection((connection) => {
       if (connection === "running") void refresh();
+      else listed(false);
     }),
     // A turn may have changed a settings file (asked first), and "allow for session" adds rules.
     server.onEvent((event) => {

@@ -742,6 +742,7 @@ export interface ConfirmToolParams {
 export interface ConfirmToolResult {
   decision: ToolDecision;
   feedback?: string;
+  asked?: boolean;
 }
 
 export interface CheckpointParams {

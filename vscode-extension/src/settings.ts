@@ -1,28 +1,19 @@
 // Reads the tiller.* settings, validated, and tells when the ones the server needs change.
 import * as vscode from "vscode";
-import { parseSettings, type CheckedSettings, type RawSettings, type Settings } from "./initOptions";
+import { parseSettings, SETTING_NAMES, type CheckedSettings, type RawSettings, type Settings } from "./initOptions";
 export { validateSettings } from "./initOptions";
 
 const SECTION = "tiller";
-/** Settings whose change needs a server restart (they are initializationOptions or the launch). */
-const RESTART_KEYS = [
-  "pythonPath",
-  "model",
-  "permissionMode",
-  "toolBudget",
-  "baseUrl",
-  "demoScript",
-  "dataDir",
-];
-
-const KEYS: readonly (keyof Settings)[] = ["pythonPath", "model", "permissionMode", "toolBudget", "baseUrl", "demoScript", "dataDir"];
+/** Settings whose change needs a server restart (they are initializationOptions or the launch);
+ *  `webSearch` and `webFetch` cover their `.enabled` and domain lists. */
+const RESTART_KEYS = ["pythonPath", "model", "permissionMode", "toolBudget", "baseUrl", "demoScript", "dataDir", "webSearch", "webFetch"];
 
 /** The settings, validated: a wrong value is replaced by its default and named in `warnings`. */
 export function readSettingsChecked(): CheckedSettings {
   const config = vscode.workspace.getConfiguration(SECTION);
   const raw: RawSettings = {};
-  for (const key of KEYS) {
-    raw[key] = config.get<unknown>(key);
+  for (const name of SETTING_NAMES) {
+    raw[name] = config.get<unknown>(name);
   }
   return parseSettings(raw);
 }

@@ -33,7 +33,7 @@ export function createStatusBar(server: TillerServer): vscode.Disposable {
   };
 
   const showState = (state: State): void => {
-    main.text = statusText(state);
+    main.text = statusText(state, server.provider);
     main.tooltip = statusTooltip(state, server.provider);
     main.command = "tiller.cycleMode";
     // Plan mode stands out: nothing changes until a plan is approved.

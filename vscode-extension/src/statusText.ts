@@ -1,4 +1,5 @@
 // Status bar text from a State. Pure: no vscode import, so it is unit-tested.
+import type { ProviderKind } from "./chat/items";
 import { formatCost, formatTokens, MODE_WORDS, plural, thinkingWords } from "./chat/words";
 import type { Mode, State } from "./protocol";
 import { trustTooltipLine } from "./trustText";
@@ -30,9 +31,17 @@ export function shortModel(model: string): string {
   return model.replace(/-\d{8}$/, "");
 }
 
-/** `mode · model · active todo (done/total)`, with a spinner while busy. */
-export function statusText(state: State): string {
-  const parts = [MODE_LABELS[state.mode], shortModel(state.model)];
+/** What the status bar says in place of the model when no model answers: the bundled offline
+ *  demo (no API key) or a script of `tiller.demoScript`. */
+export const PROVIDER_WORDS: Partial<Record<ProviderKind, string>> = {
+  demo: "offline demo",
+  scripted: "scripted model",
+};
+
+/** `mode · model · active todo (done/total)`, with a spinner while busy; the offline demo (or a
+ *  script) is said in the model's place, since no model answers then. */
+export function statusText(state: State, provider?: ProviderKind): string {
+  const parts = [MODE_LABELS[state.mode], (provider !== undefined ? PROVIDER_WORDS[provider] : undefined) ?? shortModel(state.model)];
   const { completed, total } = state.todoCounts;
   if (total > 0) {
     const counts = `(${completed}/${total})`;
@@ -51,7 +60,7 @@ export function statusText(state: State): string {
   return state.busy ? `${SPINNER} ${text}` : `$(compass) ${text}`;
 }
 
-export function statusTooltip(state: State, provider?: "anthropic" | "scripted" | "demo"): string {
+export function statusTooltip(state: State, provider?: ProviderKind): string {
   const model =
     provider === "demo"
       ? `${state.model} — offline demo: no API key (run "Tiller: Set API Key…")`

@@ -16,9 +16,13 @@ from tiller.core.hooks.config import NO_HOOKS, HookConfig, parse_hooks
 from tiller.errors import ConfigError
 from tiller.extend.trust import Trust
 from tiller.model.models import EFFORT_LEVELS, as_effort, effort_problem, resolve, thinking_problem
-from tiller.model.server_tools import ServerTools, WebToolSettings
+from tiller.model.server_tools import (
+    ServerTools,
+    WebSettingError,
+    WebToolSettings,
+    parse_web_tool,
+)
 from tiller.model.usage import CACHE_TTLS, CacheTtl
-from tiller.model.web_domains import allowed_entry, host_of
 from tiller.protocol import MODES, Mode, Thinking
 from tiller.workspace.sandbox import SANDBOX_SETTINGS, SandboxSetting
 
@@ -189,56 +193,13 @@ def _scrub_env(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-WEB_TOOL_KEYS = frozenset(
-    {"enabled", "allowedDomains", "blockedDomains", "maxUses", "allowInPlanMode"}
-)
-MAX_WEB_TOOL_USES = 1000
-
-
-def _domains(value: Any, key: str, *, allowed: bool) -> tuple[str, ...]:
-    """A domain list in the one spelling the API is sent (``model/web_domains.py``):
-    ``bücher.example`` is ``xn--bcher-kva.example``; ``Example.com:443`` and
-    ``https://example.com/x`` are ``example.com``. An allowed entry keeps a path written after
-    its host (``github.com/anthropics``: dropping it would allow more); a blocked entry is its
-    host (never less than written). An entry that is not a host is a ConfigError naming it."""
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(d, str) and d.strip() for d in value):
-        raise ConfigError(key, f"expected a list of domains, got {value!r}")
-    normal: list[str] = []
-    for entry in value:
-        domain = allowed_entry(entry) if allowed else host_of(entry)
-        if domain is None:
-            raise ConfigError(key, f"{entry!r} is not a domain (example.com, which covers its "
-                                   "subdomains too)")  # fmt: skip
-        normal.append(domain)
-    return tuple(dict.fromkeys(normal))
-
-
 def _web_tool(value: Any, key: str) -> WebToolSettings:
-    """``{enabled, allowedDomains?, blockedDomains?, maxUses?, allowInPlanMode?}``."""
-    if value is None:
-        return WebToolSettings()
-    if not isinstance(value, dict) or not isinstance(value.get("enabled"), bool):
-        raise ConfigError(key, "expected {enabled: bool, allowedDomains?, blockedDomains?, ...}")
-    unknown = sorted(value.keys() - WEB_TOOL_KEYS)
-    if unknown:
-        raise ConfigError(key, f"unknown keys {unknown}")
-    allowed = _domains(value.get("allowedDomains"), f"{key}.allowedDomains", allowed=True)
-    blocked = _domains(value.get("blockedDomains"), f"{key}.blockedDomains", allowed=False)
-    if allowed and blocked:  # the API takes one or the other (see server_tools.py)
-        raise ConfigError(key, "give allowedDomains or blockedDomains, not both")
-    max_uses = value.get("maxUses")
-    if max_uses is not None and (
-        isinstance(max_uses, bool)
-        or not isinstance(max_uses, int)
-        or not 1 <= max_uses <= MAX_WEB_TOOL_USES
-    ):
-        raise ConfigError(f"{key}.maxUses", f"expected 1 … {MAX_WEB_TOOL_USES}, got {max_uses!r}")
-    in_plan = value.get("allowInPlanMode", False)
-    if not isinstance(in_plan, bool):
-        raise ConfigError(f"{key}.allowInPlanMode", f"expected a bool, got {in_plan!r}")
-    return WebToolSettings(value["enabled"], allowed, blocked, max_uses, in_plan)
+    """``{enabled, allowedDomains?, blockedDomains?, maxUses?, allowInPlanMode?}``
+    (``server_tools.parse_web_tool``; the settings files say the same, ``extend/web_settings``)."""
+    try:
+        return parse_web_tool(value, key)
+    except WebSettingError as err:
+        raise ConfigError(err.key, err.detail) from err
 
 
 def _tool_patterns(value: Any, key: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from tiller.extend.confined_material import Confined, Refused
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
 from tiller.extend.shadowing import merge, read_where, shown_user_path
 from tiller.jsontypes import JSON
+from tiller.model.aliases import model_named
 from tiller.workspace.roots import WorkspaceRoots
 
 MAX_AGENT_FILE_BYTES = 256 * 1024
@@ -46,14 +47,9 @@ CLAUDE_TOOL_NAMES: Mapping[str, str] = {
     "Glob": "list_files",
     "LS": "list_files",
     "TodoWrite": "todo_write",
+    "Skill": "skill",
 }
-# Model aliases -> ids (the catalog's current models of each family).
-MODEL_ALIASES: Mapping[str, str] = {
-    "sonnet": "claude-sonnet-5-5",
-    "opus": "claude-opus-5-5",
-    "haiku": "claude-haiku-5-5",
-}
-READ_ONLY_TOOLS = ("read_file", "list_files", "grep", "bash")
+READ_ONLY_TOOLS = ("read_file", "list_files", "grep", "bash", "skill")
 Scope = Literal["built-in", "user", "project"]
 
 EXPLORE_PROMPT = (
@@ -300,7 +296,7 @@ def parse_agent(
         name=name,
         description=" ".join(description.split()),
         tools=tools,
-        model=_model(model),
+        model=model_named(model),
         prompt=body.strip(),
         read_only=tools is not None and set(tools) <= set(READ_ONLY_TOOLS),
         source=source,
@@ -327,9 +323,3 @@ def _tools(value: Any) -> tuple[str, ...] | str | None:
         if name not in names:
             names.append(name)
     return tuple(names)
-
-
-def _model(value: str | None) -> str | None:
-    if value is None or value.strip() in ("", "inherit"):
-        return None
-    return MODEL_ALIASES.get(value.strip(), value.strip())

@@ -4,9 +4,10 @@ Where: the user's ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/commands`` and 
 dir ``/commands``, then the workspace's ``.claude/commands`` and ``.tiller/commands`` (within
 the user's, or within the workspace's, a later place wins a name clash). ``review.md`` is
 ``/review``; a subfolder is a namespace: ``frontend/component.md`` is ``/frontend:component``.
-The frontmatter may give ``description``, ``argument-hint``, ``allowed-tools`` and ``model``;
-the body is the prompt, with ``$ARGUMENTS`` (everything after the name) and ``$1`` … ``$9``
-(its words) substituted.
+The frontmatter may give ``description``, ``argument-hint``, ``allowed-tools`` and ``model``
+(an id, or Claude Code's alias ``sonnet``, ``opus``, ``haiku``, mapped as an agent's is by
+``model.aliases``; nothing or ``inherit``: the session's); the body is the prompt, with
+``$ARGUMENTS`` (everything after the name) and ``$1`` … ``$9`` (its words) substituted.
 
 A repository's command never shadows the user's own (``shadowing.py``): the user's keeps the
 name, the repository's is ``/project:NAME``, and the user is told so. The workspace's files are
@@ -26,6 +27,7 @@ from tiller.extend.confined_material import Confined, Refused
 from tiller.extend.frontmatter import parse
 from tiller.extend.settings_files import claude_user_dir, tiller_user_dir
 from tiller.extend.shadowing import Scope, merge, read_where, shown_user_path
+from tiller.model.aliases import model_named
 from tiller.workspace.roots import WorkspaceRoots
 
 MAX_COMMAND_BYTES = 256_000
@@ -111,7 +113,7 @@ def read_command(
         description=description,
         argument_hint=doc.text("argument-hint"),
         allowed_tools=_tools(doc.meta.get("allowed-tools")),
-        model=doc.text("model"),
+        model=model_named(doc.text("model")),
         body=doc.body,
         path=path,
         scope=scope,

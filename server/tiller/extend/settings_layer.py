@@ -17,9 +17,10 @@ A file inside the workspace is the workspace's, whatever its name says: git trac
 ``settings.local.json`` like any file. Until the user trusts the folder (``trust.py``), such a
 file still narrows (deny and ask rules, ``disableAllHooks``), and its instruction text still
 applies, but it runs nothing and widens nothing: its hooks, MCP and language servers, allow
-rules, extra folders and environment are left out, and ``withheld`` says what was. Even in a
-trusted folder a file inside it never *enables* a server it names: only the user's own files
-and Claude Code's record of the folder do (the ``.mcp.json`` gate Claude Code has).
+rules, extra folders and environment are left out, and ``withheld`` says what was. A server a
+workspace file names (MCP, language server) starts only when the folder is trusted *and* the
+user approved it (``enabledMcpjsonServers`` …) in a source that may grant (``enabling``): one
+rule for both kinds of server, as Claude Code has it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,13 @@ from tiller.extend.settings_files import (
     read_settings_file,
     tiller_user_dir,
 )
-from tiller.extend.settings_schema import NO_SETTINGS, FileSettings, structure_file
+from tiller.extend.settings_schema import (
+    NO_SETTINGS,
+    FileSettings,
+    structure_file,
+    turns_off,
+    web_settings_of,
+)
 from tiller.extend.trust import Trust
 from tiller.jsontypes import JSON
 
@@ -63,9 +70,10 @@ class Source:
 
     @property
     def enables(self) -> bool:
-        """Whether it may enable the workspace's MCP and language servers: only the user's own
-        files, never one inside the workspace (a checked-in file cannot enable itself)."""
-        return not self.in_workspace
+        """Whether its approvals of the workspace's MCP and language servers count: the user's
+        own files always, the workspace's once the folder is trusted (a trusted folder's files
+        may run hooks already: an approval there grants nothing more)."""
+        return self.trusted
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,8 @@ class Settings:
         return tuple(s for s in self.sources if s.trusted)
 
     def enabling(self) -> tuple[Source, ...]:
+        """The sources whose approvals of the workspace's servers count (the one rule MCP and
+        language servers share)."""
         return tuple(s for s in self.sources if s.enables)
 
     @property
@@ -117,6 +127,7 @@ def _grants_in(settings: FileSettings) -> list[str]:
         found.append("environment")
     if settings.sandbox:
         found.append("sandbox settings")
+    found += [key for key, raw in web_settings_of(settings) if not turns_off(raw)]  # webSearch
     return found
 
 

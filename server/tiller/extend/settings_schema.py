@@ -62,9 +62,29 @@ class FileSettings:
     enabled_language_servers: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)  # for the commands Tiller runs
     sandbox: JSON | None = None  # Claude Code's sandbox section (read, not yet used)
+    web_search: Any = None  # Tiller's: read by ``web_settings.web_tools``, which says what is
+    web_fetch: Any = None  # wrong with it (``true``/``false`` or the option's object)
 
 
 NO_SETTINGS = FileSettings()
+
+
+def web_settings_of(settings: FileSettings) -> list[tuple[str, Any]]:
+    """The web tools' keys a file holds, as written: (``webSearch``/``webFetch``, value)."""
+    written = {"webSearch": settings.web_search, "webFetch": settings.web_fetch}
+    return [(key, value) for key, value in written.items() if value is not None]
+
+
+def web_setting_value(raw: Any) -> Any:
+    """A file's ``webSearch``/``webFetch`` in the option's shape: ``true``/``false`` stand for
+    ``{"enabled": true}``/``{"enabled": false}``."""
+    return {"enabled": raw} if isinstance(raw, bool) else raw
+
+
+def turns_off(raw: Any) -> bool:
+    """Whether a file's ``webSearch``/``webFetch`` only turns the tool off: all that a file
+    of a folder not trusted yet may say of it."""
+    return bool(web_setting_value(raw) == {"enabled": False})
 
 
 def keys_of(cls: type[Any]) -> frozenset[str]:

@@ -15,6 +15,10 @@ folder or ``.claude`` that is a symlink out is not read, and a notice says so.
 Append-only: the list is written into the system prompt at a session's first turn (stored
 with the session); a skill added, changed or removed later reaches the model as a message
 before the next prompt (``skills_update``), never by changing the prefix.
+
+A subagent whose kind has no ``skill`` tool (its ``tools`` list leaves it out) is not told of
+skills it could not load: its prompt's section says so instead (``without_skills``), and no
+update is sent to it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ INTRO = (
     "load it with the skill tool (its name) and follow it.\n"
 )
 UPDATE = "The skills available changed. Skills now (load one with the skill tool):\n"
+NO_SKILL_TOOL = f"{SECTION}This agent has no skill tool: skills are not available to it.\n"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]*")
 
 
@@ -165,14 +170,27 @@ def seen_listing(system: str, messages: Sequence[Message]) -> str:
     if at < 0:
         return ""
     rest = system[at + len(SECTION + INTRO) :]
-    end = rest.find("\n\n#")
-    return rest if end < 0 else rest[: end + 1]
+    end = rest.find("\n\n#")  # the next section (the project's instructions)
+    return rest if end < 0 else rest[:end]
+
+
+def without_skills(system: str) -> str:
+    """``system`` for an agent that has no skill tool: its skills section (``skills_section``)
+    replaced by one saying it has none (nothing added when it lists none)."""
+    at = system.find(SECTION + INTRO)
+    if at < 0:
+        return system
+    section = SECTION + INTRO + seen_listing(system, [])
+    return system[:at] + NO_SKILL_TOOL + system[at + len(section) :]
 
 
 def skills_update(
     system: str, messages: Sequence[Message], workspace: Path | WorkspaceRoots
 ) -> str | None:
-    """The message telling the model the skills changed since it was last told (None: same)."""
+    """The message telling the model the skills changed since it was last told (None: same,
+    or the model has no skill tool to load them with)."""
+    if NO_SKILL_TOOL in system:
+        return None
     now = listing(list(read_skills(workspace)[0].values()))
     if now == seen_listing(system, messages):
         return None

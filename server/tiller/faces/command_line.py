@@ -117,12 +117,29 @@ def _add_session_options(command: argparse.ArgumentParser) -> None:
         type=int,
         help="ask to continue after every N tool calls (0: never)",
     )
+    _add_web_options(command)
     command.add_argument(
         "--trust",
         action="store_true",
         help="trust the workspace for this run: its settings files may run hooks, MCP and "
         "language servers and widen grants (`tiller trust DIR` records it for good)",
     )
+
+
+def _add_web_options(command: argparse.ArgumentParser) -> None:
+    """``--web-search`` / ``--web-fetch`` and their ``--no-`` forms: the API's server tools."""
+    for tool, what in (
+        ("search", "search the web ($10 per 1,000 searches)"),
+        ("fetch", "read web pages by URL"),
+    ):
+        command.add_argument(
+            f"--web-{tool}",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help=f"let the model {what}: off unless turned on here or by "
+            f'"web{tool.capitalize()}" in settings.json (its domain lists still apply); '
+            "--no-… turns it off for this run",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -272,6 +289,10 @@ def _session_options(args: argparse.Namespace) -> tuple[Path, JSON]:
         options["provider"] = {"kind": "anthropic", "baseUrl": args.base_url}
     if args.trust:
         options["workspaceTrust"] = {"trusted": True, "by": "--trust"}
+    if args.web_search is not None:
+        options["webSearch"] = {"enabled": args.web_search}
+    if args.web_fetch is not None:
+        options["webFetch"] = {"enabled": args.web_fetch}
 
     if args.workspace is not None:
         workspace = args.workspace.expanduser().resolve()
@@ -383,12 +404,46 @@ def removed_if_demo(args: argparse.Namespace, workspace: Path) -> Iterator[None]
     finally:
         if args.demo and args.workspace is None and workspace.name.startswith(DEMO_PREFIX):
             shutil.rmtree(workspace, ignore_errors=True)
+            print(f"· removed the demo workspace {workspace}", file=sys.stderr, flush=True)
+
+
+def parse_command_line(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """``argv`` parsed; words no option takes are refused by the command they follow, with
+    that command's usage (``tiller run --bogus`` shows ``run``'s, not the top level's)."""
+    args, extra = parser.parse_known_args(argv)
+    if not extra:
+        return args
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    command = _command_parser(parser, args.command)
+    if args.command == "run" and args.output_format != "text":
+        _json_usage_result(message)
+    command.error(message)
+
+
+def _command_parser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name`` (``parser`` itself when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return parser
+
+
+def _json_usage_result(message: str) -> None:
+    """``--output-format json|stream-json``: a usage error still ends with a result line."""
+    from tiller.faces.client.report import JsonLines, RunReport
+
+    report = RunReport()
+    report.failed("usage", message)
+    JsonLines(sys.stdout, stream=True).result(report.result(EXIT_USAGE))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse ``argv`` (default: this process's) and run the command it names, here."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_command_line(parser, argv)
     try:
         match args.command:
             case "run":
@@ -422,9 +477,5 @@ def main(argv: Sequence[str] | None = None) -> None:
                 sys.exit(EXIT_USAGE)
     except UsageError as err:
         if args.command == "run" and args.output_format != "text":
-            from tiller.faces.client.report import JsonLines, RunReport
-
-            report = RunReport()
-            report.failed("usage", str(err))
-            JsonLines(sys.stdout, stream=True).result(report.result(EXIT_USAGE))
+            _json_usage_result(str(err))
         parser.exit(EXIT_USAGE, f"tiller {args.command}: error: {err}\n")

@@ -23,7 +23,7 @@ import os
 import sys
 from typing import NoReturn
 
-from tiller import preload
+from tiller import allocator, preload
 from tiller.hardening import make_undumpable
 
 
@@ -40,6 +40,7 @@ def serve(args: list[str]) -> None:
     # Before anything holds a secret: commands running as the same user cannot read this
     # process's environment or memory (hardening.py).
     make_undumpable()
+    allocator.tune()  # before the server allocates much: a long session's RSS stays flat
     if args == ["--acp"]:  # the Agent Client Protocol instead (docs/acp.md)
         with preload.full_collections_paused():
             from tiller.faces.acp import serve as serve_acp

@@ -378,7 +378,9 @@ def _hello_closing(turn: Turn, earlier: str | None = None) -> str:
             if run.denied_by_user
             else " Running it failed."
         )
-    return text + f" Delete the `{HELLO_DIR}` folder whenever you like.\n"
+    # Nothing to tell the user to delete: without --workspace the client removes the whole
+    # demo workspace on exit (it says so), and with one the folder is theirs to keep.
+    return text + f" It is all in the `{HELLO_DIR}` folder.\n"
 
 
 def plan_scene(turn: Turn) -> Reply:

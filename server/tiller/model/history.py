@@ -7,6 +7,13 @@ user to speak after every tool result, so it ends its turn early with an empty a
 prompt is joined into the last tool_result's content instead, clearly marked as the user's
 words; that happens only after an interrupted or failed turn, since a normal turn ends with
 the assistant's text. We never invent assistant messages to separate them.
+
+A prompt joined so is read as a tool's output (a model may take it for an injection, and keep
+doing what the results were for), so a prompt is no longer joined: it is stored after the
+``UNANSWERED_RESULTS`` marker (``after_unanswered``) and sent as it is, text after the results
+once, as the API's tool-use docs allow. Steers are still joined (the model goes on working
+after them), and so is a prompt stored before the marker existed: what was sent once is sent
+again byte for byte.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ Role = Literal["user", "assistant"]
 
 INTERRUPTED_RESULT = "Interrupted by user"
 JOINED_PROMPT_HEADER = "[The turn stopped here. The user's next message follows.]\n\n"
+UNANSWERED_RESULTS = (
+    "[The turn stopped before these results were answered. The user's next message follows.]"
+)
 STEER_HEADER = "[Sent by the user while you worked; take it into account from here on:]\n\n"
 
 
@@ -98,6 +108,20 @@ def _push(out: list[Message], role: Role, blocks: Iterable[JSON]) -> None:
             b for b in merged if b.get("type") != "tool_result"
         )
     out[-1] = Message(role, merged)
+
+
+def after_unanswered(messages: Sequence[Message], blocks: Sequence[JSON]) -> list[JSON]:
+    """A prompt's ``blocks`` as they are appended to ``messages``: after tool results the model
+    never answered (their turn was interrupted or failed before its next response), led by
+    ``UNANSWERED_RESULTS`` (once). A message holding that marker is sent as stored: the prompt
+    stays the user's own text after the results (``for_request``), where the model reads it
+    as the user's words and not as a tool's output."""
+    last = messages[-1] if messages else None
+    if last is None or last.role != "user" or not last.tool_result_ids():
+        return list(blocks)
+    if text_block(UNANSWERED_RESULTS) in last.content:
+        return list(blocks)
+    return [text_block(UNANSWERED_RESULTS), *blocks]
 
 
 def without_turn(messages: Sequence[Message], prompt: JSON) -> tuple[Message, ...]:
@@ -254,10 +278,18 @@ class RequestView:
 
 
 def _join_prompt(message: Message) -> Message:
+    """The user message as sent: what follows its tool results is joined into the last one
+    (steers; and a prompt stored before ``UNANSWERED_RESULTS`` existed, sent so ever since:
+    append-only), up to the ``UNANSWERED_RESULTS`` marker: from it on, blocks stay as they are."""
     results = [b for b in message.content if b.get("type") == "tool_result"]
     rest = [b for b in message.content if b.get("type") != "tool_result"]
+    marker = text_block(UNANSWERED_RESULTS)
+    kept: list[JSON] = []
+    if marker in rest:
+        at = rest.index(marker)
+        rest, kept = rest[:at], rest[at:]
     if message.role != "user" or not results or not rest:
-        return message
+        return message  # (the results, then what is kept: the message as stored)
     texts = [str(b["text"]) for b in rest if b.get("type") == "text"]
     others = [b for b in rest if b.get("type") != "text"]
     last = dict(results[-1])
@@ -268,7 +300,7 @@ def _join_prompt(message: Message) -> Message:
         parts.append(text_block(JOINED_PROMPT_HEADER + "\n\n".join(prompts)))
     parts.extend(text_block(t) for t in texts if t.startswith(STEER_HEADER))  # already marked
     last["content"] = [*parts, *others]
-    return Message("user", (*results[:-1], last))
+    return Message("user", (*results[:-1], last, *kept))
 
 
 def problems(messages: Sequence[Message]) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from tiller.jsontypes import JSON
+from tiller.model.web_domains import allowed_entry, host_of
 from tiller.protocol import Mode
 
 WEB_SEARCH_TYPE: Final = "web_search_20250305"
@@ -35,15 +36,40 @@ SERVER_BLOCK_TYPES: Final = frozenset({"server_tool_use", *RESULT_TYPES})
 MAX_LISTED_RESULTS: Final = 10
 
 
+WEB_TOOL_KEYS: Final = frozenset(
+    {"enabled", "allowedDomains", "blockedDomains", "maxUses", "allowInPlanMode"}
+)
+MAX_WEB_TOOL_USES: Final = 1000
+
+
 @dataclass(frozen=True)
 class WebToolSettings:
-    """One server tool's setting (``webSearch`` / ``webFetch``); off unless ``enabled``."""
+    """One server tool's setting (``webSearch`` / ``webFetch``); off unless ``enabled``.
 
-    enabled: bool = False
+    A field left ``None`` (or a domain list left empty) was not said: in a layer of settings
+    (``over``) the layer below decides it; in the end ``None`` is off."""
+
+    enabled: bool | None = None
     allowed_domains: tuple[str, ...] = ()
     blocked_domains: tuple[str, ...] = ()
     max_uses: int | None = None
-    allow_in_plan_mode: bool = False
+    allow_in_plan_mode: bool | None = None
+
+    def over(self, lower: WebToolSettings) -> WebToolSettings:
+        """This layer over ``lower``: each key said here wins, the others are ``lower``'s. The
+        two domain lists are one key (the API takes one of them): either one said here
+        replaces both of ``lower``'s."""
+        own_domains = bool(self.allowed_domains or self.blocked_domains)
+        domains = self if own_domains else lower
+        return WebToolSettings(
+            lower.enabled if self.enabled is None else self.enabled,
+            domains.allowed_domains,
+            domains.blocked_domains,
+            lower.max_uses if self.max_uses is None else self.max_uses,
+            lower.allow_in_plan_mode
+            if self.allow_in_plan_mode is None
+            else self.allow_in_plan_mode,
+        )
 
     def definition(self, kind: str, name: str) -> JSON:
         tool: JSON = {"type": kind, "name": name}
@@ -83,6 +109,69 @@ class ServerTools:
 
 
 NO_SERVER_TOOLS: Final = ServerTools()
+
+
+class WebSettingError(ValueError):
+    """A wrong ``webSearch`` / ``webFetch`` value: ``key`` names the member
+    (``webSearch.maxUses``), ``detail`` says what is wrong."""
+
+    def __init__(self, key: str, detail: str) -> None:
+        super().__init__(f"{key}: {detail}")
+        self.key = key
+        self.detail = detail
+
+
+def parse_web_tool(value: Any, key: str) -> WebToolSettings:
+    """``{enabled, allowedDomains?, blockedDomains?, maxUses?, allowInPlanMode?}`` (the shape
+    of the ``initializationOptions`` key and of the settings files' key alike); ``None``: not
+    said. Raises ``WebSettingError`` naming the member that is wrong."""
+    if value is None:
+        return WebToolSettings()
+    if not isinstance(value, dict) or not isinstance(value.get("enabled"), bool):
+        raise WebSettingError(
+            key, "expected {enabled: bool, allowedDomains?, blockedDomains?, ...}"
+        )
+    unknown = sorted(value.keys() - WEB_TOOL_KEYS)
+    if unknown:
+        raise WebSettingError(key, f"unknown keys {unknown}")
+    allowed = _domains(value.get("allowedDomains"), f"{key}.allowedDomains", allowed=True)
+    blocked = _domains(value.get("blockedDomains"), f"{key}.blockedDomains", allowed=False)
+    if allowed and blocked:  # the API takes one or the other
+        raise WebSettingError(key, "give allowedDomains or blockedDomains, not both")
+    max_uses = value.get("maxUses")
+    if max_uses is not None and (
+        isinstance(max_uses, bool)
+        or not isinstance(max_uses, int)
+        or not 1 <= max_uses <= MAX_WEB_TOOL_USES
+    ):
+        raise WebSettingError(
+            f"{key}.maxUses", f"expected 1 … {MAX_WEB_TOOL_USES}, got {max_uses!r}"
+        )
+    in_plan = value.get("allowInPlanMode")
+    if in_plan is not None and not isinstance(in_plan, bool):
+        raise WebSettingError(f"{key}.allowInPlanMode", f"expected a bool, got {in_plan!r}")
+    return WebToolSettings(value["enabled"], allowed, blocked, max_uses, in_plan)
+
+
+def _domains(value: Any, key: str, *, allowed: bool) -> tuple[str, ...]:
+    """A domain list in the one spelling the API is sent (``model/web_domains.py``):
+    ``bücher.example`` is ``xn--bcher-kva.example``; ``Example.com:443`` and
+    ``https://example.com/x`` are ``example.com``. An allowed entry keeps a path written after
+    its host (``github.com/anthropics``: dropping it would allow more); a blocked entry is its
+    host (never less than written). An entry that is not a host is an error naming it."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(d, str) and d.strip() for d in value):
+        raise WebSettingError(key, f"expected a list of domains, got {value!r}")
+    normal: list[str] = []
+    for entry in value:
+        domain = allowed_entry(entry) if allowed else host_of(entry)
+        if domain is None:
+            raise WebSettingError(
+                key, f"{entry!r} is not a domain (example.com, which covers its subdomains too)"
+            )
+        normal.append(domain)
+    return tuple(dict.fromkeys(normal))
 
 
 def beta_headers(tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:

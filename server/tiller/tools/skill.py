@@ -10,10 +10,12 @@ from tiller.extend.skills import read_skills
 from tiller.jsontypes import JSON
 from tiller.tools.base import Preview, ToolContext, ToolKind, ToolResult
 
+SKILL = "skill"
+
 
 @dataclass(frozen=True)
 class SkillTool:
-    name: str = "skill"
+    name: str = SKILL
     kind: ToolKind = "read"
 
     def spec(self) -> JSON:

@@ -502,9 +502,11 @@ def main(argv: list[str] | None = None) -> None:
         level=os.environ.get("TILLER_LOG_LEVEL", "WARNING").upper(),
         format="%(asctime)s %(levelname)s template %(process)d: %(message)s",
     )
+    from tiller import allocator
     from tiller.hardening import make_undumpable
 
     make_undumpable()
+    allocator.tune()  # the forks inherit it (a long session's RSS stays flat)
     try:
         place = Place(checked_dir(args.directory, args.directory.lstat()))
         lock_fd = _lock(place)

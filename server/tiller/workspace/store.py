@@ -326,13 +326,18 @@ class SessionStore:
         found = self.db.execute("SELECT * FROM sessions WHERE id=?", (session_id,)).fetchone()
         return _row(found) if found else None
 
-    def recent(self, limit: int = 200, *, workspace: str | None = None) -> list[SessionRow]:
+    def recent(
+        self, limit: int = 200, *, workspace: str | None = None, with_empty: bool = True
+    ) -> list[SessionRow]:
         """Newest first; only those of ``workspace`` when given; subagents are not listed (they
-        are opened from their parent's transcript)."""
+        are opened from their parent's transcript); ``with_empty`` False: nor sessions with no
+        counted turn and no message."""
         rows = self.db.execute(
             "SELECT * FROM sessions WHERE (? IS NULL OR workspace=?) AND parent_turn_id IS NULL "
+            "AND (? OR turns > 0 OR EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.session_id=sessions.id)) "
             "ORDER BY updated_at DESC, created_at DESC LIMIT ?",
-            (workspace, workspace, limit),
+            (workspace, workspace, with_empty, limit),
         )
         return [_row(r) for r in rows]
 
@@ -502,6 +507,14 @@ class CheckpointTable:
             "SELECT * FROM checkpoints WHERE session_id=? ORDER BY created_at", (session_id,)
         )
         return [_checkpoint(r) for r in rows]
+
+    def of_turn(self, session_id: str, turn_id: str) -> CheckpointRow | None:
+        """One turn's row (its primary key): each turn's snapshots look up their own row,
+        never the session's every row (a long session's turn would read them all)."""
+        found = self.db.execute(
+            "SELECT * FROM checkpoints WHERE session_id=? AND turn_id=?", (session_id, turn_id)
+        ).fetchone()
+        return None if found is None else _checkpoint(found)
 
     def prune(self, older_than: float) -> None:
         self.db.execute("DELETE FROM checkpoints WHERE created_at < ?", (older_than,))

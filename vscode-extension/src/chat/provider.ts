@@ -1,7 +1,7 @@
-// The chat webview view: keeps the chat model (a projection of the server's events), sends the
-// webview what changed in it, and turns the webview's messages into server requests or card
-// decisions. The page is `html.ts`'s, the edits' diffs `edits.ts`'s, the rewind's question
-// `rewind.ts`'s.
+// The chat: keeps the chat model (a projection of the server's events), sends each webview that
+// shows it (the side bar's view, the editor tab: `hosts.ts`) what changed in it, and turns the
+// webviews' messages into server requests or card decisions. The page is `html.ts`'s, the
+// edits' diffs `edits.ts`'s, the rewind's question `rewind.ts`'s.
 import * as vscode from "vscode";
 import type { DiffContents } from "../diffView";
 import { errorMessage, hasErrorCode, METHOD_NOT_FOUND, type State } from "../protocol";
@@ -10,12 +10,12 @@ import type { TillerServer } from "../server";
 import { isMention, isPastedImage, type Mention, type PastedImage } from "./attachments";
 import type { OpenedCard } from "./cards";
 import { EditMemory, type EditTexts } from "./edits";
-import { chatHtml } from "./html";
+import { ChatHosts, type ChatHost, type HostKind } from "./hosts";
 import { emptyChat, type ChatCommand, type ChatItem, type ChatModel } from "./items";
-import { isFromWebview, type FromWebview, type ToWebview } from "./messages";
+import { answerMentionQuery } from "./mentionAnswers";
+import type { FromWebview, ToWebview } from "./messages";
 import { applyEvent, applyState, fromTranscript, setProvider } from "./model";
 import { addHandledPrompt, addNotice, applyConnection, trailingConnectionNotices } from "./notices";
-import { ChatSync } from "./patch";
 import { askAndRewind, promptLine } from "./rewind";
 import { uriOfShown } from "../workspaceFolders";
 
@@ -38,10 +38,9 @@ export type CardDecision = Extract<
 
 export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private model: ChatModel = emptyChat();
-  private view: vscode.WebviewView | undefined;
+  /** The webviews showing the chat: the side bar's view, the editor tab. */
+  private readonly hosts: ChatHosts;
   private renderTimer: NodeJS.Timeout | undefined;
-  /** What the webview was sent: the next message carries only what changed since. */
-  private readonly sync = new ChatSync();
   private readonly edits: EditMemory;
   /** Connection notices shown since the last redraw (kept by the redraw after a restart). */
   private carry: ChatItem[] = [];
@@ -54,14 +53,16 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   readonly onDecision = this.decisions.event;
 
   constructor(
-    private readonly extensionUri: vscode.Uri,
+    extensionUri: vscode.Uri,
     private readonly server: TillerServer,
     private readonly log: vscode.LogOutputChannel,
     diffs: DiffContents,
     private readonly mentions: Mentions,
   ) {
     this.edits = new EditMemory(server, diffs);
+    this.hosts = new ChatHosts(extensionUri, (host, message) => void this.receive(host, message));
     this.disposables.push(
+      this.hosts,
       this.decisions,
       server.onState((state) => this.update((model) => setProvider(applyState(model, state, Date.now()), server.provider ?? null))),
       server.onEvent((event) => {
@@ -107,26 +108,39 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
-  /** Sends the webview what changed in the chat since the last patch. */
+  /** Sends each webview what changed in the chat since its last patch. */
   private sendChanges(): void {
-    const view = this.view;
-    if (view === undefined) return;
-    const patch = this.sync.next(this.model);
-    if (patch === undefined) return;
-    // Not delivered (the view went away): the next patch is the whole chat.
-    const lost = (): void => this.sync.reset();
-    void view.webview.postMessage({ type: "patch", patch } satisfies ToWebview).then((delivered) => {
-      if (!delivered) lost();
-    }, lost);
+    for (const host of this.hosts.all) {
+      const patch = host.sync.next(this.model);
+      if (patch === undefined) continue;
+      // Not delivered (the webview went away): its next patch is the whole chat.
+      const lost = (): void => host.sync.reset();
+      void host.post({ type: "patch", patch }).then((delivered) => {
+        if (!delivered) lost();
+      }, lost);
+    }
   }
 
-  /** Shows the chat view without taking the focus (used when a card needs an answer). */
+  /** Shows the chat without taking the focus (used when a card needs an answer): in its editor
+   *  tab when one is open, else in the side bar. */
   reveal(preserveFocus = true): void {
-    if (this.view !== undefined) {
-      this.view.show(preserveFocus);
+    const host = this.hosts.get("editor") ?? this.hosts.get("view");
+    if (host !== undefined) {
+      host.show(preserveFocus);
     } else {
       void vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
     }
+  }
+
+  /** "Tiller: Open Chat in Editor": the same chat in an editor tab (brought forward when open). */
+  openInEditor(): void {
+    this.hosts.showPanel(false);
+    this.focusInput("editor");
+  }
+
+  /** An editor tab of the chat VS Code restored after a reload. */
+  adoptPanel(panel: vscode.WebviewPanel): void {
+    this.hosts.adoptPanel(panel);
   }
 
   /** Redraws the chat of a session from the server (resume, fork, restart). */
@@ -152,25 +166,12 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
-    this.view = view;
-    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
-    view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
-    view.webview.html = chatHtml(view.webview, dist);
-    this.disposables.push(
-      view.webview.onDidReceiveMessage((message: unknown) => {
-        if (isFromWebview(message)) {
-          void this.receive(message);
-        }
-      }),
-      view.onDidDispose(() => {
-        this.view = undefined;
-        void vscode.commands.executeCommand("setContext", "tiller.chatFocused", false);
-      }),
-    );
+    this.hosts.attachView(view);
   }
 
-  focusInput(): void {
-    this.post({ type: "focusInput" });
+  /** Puts the cursor in the chat input of the side bar's view or of the editor tab. */
+  focusInput(kind: HostKind = "view"): void {
+    void this.hosts.get(kind)?.post({ type: "focusInput" });
   }
 
   dispose(): void {
@@ -180,26 +181,30 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
+  /** Sends every webview showing the chat the same message. */
   private post(message: ToWebview): void {
-    void this.view?.webview.postMessage(message);
+    for (const host of this.hosts.all) void host.post(message);
   }
 
-  /** A message of the webview; what fails is said in the chat. */
-  private async receive(message: FromWebview): Promise<void> {
+  /** A message of a webview; what fails is said in the chat. */
+  private async receive(host: ChatHost, message: FromWebview): Promise<void> {
     try {
-      await this.handle(message);
+      await this.handle(host, message);
     } catch (error) {
       this.update((model) => addNotice(model, errorMessage(error), "error"));
     }
   }
 
-  /** What each webview message asks: the chat's own work, a server request, or a card's answer. */
-  private async handle(message: FromWebview): Promise<void> {
+  /** What each webview message asks: the chat's own work (answered to the webview that asked),
+   *  a server request, or a card's answer. */
+  private async handle(host: ChatHost, message: FromWebview): Promise<void> {
     switch (message.type) {
       case "ready":
-        return this.resendAll();
+        return this.resendAll(host);
       case "mentionQuery":
-        return this.answerMentions(message.query, message.requestId);
+        return typeof message.query === "string" && Number.isInteger(message.requestId)
+          ? answerMentionQuery(this.mentions, message.query, message.requestId, (answer) => void host.post(answer))
+          : undefined;
       case "openFile":
         return typeof message.path === "string" ? openFileAt(message.path, message.line) : undefined;
       case "focus":
@@ -211,7 +216,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         return this.prompt(message.text, mentions, images, message.activeEditor === true);
       }
       case "listCommands":
-        return this.listCommands();
+        return this.listCommands(host);
       case "openDiff":
         return this.edits.open(message.toolUseId);
       case "rewind":
@@ -238,26 +243,16 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   /** A (re)loaded webview has nothing: send it the whole chat and the active editor. */
-  private resendAll(): void {
-    this.sync.reset();
+  private resendAll(host: ChatHost): void {
+    host.sync.reset();
     this.sendChanges();
-    this.post({ type: "activeEditor", editor: this.mentions.activeEditor() });
-  }
-
-  /** The @-picker's entries for a query: files at once, then symbols when the language servers answer. */
-  private async answerMentions(query: unknown, requestId: number): Promise<void> {
-    if (typeof query === "string" && Number.isInteger(requestId)) {
-      const items = await this.mentions.query(query);
-      this.post({ type: "mentions", requestId, items });
-      const more = await this.mentions.withSymbols(query, items);
-      if (more !== undefined) this.post({ type: "mentions", requestId, items: more });
-    }
+    void host.post({ type: "activeEditor", editor: this.mentions.activeEditor() });
   }
 
   /** Built-in and custom slash commands, as the server reads them now. */
-  private async listCommands(): Promise<void> {
+  private async listCommands(host: ChatHost): Promise<void> {
     const listed = await this.server.request("tiller/listCommands", {});
-    this.post({ type: "commands", commands: listed.commands });
+    void host.post({ type: "commands", commands: listed.commands });
   }
 
   /** Messages that are a server request as they are (their answers come back as events and states). */

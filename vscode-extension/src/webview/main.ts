@@ -140,6 +140,12 @@ function decided(text: string, className: string): HTMLElement {
   return h("div", { className: `decision ${className}`, text });
 }
 
+/** A pending card's answer: its choices, feedback box and buttons, which stay in view at the
+ *  bottom of the chat while any of the card shows (a long plan in a short side bar included). */
+function answerBar(...children: Child[]): HTMLElement {
+  return h("div", { className: "answer" }, ...children);
+}
+
 function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
   const card = h("div", { className: "card plan", "data-state": item.decision.state }, h("div", { className: "card-title", text: "Plan" }), markdownBlock(item.plan, "markdown", item.id));
   switch (item.decision.state) {
@@ -157,16 +163,18 @@ function renderPlan(item: Extract<ChatItem, { kind: "plan" }>): HTMLElement {
       const selectedMode = (): "acceptEdits" | "default" =>
         card.querySelector<HTMLInputElement>(`input[name="${modeName}"]:checked`)?.value === "default" ? "default" : "acceptEdits";
       card.append(
-        h("div", { className: "choices" }, "Then: ", choice("acceptEdits", MODE_WORDS.acceptEdits, true), choice("default", MODE_WORDS.default, false)),
-        feedback,
-        h(
-          "div",
-          { className: "actions" },
-          button("Approve", "primary approve", () => vscode.postMessage({ type: "planDecision", id: item.id, approved: true, mode: selectedMode() })),
-          button("Reject", "secondary reject", () => {
-            const text = feedback.value.trim();
-            vscode.postMessage({ type: "planDecision", id: item.id, approved: false, ...(text !== "" ? { feedback: text } : {}) });
-          }),
+        answerBar(
+          h("div", { className: "choices" }, "Then: ", choice("acceptEdits", MODE_WORDS.acceptEdits, true), choice("default", MODE_WORDS.default, false)),
+          feedback,
+          h(
+            "div",
+            { className: "actions" },
+            button("Approve", "primary approve", () => vscode.postMessage({ type: "planDecision", id: item.id, approved: true, mode: selectedMode() })),
+            button("Reject", "secondary reject", () => {
+              const text = feedback.value.trim();
+              vscode.postMessage({ type: "planDecision", id: item.id, approved: false, ...(text !== "" ? { feedback: text } : {}) });
+            }),
+          ),
         ),
       );
       break;
@@ -211,15 +219,17 @@ function renderConfirm(confirm: Confirmation, extraClass = ""): HTMLElement {
       vscode.postMessage({ type: "toolDecision", id: confirm.id, decision: choice, ...(choice === "deny" && text !== "" ? { feedback: text } : {}) });
     };
     card.append(
-      feedback,
-      h(
-        "div",
-        { className: "actions" },
-        button("Allow", "primary allow", () => answer("allow")),
-        button("Allow for session", "secondary allow-session", () => answer("allowSession")),
-        // A command's parts, exactly as split above, kept as rules for next time.
-        preview.kind === "command" ? button("Always allow", "secondary allow-always", () => answer("allowAlways")) : null,
-        button("Deny", "secondary deny", () => answer("deny")),
+      answerBar(
+        feedback,
+        h(
+          "div",
+          { className: "actions" },
+          button("Allow", "primary allow", () => answer("allow")),
+          button("Allow for session", "secondary allow-session", () => answer("allowSession")),
+          // A command's parts, exactly as split above, kept as rules for next time.
+          preview.kind === "command" ? button("Always allow", "secondary allow-always", () => answer("allowAlways")) : null,
+          button("Deny", "secondary deny", () => answer("deny")),
+        ),
       ),
     );
   } else if (decision.state === "cancelled") {
@@ -235,11 +245,13 @@ function renderCheckpoint(item: Extract<ChatItem, { kind: "checkpoint" }>): HTML
   const card = h("div", { className: "card checkpoint", "data-state": item.decision.state }, h("div", { className: "card-title", text: `${item.toolsUsed} tool calls so far. Keep going?` }));
   if (item.decision.state === "pending") {
     card.append(
-      h(
-        "div",
-        { className: "actions" },
-        button("Continue", "primary", () => vscode.postMessage({ type: "checkpointDecision", id: item.id, continue: true })),
-        button("Stop", "secondary", () => vscode.postMessage({ type: "checkpointDecision", id: item.id, continue: false })),
+      answerBar(
+        h(
+          "div",
+          { className: "actions" },
+          button("Continue", "primary", () => vscode.postMessage({ type: "checkpointDecision", id: item.id, continue: true })),
+          button("Stop", "secondary", () => vscode.postMessage({ type: "checkpointDecision", id: item.id, continue: false })),
+        ),
       ),
     );
   } else {
@@ -618,8 +630,9 @@ function renderLog(items: ChatItem[]): void {
     }
   });
   if (question !== undefined) {
-    // A question waits for the user: bring it into view wherever they had scrolled.
-    question.scrollIntoView({ block: "nearest" });
+    // A question waits for the user: bring it into view wherever they had scrolled. One taller
+    // than the chat shows from its top, its answer bar held at the bottom (sticky).
+    question.scrollIntoView({ block: question.offsetHeight > log.clientHeight ? "start" : "nearest" });
   } else if (nearBottom) {
     log.scrollTop = log.scrollHeight;
   }
@@ -672,8 +685,9 @@ function render(model: ChatView): void {
   document.body.dataset.connection = model.connection;
   document.body.dataset.session = model.sessionId ?? "";
   document.body.dataset.mode = state?.mode ?? "";
+  // As the status bar: while the offline demo plays no model answers, so it stands in the model's place.
   modeLabel.textContent =
-    model.connection === "running" && state !== null ? `${MODE_WORDS[state.mode]} · ${state.model}${model.provider === "demo" ? " (offline demo)" : ""}` : model.connection === "starting" ? "starting the server…" : "server stopped";
+    model.connection === "running" && state !== null ? `${MODE_WORDS[state.mode]} · ${model.provider === "demo" ? "offline demo" : state.model}` : model.connection === "starting" ? "starting the server…" : "server stopped";
   modeLabel.dataset.mode = state?.mode ?? "";
   usageLabel.textContent = model.connection === "running" ? usageText(state) : "";
 }

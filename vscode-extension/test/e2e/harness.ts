@@ -504,9 +504,21 @@ export async function answerCard(card: Locator, button: string): Promise<void> {
   }, 30_000);
 }
 
-/** The chat webview's document (two nested iframes in code-server). */
+/** The side bar chat's document (two nested iframes in code-server; a webview view's outer one
+ *  says `purpose=webviewView`). */
 export function chatFrame(page: Page): FrameLocator {
-  return page.frameLocator('iframe.webview.ready[src*="extensionId=tiller.tiller"]').frameLocator("iframe#active-frame");
+  return page.frameLocator('iframe.webview.ready[src*="extensionId=tiller.tiller"][src*="purpose=webviewView"]').frameLocator("iframe#active-frame");
+}
+
+/** The outer iframe of the chat's editor tab ("Tiller: Open Chat in Editor"): a webview panel,
+ *  whose iframe names no purpose. */
+export function editorChatIframe(page: Page): Locator {
+  return page.locator('iframe.webview.ready[src*="extensionId=tiller.tiller"]:not([src*="purpose="])');
+}
+
+/** The chat's editor tab's document. */
+export function editorChatFrame(page: Page): FrameLocator {
+  return page.frameLocator('iframe.webview.ready[src*="extensionId=tiller.tiller"]:not([src*="purpose="])').frameLocator("iframe#active-frame");
 }
 
 /** Waits until the chat's `data-<name>` (busy, connection, session, mode) reads `value`: one

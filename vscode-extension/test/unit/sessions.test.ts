@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { validateSettings, type Settings } from "../../src/initOptions";
+import { validateSettings, WEB_TOOL_OFF, type Settings } from "../../src/initOptions";
 import { age, folderName, sessionPickItem } from "../../src/sessionsText";
 import { statusText } from "../../src/statusText";
 import type { State } from "../../src/protocol";
@@ -27,7 +27,7 @@ test("ages read like people say them", () => {
   assert.equal(folderName("/a/b/c"), "c");
 });
 
-const base: Settings = { pythonPath: "", model: "", permissionMode: "default", toolBudget: 20, baseUrl: "", demoScript: "", dataDir: "" };
+const base: Settings = { pythonPath: "", model: "", permissionMode: "default", toolBudget: 20, baseUrl: "", demoScript: "", dataDir: "", webSearch: WEB_TOOL_OFF, webFetch: WEB_TOOL_OFF };
 
 test("a malformed base URL is reported as such, naming the setting", () => {
   assert.equal(validateSettings(base), undefined);

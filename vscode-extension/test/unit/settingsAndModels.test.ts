@@ -1,7 +1,7 @@
 // Settings read with a message for each wrong value, and the model picker taking a typed id.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { modeNamed, parseSettings, validateSettings } from "../../src/initOptions";
+import { modeNamed, parseSettings, validateSettings, WEB_TOOL_OFF } from "../../src/initOptions";
 import { modelPickItems } from "../../src/modelPick";
 import type { ModelInfo } from "../../src/protocol";
 
@@ -12,7 +12,7 @@ test("valid settings give no warning; unset ones take their defaults", () => {
   assert.equal(settings.toolBudget, 5);
   assert.equal(settings.baseUrl, "https://x.example");
   assert.deepEqual(parseSettings({}), {
-    settings: { pythonPath: "", model: "", permissionMode: "default", toolBudget: 20, baseUrl: "", demoScript: "", dataDir: "" },
+    settings: { pythonPath: "", model: "", permissionMode: "default", toolBudget: 20, baseUrl: "", demoScript: "", dataDir: "", webSearch: WEB_TOOL_OFF, webFetch: WEB_TOOL_OFF },
     warnings: [],
   });
 });

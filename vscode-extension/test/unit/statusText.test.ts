@@ -67,3 +67,10 @@ test("tooltip says when the offline demo plays instead of a model", () => {
   assert.match(statusTooltip(state(), "demo"), /offline demo: no API key/);
   assert.doesNotMatch(statusTooltip(state(), "anthropic"), /demo/);
 });
+
+test("the status bar says the offline demo plays (issue 36): no model answers, so it stands in the model's place", () => {
+  assert.equal(statusText(state(), "demo"), "$(compass) ask before edits · offline demo");
+  assert.equal(statusText(state({ busy: true, turnId: "t1", queue: ["a"] }), "demo"), "$(sync~spin) ask before edits · offline demo · 1 queued");
+  assert.equal(statusText(state(), "scripted"), "$(compass) ask before edits · scripted model");
+  assert.equal(statusText(state(), "anthropic"), "$(compass) ask before edits · claude-sonnet-4-5");
+});

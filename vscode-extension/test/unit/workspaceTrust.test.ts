@@ -8,7 +8,7 @@ import { test } from "node:test";
 import { emptyChat } from "../../src/chat/items";
 import { applyEvent, applyState } from "../../src/chat/model";
 import { showsWelcome } from "../../src/chat/notices";
-import { parseSettings, sameSettings, toInitializationOptions, type Settings } from "../../src/initOptions";
+import { parseSettings, sameSettings, toInitializationOptions, WEB_TOOL_OFF, type Settings } from "../../src/initOptions";
 import { serverArgs } from "../../src/launch";
 import { DEFAULT_PYTHON, pythonChoice } from "../../src/pythonChoice";
 import { statusTooltip } from "../../src/statusText";
@@ -23,6 +23,8 @@ const settings: Settings = {
   baseUrl: "",
   demoScript: "",
   dataDir: "",
+  webSearch: WEB_TOOL_OFF,
+  webFetch: WEB_TOOL_OFF,
 };
 
 const untrusted = { trusted: false, by: VSCODE_TRUST };
@@ -33,12 +35,24 @@ interface Manifest {
   contributes: { configuration: { properties: Record<string, unknown> } };
 }
 
-test("Tiller runs in Restricted Mode, where VS Code ignores the workspace's values of the settings that run a program, send the key elsewhere or start more permissive", () => {
+test("Tiller runs in Restricted Mode, where VS Code ignores the workspace's values of the settings that run a program, send the key elsewhere, start more permissive or turn on web search and fetch", () => {
   const manifest = JSON.parse(readFileSync(path.resolve(__dirname, "..", "..", "package.json"), "utf8")) as Manifest;
   const untrusted = manifest.capabilities?.untrustedWorkspaces;
   assert.equal(untrusted?.supported, "limited");
   const restricted = [...(untrusted?.restrictedConfigurations ?? [])].sort();
-  assert.deepEqual(restricted, ["tiller.baseUrl", "tiller.dataDir", "tiller.demoScript", "tiller.permissionMode", "tiller.pythonPath"]);
+  assert.deepEqual(restricted, [
+    "tiller.baseUrl",
+    "tiller.dataDir",
+    "tiller.demoScript",
+    "tiller.permissionMode",
+    "tiller.pythonPath",
+    "tiller.webFetch.allowedDomains",
+    "tiller.webFetch.blockedDomains",
+    "tiller.webFetch.enabled",
+    "tiller.webSearch.allowedDomains",
+    "tiller.webSearch.blockedDomains",
+    "tiller.webSearch.enabled",
+  ]);
   for (const name of restricted) assert.ok(name in manifest.contributes.configuration.properties, `${name} is a setting`);
 });
 

@@ -5,7 +5,9 @@ session's own rules. Read fresh whenever calls are judged, so an edit to a
 file (or ``/permissions add``) counts from the next call on.
 
 ``/permissions add`` writes Tiller's own files only: ``.tiller/settings.local.json`` by default
-(local scope, not checked in), ``.tiller/settings.json`` (workspace) or the user's Tiller file.
+(local scope, the user's own: git is told to ignore it, ``workspace/git_exclude.py``, as Claude
+Code does for its ``.claude/settings.local.json``), ``.tiller/settings.json`` (workspace) or the
+user's Tiller file.
 Claude Code's ``.claude`` files are read, never rewritten: removing a rule kept there names the
 file to edit. Any tool call that writes one of the settings files is asked, whatever the mode
 or rules (see core/permissions/modes.py): the model can never widen a rule by itself.
@@ -36,6 +38,7 @@ from tiller.extend.settings_files import (
 )
 from tiller.extend.settings_layer import Settings, read_settings, shown
 from tiller.extend.trust import Trust, trust_file
+from tiller.workspace.git_exclude import keep_out_of_git
 
 WritableScope = Literal["local", "workspace", "user"]
 _SETTINGS_NAMES = frozenset({"settings.json", "settings.local.json"})
@@ -122,6 +125,8 @@ def add_rule(workspace: Path, effect: Effect, text: str, scope: WritableScope = 
     if rule.text not in listed:
         listed.append(rule.text)
     _write(path, data)
+    if scope == "local":
+        keep_out_of_git(path)
     return rule
 
 

@@ -121,7 +121,7 @@ async def run_custom(
     if allowed and command.scope != "user" and not session.trust.trusted:
         session.say(UNTRUSTED_ALLOWED_TOOLS.format(name=command.name, tools=", ".join(allowed)))
         allowed = ()
-    options = TurnOptions(command.model, allowed, f"/{command.name}")
+    options = TurnOptions(command.model, allowed, f"/{command.name}", text.strip())
     return await turns.prompt(session, command.expand(arguments), options)
 
 
@@ -184,7 +184,7 @@ async def apply(sessions: Sessions[S], session: Session, result: CommandResult) 
         case ClearQueue():
             return Handled(f"Cleared {session.clear_queue()} queued prompt(s).")
         case ListSessions():
-            here = sessions.list(str(session.workspace), 20)
+            here = sessions.list(str(session.workspace), 20, with_empty=False)
             return Handled(format_sessions(here, session.id))
         case ListCheckpoints():
             try:
@@ -210,6 +210,9 @@ async def apply(sessions: Sessions[S], session: Session, result: CommandResult) 
             if steering is None:
                 return await turns.prompt(session, text)
             return Handled("Steering the running turn: the model gets it at its next step.")
+        case Permissions(command=AddRule() as adding):
+            # writing a rule may run git (keeping the local file out of git): off the loop
+            return Handled(await asyncio.to_thread(add, session.workspace, session.trust, adding))
         case Permissions(command=command):
             return Handled(permissions(session, command))
         case DecideTrust(trusted=trusted):

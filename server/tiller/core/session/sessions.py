@@ -34,6 +34,7 @@ from tiller.extend.agents import Agents
 from tiller.extend.mcp.manager import McpManager
 from tiller.extend.settings_layer import Settings, read_settings
 from tiller.extend.trust import Trust
+from tiller.extend.web_settings import web_tools
 from tiller.model import history, models
 from tiller.model.history import Message
 from tiller.model.provider import Provider, ProviderError
@@ -131,10 +132,11 @@ class Sessions(Generic[S]):
     def _open(self, session_id: str, roots: WorkspaceRoots, seat: Seat, shape: Shape) -> Session:
         runtime = self.runtime
         trust = runtime.trust(roots.primary)
-        extra = additional_directories(runtime.settings(roots.primary))
+        settings = runtime.settings(roots.primary)
+        extra = additional_directories(settings)
         roots = roots.changed([WorkspaceFolder.of(p) for p in extra.found], ())
         session = Session(
-            config=runtime.config,
+            config=with_web_tools(runtime.config, settings),
             roots=roots,
             provider=runtime.provider,
             approver=seat.approver,
@@ -176,12 +178,11 @@ class Sessions(Generic[S]):
         shape: Shape | None = None,
         *,
         session_id: str = "",
-        stored: bool = False,
+        stored: bool = True,
     ) -> Session:
         """A new, empty session; ``shape`` gives its mode, model and thinking (default: the
-        settings). It is stored with its first prompt, or at once when ``stored`` (ACP: a
-        client may load or list a session it has not prompted yet); its title comes with
-        the first prompt either way."""
+        settings). Stored at once (``stored`` False: with its first prompt; no face asks that
+        now), so it can be resumed before its first prompt, which gives it its title."""
         config = self.runtime.config
         shape = shape or Shape(config.permission_mode, config.model, config.thinking)
         shape = replace(shape, todos=(), messages=(), agents=None, web_fetch=None)
@@ -205,12 +206,13 @@ class Sessions(Generic[S]):
         if loaded is None:
             raise InvalidParams(f"unknown sessionId {session_id!r}")
         live = self.live.get(session_id)
-        self._close_cut_turns(session_id, live.turn_id if live is not None else None)
+        close_cut_turns(self.store, session_id, live.turn_id if live is not None else None)
         self._repair_children(session_id, live)
         row = loaded.row
         roots, gone = resumed_roots(row, roots)
         system, fixed = self._fixed_prefix(row, loaded.messages, roots)
-        self.store.set_system(row.id, system)  # no-op when it was fixed already
+        if system:  # "": a session never prompted, fixed at its first turn
+            self.store.set_system(row.id, system)  # no-op when it was fixed already
         repaired = history.repair(fixed)
         if repaired != loaded.messages:
             ids = carried_turn_ids(loaded.messages, loaded.turn_ids, repaired)
@@ -233,7 +235,7 @@ class Sessions(Generic[S]):
         for row in self.store.children(session_id):
             if row.id in running:
                 continue
-            self._close_cut_turns(row.id, None)
+            close_cut_turns(self.store, row.id, None)
             loaded = self.store.load(row.id)
             if loaded is None:
                 continue
@@ -252,8 +254,11 @@ class Sessions(Generic[S]):
         prompt was rebuilt at every turn from AGENTS.md), so its thinking blocks, bound to
         those requests, are left out once, as after a compaction. The same holds for a
         session stored before the task tool's agent kinds were kept with it (its tools were
-        others): they are fixed at its next turn."""
-        if row.system is not None and (row.agents is not None or not messages):
+        others): they are fixed at its next turn. A session never prompted keeps what it has
+        ("": its first turn fixes it)."""
+        if not messages:
+            return row.system or "", messages
+        if row.system is not None and row.agents is not None:
             return row.system, messages
         system = row.system if row.system is not None else system_prompt(roots)
         budget_form = self.runtime.provider.spec(row.model).thinking == "budget"
@@ -262,29 +267,19 @@ class Sessions(Generic[S]):
     def _web_fetch(self, row: SessionRow, messages: Sequence[Message]) -> FoldedWebFetch | None:
         """The web_fetch tool the session was fixed with. A session stored before it was kept
         (with a history) was sent the plain setting: it keeps that (a rules change is told)."""
-        setting = self.runtime.config.server_tools.web_fetch
+        workspace = Path(row.workspace)
+        config = with_web_tools(self.runtime.config, self.runtime.settings(workspace))
+        setting = config.server_tools.web_fetch
         if row.web_fetch is not None:
             return FoldedWebFetch.from_json(row.web_fetch, setting)
         return FoldedWebFetch(setting) if messages and setting.enabled else None
-
-    def _close_cut_turns(self, session_id: str, running: str | None) -> None:
-        """A turn the store shows started but never ended was cut by a dead server: end it in
-        the transcript (before the resumed session answers anything) as interrupted. The
-        turn still ``running`` in this process (a session resumed over itself) ends itself."""
-        for turn_id in self.store.open_turns(session_id):
-            if turn_id == running:
-                continue
-            self.store.add_entry(session_id, turn_id, "notice", {"text": CUT_BY_SERVER_STOP})
-            ended = event_fields(TurnEnded(Interrupted("server_stopped"), ()))
-            del ended["type"]
-            self.store.add_entry(session_id, turn_id, "turnEnded", ended)
 
     def fork(self, current: Session, source_id: str | None, turn_id: str | None) -> Session:
         """A child of ``source_id`` (default: ``current``) holding its history up to the end
         of ``turn_id`` (default: all of it), seated like ``current``."""
         source = source_id or current.id
         loaded = self.store.load(source)
-        if loaded is None:
+        if loaded is None or not loaded.messages:
             raise InvalidParams(f"nothing to fork: session {source!r} has no stored turns")
         cut = len(loaded.messages)
         if turn_id is not None:
@@ -318,7 +313,7 @@ class Sessions(Generic[S]):
         pieces = slicing.parse(spec)  # SpecError (-32602) names the position
         source = source_id or current.id
         loaded = self.store.load(source)
-        if loaded is None:
+        if loaded is None or not loaded.messages:
             raise InvalidParams(f"nothing to slice: session {source!r} has no stored turns")
         spec_of_model = current.provider.spec(current.model)
 
@@ -369,9 +364,13 @@ class Sessions(Generic[S]):
             del self.live[session.id]
         return dropped
 
-    def list(self, workspace: str | None, limit: int = 200) -> list[SessionRow]:
-        """Stored sessions, newest first (of ``workspace``; None: all)."""
-        return self.store.recent(limit, workspace=workspace)
+    def list(
+        self, workspace: str | None, limit: int = 200, *, with_empty: bool = True
+    ) -> list[SessionRow]:
+        """Stored sessions, newest first (of ``workspace``; None: all); ``with_empty`` False:
+        not those with no turn and no history (as Claude Code lists only sessions with
+        messages: every client start makes one)."""
+        return self.store.recent(limit, workspace=workspace, with_empty=with_empty)
 
     def greet(self, session: Session) -> None:
         """What a face shows when a session opens: the start-up notices, and what an untrusted
@@ -381,6 +380,8 @@ class Sessions(Generic[S]):
         settings = session.settings()
         for problem in additional_directories(settings).problems:
             session.emit(Notice(problem))
+        for problem in web_tools(settings, self.runtime.config.server_tools).problems:
+            session.emit(Notice(f"Web tools: {problem}"))
         client_decides = self.runtime.config.workspace_trust is not None
         withheld = untrusted_notice(settings, client_decides)
         if withheld is not None:
@@ -412,6 +413,27 @@ class Sessions(Generic[S]):
         session.checkpoints = self.runtime.checkpoints(roots)
         self.store.set_roots(session.id, roots)  # a no-op before the session is stored
         session.emit(Notice(f"Workspace folders: {roots.describe()}"))
+
+
+def close_cut_turns(store: SessionStore, session_id: str, running: str | None) -> None:
+    """A turn the store shows started but never ended was cut by a dead server: end it in the
+    transcript (before the resumed session answers anything) as interrupted. The turn still
+    ``running`` in this process (a session resumed over itself) ends itself."""
+    for turn_id in store.open_turns(session_id):
+        if turn_id == running:
+            continue
+        store.add_entry(session_id, turn_id, "notice", {"text": CUT_BY_SERVER_STOP})
+        ended = event_fields(TurnEnded(Interrupted("server_stopped"), ()))
+        del ended["type"]
+        store.add_entry(session_id, turn_id, "turnEnded", ended)
+
+
+def with_web_tools(config: Config, settings: Settings) -> Config:
+    """``config`` with the web tools the settings files turn on under the client's
+    (``extend/web_settings.py``): read when a session opens and fixed for it, as the tools
+    list is part of the prefix its thinking is bound to (a change counts from the next
+    session; what is wrong in them is told by ``greet``)."""
+    return replace(config, server_tools=web_tools(settings, config.server_tools).tools)
 
 
 UNTRUSTED: Final = (

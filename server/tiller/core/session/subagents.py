@@ -8,8 +8,10 @@ the child's session. The parent's model sees only the child's final report (capp
 
 Rights: a child never has more than its parent. Its tools are its kind's tools that the parent
 has, never ``task`` (no grandchildren), ``enter_plan_mode``, ``exit_plan_mode`` or
-``todo_write`` (the board is the parent's); it starts with the parent's session grants; its
-calls go through the same permission gate in its own mode: an explorer (a read-only kind) runs
+``todo_write`` (the board is the parent's); ``skill`` is one (an explorer's too, as Claude
+Code's subagents load skills), and a child without it (a kind whose ``tools`` leave it out) is
+not told of the skills (``skills.without_skills``). It starts with the parent's session grants;
+its calls go through the same permission gate in its own mode: an explorer (a read-only kind) runs
 in plan mode, so only reads and provably read-only commands run (sandboxed); any other child
 runs in the parent's mode and follows it when it changes. Its final text is its report, never
 a plan. Its questions go to the parent's approver, naming the child (``confirmTool.agent``).
@@ -34,12 +36,20 @@ from dataclasses import dataclass
 
 from tiller.core.session import turns
 from tiller.core.session.session import Session, SessionSink, new_id
-from tiller.core.turn.approvals import PLAN_NOT_APPROVED, AgentRef, Approver, PlanAnswer, ToolAnswer
+from tiller.core.turn.approvals import (
+    PLAN_NOT_APPROVED,
+    AgentRef,
+    Approver,
+    CheckpointAnswer,
+    PlanAnswer,
+    ToolAnswer,
+)
 from tiller.core.turn.events import AgentStarted, Posted, TurnEnded
 from tiller.core.turn.outcomes import Completed, Failed, Interrupted, Refused, Stopped
 from tiller.core.turn.scheduler import ToolCall
 from tiller.core.turn.system_prompt import system_prompt
 from tiller.extend.agents import BUILT_IN, AgentKind
+from tiller.extend.skills import without_skills
 from tiller.model.history import INTERRUPTED_RESULT
 from tiller.protocol import Mode, State, Todo, TrailItem
 from tiller.tools.base import (
@@ -47,6 +57,7 @@ from tiller.tools.base import (
     Tool,
     ToolResult,
 )
+from tiller.tools.skill import SKILL
 from tiller.tools.task import TASK
 from tiller.workspace.store import SessionRow
 
@@ -90,7 +101,9 @@ class ChildApprover:
     async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
         return PLAN_NOT_APPROVED  # a child never presents a plan (it has no exit_plan_mode)
 
-    async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
+    async def checkpoint(
+        self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]
+    ) -> CheckpointAnswer:
         return await self.inner.checkpoint(turn_id, tools_used, trail)
 
 
@@ -118,13 +131,16 @@ def spawn(parent: Session, kind: AgentKind, sink: SessionSink, description: str)
         parent.thinking if model == parent.model else parent.provider.spec(model).default_thinking()
     )
     base = parent.system or system_prompt(parent.roots)
+    tools = child_tools(parent.tools, kind)
+    if not any(tool.name == SKILL for tool in tools):
+        base = without_skills(base)
     child = Session(
         config=parent.config,
         roots=parent.roots,
         provider=parent.provider,
         approver=ChildApprover(parent.approver, AgentRef(child_id, kind.name)),
         sink=sink,
-        tools=child_tools(parent.tools, kind),
+        tools=tools,
         store=parent.store,
         checkpoints=None,  # the parent's turn snapshot covers the workspace the child writes
         shell=parent.shell,

@@ -75,11 +75,10 @@ def start_turn(
         ),
         diagnostics=session.diagnostics,
         edits=EditHistory(session.store.db),
-        plans=session.agent is None,  # a child's final text is its report, never a plan
     )
     snapshot = snapshot_before(session.checkpoints, session.id, turn_id, text, session.say)
     turn = Turn(session, replace(setup, snapshot=snapshot))
-    _store_turn(session, text)
+    _store_turn(session, options.typed or text)  # a custom command's title: what was typed
     return turn
 
 
@@ -119,7 +118,7 @@ def announce_turn(
     if folders is not None:
         blocks.insert(0, history.text_block(folders))
         session.say("The workspace folders changed: the model is told so with this prompt.")
-    session.append("user", blocks)
+    session.append("user", history.after_unanswered(session.messages, blocks))
     session.publish()
 
 

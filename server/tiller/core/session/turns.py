@@ -89,7 +89,7 @@ async def _run(session: Session, turn: Turn) -> None:
         log.exception("turn %s crashed", turn.setup.turn_id)
         session.messages = history.repair(session.messages)
         outcome = Failed("internal", f"Internal error: {type(err).__name__}: {err}", False)
-    end_turn(session, turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage)
+    end_turn(session, turn.setup.turn_id, outcome, tuple(turn.trail), turn.usage, turn.kept)
 
 
 def end_turn(
@@ -98,9 +98,11 @@ def end_turn(
     outcome: TurnOutcome,
     trail: tuple[TrailItem, ...],
     usage: Usage | None = None,
+    kept: bool = True,
 ) -> None:
     """The one place a turn ends (once): idle state first, then ``turnEnded``, then the
-    next queued prompt."""
+    next queued prompt. A turn not ``kept`` in the history (it failed before the model
+    answered, or was blocked or refused) is not counted among the session's turns."""
     active = session.active
     if active is None or active.turn_id != turn_id:
         return  # already ended
@@ -116,7 +118,8 @@ def end_turn(
         session.queue.extendleft(Pending(text) for text in reversed(late))
     session.publish()
     session.emit_in(turn_id, TurnEnded(outcome, trail, usage))
-    session.store.count_turn(session.id)  # a statistic: after the event the user waits for
+    if kept:
+        session.store.count_turn(session.id)  # a statistic: after the event the user waits for
     if late:
         session.emit(Notice(f"The turn ended before it could take {steers_text(late)}: "
                          "sent as the next prompt."))  # fmt: skip

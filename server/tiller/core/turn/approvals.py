@@ -24,6 +24,7 @@ from tiller.tools.base import Preview
 class ToolAnswer:
     decision: Literal["allow", "allowSession", "allowAlways", "deny"]
     feedback: str | None = None
+    asked: bool = True  # False: the client decided alone (nobody to ask, a rule of its own)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,30 @@ class AgentRef:
         return {"sessionId": self.session_id, "name": self.name}
 
 
+@dataclass(frozen=True)
+class CheckpointStop:
+    """A checkpoint answered "stop", and why when that is known: the client said
+    (``tiller/checkpoint``'s ``reason``, e.g. the turn limit of ``tiller run --max-turns``), or
+    the server knows (no answer in time, no client to ask). ``False`` is a stop without a
+    reason: nothing says who chose it, so no text blames the user."""
+
+    why: str | None = None
+
+
+CheckpointAnswer = bool | CheckpointStop  # True: go on
+
+
+def checkpoint_stop(answer: CheckpointAnswer) -> CheckpointStop | None:
+    """None when the turn goes on; else the stop, with its reason if any."""
+    match answer:
+        case CheckpointStop():
+            return answer
+        case True:
+            return None
+        case _:
+            return CheckpointStop()
+
+
 DENIED_BY_DEFAULT = ToolAnswer("deny")
 PLAN_NOT_APPROVED = PlanAnswer(False)
 
@@ -60,7 +85,7 @@ class Approver(Protocol):
 
     async def checkpoint(
         self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]
-    ) -> bool: ...
+    ) -> CheckpointAnswer: ...
 
 
 class Poster(Protocol):
@@ -93,11 +118,13 @@ class PostingApprover:
         self.poster.emit_in(self.turn_id, PlanRequested(plan))
         return await self.inner.approve_plan(turn_id, plan)  # the loop emits planDecided
 
-    async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
+    async def checkpoint(
+        self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]
+    ) -> CheckpointAnswer:
         self.poster.emit_in(self.turn_id, CheckpointRequested(tools_used))
-        go_on = await self.inner.checkpoint(turn_id, tools_used, trail)
-        self.poster.emit_in(self.turn_id, CheckpointDecided(go_on))
-        return go_on
+        answer = await self.inner.checkpoint(turn_id, tools_used, trail)
+        self.poster.emit_in(self.turn_id, CheckpointDecided(checkpoint_stop(answer) is None))
+        return answer
 
 
 PREVIEW_SUMMARY_CHARS = 2000

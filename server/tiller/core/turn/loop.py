@@ -24,8 +24,6 @@ from tiller.core.turn.events import Notice, PlanDecided, Steered
 from tiller.core.turn.outcomes import Completed, Failed, Interrupted, Refused, TurnOutcome
 from tiller.core.turn.plan_gate import (
     GAVE_UP_NOTICE,
-    PLAN_APPROVED,
-    PLAN_REVISE,
     Approved,
     Declined,
     GaveUp,
@@ -37,8 +35,8 @@ from tiller.core.turn.scheduler import ToolCall
 from tiller.core.turn.setup import TurnHost, TurnSetup
 from tiller.core.turn.step import (
     NOT_RUN_CUT_OFF,
+    NOT_RUN_ENDED,
     NOT_RUN_OUTPUT_LIMIT,
-    NOT_RUN_STOPPED,
     NOT_RUN_UNKNOWN_STOP,
     Draft,
     Step,
@@ -112,10 +110,11 @@ class Turn:
 
     host: TurnHost
     setup: TurnSetup
-    plan_gate: PlanGate = PlanGate()  # exit_plan_mode and final-text plans: one counter
+    plan_gate: PlanGate = PlanGate()  # the exit_plan_mode answers of this turn
     text_continuations: int = 0
     pauses: int = 0
     prompt: JSON | None = None
+    kept: bool = True  # False once the turn left the history as it was before its prompt
     stream: StepStream = field(init=False)  # the model's side: responses, compaction, usage
     tools: ToolRunner = field(init=False)  # the calls' side: permissions, runs, the trail
     hooks: TurnHooks = field(init=False)  # SessionStart, UserPromptSubmit, Stop
@@ -183,7 +182,8 @@ class Turn:
                 self._forget_turn()
             case Failed(kind=kind, message=message) if not self._replied():
                 self._forget_turn()
-                if kind != "context_too_long":  # that message already says so
+                # Those messages say what to do: send a shorter prompt; set the API key.
+                if kind not in ("context_too_long", "auth"):
                     return replace(outcome, message=f"{message} {PROMPT_NOT_KEPT}")
             case _:
                 pass
@@ -197,6 +197,9 @@ class Turn:
         return True  # the prompt is no longer there as such (compacted): keep everything
 
     def _forget_turn(self) -> None:
+        """The history as before this turn's prompt: the model never answered it (or refused
+        it); the turn is not counted as one of the session's (the transcript keeps it)."""
+        self.kept = False
         if self.prompt is not None:
             self.host.rewrite_history(history.without_turn(self.host.messages, self.prompt))
 
@@ -246,7 +249,7 @@ class Turn:
             self.tools.skip(call, step, response.input_errors[call.id], "error")
         runnable = [c for c in calls if c.id not in response.input_errors]
         outcome = await self.tools.execute(runnable, step)
-        step.finish(NOT_RUN_STOPPED)
+        step.finish(NOT_RUN_ENDED)
         return outcome
 
     # --- the stop reasons -------------------------------------------------------------------
@@ -325,25 +328,14 @@ class Turn:
     # --- the end of a turn ------------------------------------------------------------------
 
     async def _final(self, response: ModelResponse) -> TurnOutcome | None:
-        """A final text; in plan mode, one that reads as a plan goes through the plan gate
-        (approved or revised: the turn goes on). Any other ends the turn, mode unchanged."""
-        final = _text(response.content)
-        if self.setup.plans and self.host.mode == "plan" and self.plan_gate.offers(final):
-            match await self._ask_plan(final):
-                case Approved():
-                    self.host.append("user", [text_block(PLAN_APPROVED)])
-                    return None
-                case Revise(feedback=feedback):
-                    self.host.append("user", [text_block(PLAN_REVISE.format(feedback=feedback))])
-                    return None
-                case Declined() | GaveUp():
-                    pass  # the turn ends with the text as its final answer
-        return await self.hooks.at_stop(final or None)
+        """A final text ends the turn as an answer, in plan mode too (mode unchanged): only a
+        plan the model presents with ``exit_plan_mode`` is put to the user."""
+        return await self.hooks.at_stop(_text(response.content) or None)
 
-    # --- the plan gate (exit_plan_mode, or a final text that reads as a plan) ---------------
+    # --- the plan gate (exit_plan_mode) -----------------------------------------------------
 
     async def _ask_plan(self, plan: str) -> PlanVerdict:
-        """Put a plan to the user; the one gate (and counter) for both ways a plan comes."""
+        """Put a plan to the user; the one gate (and revision counter) of the turn."""
         answer = await self.setup.approver.approve_plan(self.setup.turn_id, plan)
         self.host.emit(PlanDecided(answer.approved, answer.feedback))
         self.plan_gate, verdict = self.plan_gate.decide(answer)

@@ -24,6 +24,7 @@ from tiller.core.permissions.command_grants import grant_rules, grants
 from tiller.core.permissions.modes import Allow, Ask, Decision, Deny, decide, judge_mcp
 from tiller.core.permissions.rule_files import LOCAL_RULES, book_of, keep_rules
 from tiller.core.permissions.rules import Rule, RuleBook
+from tiller.core.turn.approvals import ToolAnswer
 from tiller.core.turn.call_record import CallRecord
 from tiller.core.turn.events import Notice
 from tiller.core.turn.hook_acts import hook_acts
@@ -34,10 +35,23 @@ from tiller.core.turn.tool_hooks import pre_tool_use, with_hook
 from tiller.tools.base import Preview, Tool, ToolContext, ToolResult, read_only_call
 from tiller.tools.validation import validate_input
 
+NOBODY_ASKED = (
+    "the client had nobody to ask for permission, so the call was not run (the user did not "
+    "refuse it). Go on without it if you can, and say which call needs permission."
+)
 UNTRUSTED_KEEP = (
     f"Allowed for this session only: the folder is not trusted, so a rule kept in "
     f"{LOCAL_RULES} would grant nothing (trust it with /trust, then keep rules)"
 )
+
+
+def denial(answer: ToolAnswer) -> str:
+    """A denied call's result: the user's refusal with their feedback, or what a client that
+    had nobody to ask says (``asked: false``), never worded as the user's."""
+    if not answer.asked:
+        return f"Not run: {answer.feedback or NOBODY_ASKED}"
+    feedback = f" Their feedback: {answer.feedback}" if answer.feedback else ""
+    return f"Denied by the user.{feedback}"
 
 
 @dataclass(frozen=True)
@@ -194,10 +208,7 @@ class Permission:
                     await self._keep_rules(session_rules_for(ruled))
                 return call
             case "deny":
-                why = "Denied by the user."
-                if answer.feedback:
-                    why += f" Their feedback: {answer.feedback}"
-                self.record.finish(call, step, ToolResult(why, True), "denied", 0)
+                self.record.finish(call, step, ToolResult(denial(answer), True), "denied", 0)
                 return None
 
     def _command_grants(self, call: ToolCall, tool: Tool) -> bool:

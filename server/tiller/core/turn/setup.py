@@ -39,6 +39,7 @@ class TurnOptions:
     model: str | None = None  # the frontmatter's ``model``
     allowed_tools: tuple[str, ...] = ()  # ``allowed-tools``: no question for these
     command: str | None = None  # the command, e.g. ``/review``, for the tool rows
+    typed: str | None = None  # what the user typed (``/review a.py``): the session's title
 
 
 PLAIN_TURN = TurnOptions()
@@ -123,7 +124,6 @@ class TurnSetup:
     snapshot: TurnSnapshot | None = None
     diagnostics: EditorDiagnostics | None = None  # the editor's, when it offers them
     edits: EditHistory | None = None  # where finished edits keep their before and after
-    plans: bool = True  # a final text in plan mode is put to the user as a plan (not children)
 
     @property
     def spec(self) -> ModelSpec:

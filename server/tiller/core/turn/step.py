@@ -24,7 +24,9 @@ from tiller.protocol import ToolStatus
 from tiller.tools.live_output import LiveOutput
 
 NOT_RUN_WITH_PLAN = "Not run: submitted with the plan; call it again after the plan is approved."
-NOT_RUN_STOPPED = "Not run: the user stopped the turn at a checkpoint."
+NOT_RUN_AT_CHECKPOINT = "Not run: the turn was stopped at the checkpoint after {count} tool calls."
+NOT_RUN_STOPPED = "Not run: the turn was stopped before this call: {why}."
+NOT_RUN_ENDED = "Not run: the turn ended before this call."
 NOT_RUN_CUT_OFF = "Not run: the response was cut off before it finished."
 NOT_RUN_OUTPUT_LIMIT = (
     "Not run: the response reached the output limit ({limit}) before this call's input was "

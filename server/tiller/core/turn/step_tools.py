@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from tiller.core.permissions.call_rules import NOT_RULED
 from tiller.core.permissions.rule_files import book_of
 from tiller.core.permissions.rules import Place
+from tiller.core.turn.approvals import CheckpointStop, checkpoint_stop
 from tiller.core.turn.call_record import CallRecord
 from tiller.core.turn.edit_diagnostics import checked_edit
 from tiller.core.turn.events import Notice, ToolOutput
@@ -38,7 +39,13 @@ from tiller.core.turn.plan_gate import (
 )
 from tiller.core.turn.scheduler import Batch, ToolCall, partition, run_batch
 from tiller.core.turn.setup import TurnHost, TurnSetup
-from tiller.core.turn.step import NOT_RUN_STOPPED, NOT_RUN_WITH_PLAN, Running, Step
+from tiller.core.turn.step import (
+    NOT_RUN_AT_CHECKPOINT,
+    NOT_RUN_STOPPED,
+    NOT_RUN_WITH_PLAN,
+    Running,
+    Step,
+)
 from tiller.core.turn.tool_hooks import post_tool_use
 from tiller.extend.instructions import cut_notices
 from tiller.jsontypes import JSON
@@ -58,7 +65,7 @@ class ToolRunner:
 
     host: TurnHost
     setup: TurnSetup
-    ask_plan: AskPlan  # the turn's one plan gate (final-text plans go through it too)
+    ask_plan: AskPlan  # the turn's one plan gate (exit_plan_mode)
     halted: str | None = None  # a hook's ``continue: false``: the turn stops after the batch
     told: set[str] | None = None  # folders whose nested instructions the model has (lazy)
     usage: Usage = NO_USAGE  # what the subagents of this turn's task calls cost
@@ -100,10 +107,9 @@ class ToolRunner:
         while done < len(calls):
             first = partition(calls[done:], lambda call: step.read_only[call.id])[0]
             batch = replace(first, index=index)
-            if not await self._checkpoint():
-                for call in calls[done:]:
-                    self.skip(call, step, NOT_RUN_STOPPED, "skipped")
-                return Stopped("stopped at a checkpoint")
+            stop = await self._checkpoint()
+            if stop is not None:
+                return self._stopped(stop, calls[done:], step)
             snapshot = self.setup.snapshot
             if snapshot is not None and not all(step.read_only[c.id] for c in batch.calls):
                 await snapshot.before_writes()  # reads never wait for the checkpoint
@@ -122,19 +128,31 @@ class ToolRunner:
                 self.permission.judged(step, judged)
             if self.halted is not None:  # a hook said ``continue: false``
                 for call in calls[done:]:
-                    self.skip(call, step, NOT_RUN_STOPPED, "skipped")
+                    self.skip(call, step, NOT_RUN_STOPPED.format(why=self.halted), "skipped")
                 return Stopped(self.halted)
         return None
 
-    async def _checkpoint(self) -> bool:
+    async def _checkpoint(self) -> CheckpointStop | None:
+        """Ask at every ``toolBudget`` calls whether to go on: None, or the stop."""
         budget = self.setup.tool_budget
         if budget <= 0 or self.record.tools_used < self.next_checkpoint:
-            return True
-        go_on = await self.setup.approver.checkpoint(
+            return None
+        answer = await self.setup.approver.checkpoint(
             self.setup.turn_id, self.record.tools_used, tuple(self.trail)
         )
         self.next_checkpoint = (self.record.tools_used // budget + 1) * budget
-        return go_on
+        return checkpoint_stop(answer)
+
+    def _stopped(self, stop: CheckpointStop, left: list[ToolCall], step: Step) -> TurnOutcome:
+        """The turn stops at a checkpoint; the calls ``left`` say why, when it is known
+        (never who, when it is not: a ``stop`` answer may be a limit, not the user)."""
+        not_run = NOT_RUN_AT_CHECKPOINT.format(count=self.record.tools_used)
+        if stop.why:
+            not_run = NOT_RUN_STOPPED.format(why=stop.why)
+        for call in left:
+            self.skip(call, step, not_run, "skipped")
+        return Stopped(f"stopped at a checkpoint: {stop.why}" if stop.why else
+                       "stopped at a checkpoint")  # fmt: skip
 
     async def _run_call(self, call: ToolCall, step: Step) -> JSON:
         """Run one permitted call. A command that runs without the user's yes is confined to

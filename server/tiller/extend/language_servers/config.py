@@ -11,11 +11,12 @@ layer's files (``settings_layer.py``: user, workspace, local scopes), then
 entry names a command Tiller runs (the first edit of a matching file starts it), so an entry of
 a file inside the workspace (``.claude/settings*.json``, ``.tiller/settings*.json``: a
 ``settings.local.json`` is the workspace's file like any other) is used only once the folder is
-trusted and the user enabled it outside the workspace, as MCP's workspace servers are:
-``enabledLanguageServers`` (names) or ``enableAllProjectLanguageServers`` in the user's own
-settings. Else cloning a repository and asking for one edit would run its commands. A bad or
-not enabled entry is a problem naming its file and entry; the others are still read. Nothing
-configured: no language server, no diagnostics, no cost.
+trusted and a settings file approves it, the one rule MCP's workspace servers follow
+(``Settings.enabling``): ``enabledLanguageServers`` (names) or ``enableAllProjectLanguageServers``
+in the user's own settings or, once the folder is trusted, in its own files (a trusted folder's
+hooks run anyway). Else cloning a repository and asking for one edit would run its commands.
+A bad or not enabled entry is a problem naming its file and entry; the others are still read.
+Nothing configured: no language server, no diagnostics, no cost.
 """
 
 from __future__ import annotations
@@ -178,13 +179,14 @@ def read_language_servers(
             if not source.trusted:
                 return (
                     "not started: the folder is not trusted (trust it with /trust or "
-                    "`tiller trust`, then enable it in your user settings)"
+                    f'`tiller trust`, then add "{ENABLED}": ["{name}"] to '
+                    ".claude/settings.local.json)"
                 )
             if not enabled.allows(name):
                 return (
                     "not enabled: this file is part of the workspace, so its command runs only "
-                    f'once you add "{ENABLED}": ["{name}"] (or "{ENABLE_ALL}": true) to your '
-                    "user settings"
+                    f'once you add "{ENABLED}": ["{name}"] (or "{ENABLE_ALL}": true) to '
+                    ".claude/settings.local.json (this folder) or to your user settings"
                 )
             return None
 

@@ -14,11 +14,14 @@ Gemini CLI reads it) and ``disabled: true`` (the server is listed, never started
 key (Cline's ``autoApprove``: a grant Tiller never takes from a file) is a notice, and the entry
 is kept.
 
-A server named in a file inside the workspace (``.mcp.json``, ``.tiller/settings*.json``) can
-run any command, so it starts only when the folder is trusted *and* the user enabled it outside
-the workspace, as Claude Code asks: ``enableAllProjectMcpServers`` or ``enabledMcpjsonServers``
-in the user's own settings, in Claude Code's record of the folder (where it keeps the user's
-yes), or in ``initializationOptions``. A bad entry is a problem naming its file and server; the
+A server named in a file inside the workspace (``.mcp.json``, ``.claude|.tiller/settings*.json``)
+can run any command, so it starts only when the folder is trusted *and* the user approved it,
+as Claude Code asks: ``enableAllProjectMcpServers`` or ``enabledMcpjsonServers`` in any
+settings file that may grant (the settings layer's ``enabling``: the user's own, Claude Code's
+record of the folder, and the workspace's once the folder is trusted, ``.claude/
+settings.local.json`` included), or in ``initializationOptions``; ``disabledMcpjsonServers`` in
+any file wins. A server held back says why and which file and key to edit (``held``: the
+session-start notice tells of each). A bad entry is a problem naming its file and server; the
 others are still read.
 """
 
@@ -28,13 +31,17 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from tiller.extend.settings_layer import Settings
+from tiller.extend.settings_files import claude_user_dir
+from tiller.extend.settings_layer import Settings, shown
 from tiller.extend.settings_schema import FileSettings
 from tiller.jsontypes import JSON
 
 Scope = Literal["user", "workspace", "local", "client", "session"]
+Held = Literal["untrusted", "not approved", "disabled"]
+"""Why a configured server does not start: its folder is not trusted, the user has not approved
+the workspace's server, or it is disabled (``disabled: true``, ``disabledMcpjsonServers``)."""
 TRUSTED_SCOPES: frozenset[Scope] = frozenset({"user", "local", "client", "session"})
 SERVER_KEYS = frozenset({"type", "command", "args", "env", "url", "headers", "cwd"})
 OTHER_TOOLS_KEYS = frozenset({"timeout", "disabled"})  # Gemini CLI's, Cline's: honoured
@@ -67,8 +74,17 @@ class ServerConfig:
     launch: Launch
     source: str  # the file (or "initializationOptions", "ACP session") it came from
     scope: Scope
-    blocked: str | None = None  # why it must not start (a workspace server not enabled)
+    blocked: str | None = None  # why it must not start, and what to do about it
     call_seconds: float | None = None  # the entry's ``timeout``; None: the setting's
+    held: Held | None = None  # the kind of ``blocked``
+
+    @property
+    def notice(self) -> str | None:
+        """What the user is told when a session opens: a server held back until the user acts
+        (None: it may start, or the user disabled it)."""
+        if self.held in ("untrusted", "not approved"):
+            return f"server {self.name!r} of {self.source} is not started: {self.blocked}"
+        return None
 
     @property
     def transport(self) -> str:
@@ -90,7 +106,8 @@ class Enablement:
     disabled: frozenset[str] = frozenset()
 
     def add(self, data: Mapping[str, Any] | FileSettings) -> Enablement:
-        """What ``data`` (a settings file's, or ``initializationOptions``) enables."""
+        """What ``data`` (a settings file's, or ``initializationOptions``) enables and
+        disables."""
         if isinstance(data, FileSettings):
             all_, names, disabled = (
                 data.enable_all_project_mcp_servers,
@@ -102,6 +119,10 @@ class Enablement:
             names = _names(data.get("enabledMcpjsonServers"))
             disabled = _names(data.get("disabledMcpjsonServers"))
         return Enablement(self.all or all_, self.names | names, self.disabled | disabled)
+
+    def disabling(self, data: FileSettings) -> Enablement:
+        """What ``data`` disables (any file may: it only takes away)."""
+        return replace(self, disabled=self.disabled | frozenset(data.disabled_mcpjson_servers))
 
     def allows(self, name: str) -> bool:
         return name not in self.disabled and (self.all or name in self.names)
@@ -222,9 +243,9 @@ class _Reader:
     servers: dict[str, ServerConfig] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
-    def add(self, block: Any, source: str, scope: Scope, blocked: str | None = None) -> None:
+    def add(self, block: Any, source: str, scope: Scope, untrusted: bool = False) -> None:
         """The ``mcpServers`` object of one source; a later server replaces an earlier one.
-        ``blocked``: why this source's servers must not start (an untrusted folder's)."""
+        ``untrusted``: this source's servers must not start (an untrusted folder's)."""
         if block is None:
             return
         if not isinstance(block, dict):
@@ -242,16 +263,31 @@ class _Reader:
             if parsed.ignored:
                 keys = ", ".join(parsed.ignored)
                 self.problems.append(f"{source}: MCP server {name!r}: ignored {keys}")
-            why = "disabled in its configuration (disabled: true)" if parsed.disabled else blocked
+            held: Held | None = (
+                "disabled" if parsed.disabled else "untrusted" if untrusted else None
+            )
+            why = "disabled in its configuration (disabled: true)" if parsed.disabled else None
             self.servers[name] = ServerConfig(
-                name, parsed.launch, source, scope, why, parsed.call_seconds
+                name, parsed.launch, source, scope, why, parsed.call_seconds, held
             )
 
 
+LOCAL_SETTINGS: Final = ".claude/settings.local.json"
+"""Where the user approves a workspace's servers for that folder only (Claude Code writes its
+approvals there; Tiller reads it, and git ignores it where Claude Code set that up)."""
+APPROVE = 'add "enabledMcpjsonServers": ["{name}"] to {local}'
 UNTRUSTED = (
     "the folder is not trusted: a server named in the workspace's files starts only once you "
-    "trust the folder (/trust, `tiller trust`, or VS Code's workspace trust) and enable it"
+    "trust the folder (/trust yes, `tiller trust`, or the editor's workspace trust) and approve "
+    "it: " + APPROVE
 )
+NOT_APPROVED = (
+    "not enabled: a server named in the workspace's files starts only once you approve it: "
+    + APPROVE
+    + ' (this folder only; "enableAllProjectMcpServers": true approves all of its servers; '
+    "{user} takes either key for every folder), then start Tiller again"
+)
+DISABLED = "disabled by disabledMcpjsonServers in your settings"
 
 
 def read_mcp_config(
@@ -267,20 +303,23 @@ def read_mcp_config(
     ``client``: ``initializationOptions.mcpServers``; ``session``: what an ACP client passed
     (already in this shape); ``enable``: ``initializationOptions`` keys that enable workspace
     servers."""
-    reader = _Reader(os.environ if env is None else env)
+    env = os.environ if env is None else env
+    reader = _Reader(env)
     enabled = Enablement().add(enable or {})
-    for source in settings.enabling():
-        enabled = enabled.add(source.settings)
+    for source in settings.sources:
+        enabled = enabled.add(source.settings) if source.enables else enabled
+        enabled = enabled.disabling(source.settings)
     for source in settings.sources:
         block = source.settings.mcp_servers or None
         where = str(source.path)
         if source.path.name == ".claude.json" and source.scope == "local":
             where = f"{source.path} (projects.{settings.workspace})"
-        reader.add(block, where, source.scope if not source.in_workspace else
-                   "workspace", None if source.trusted else UNTRUSTED)  # fmt: skip
+        scope: Scope = "workspace" if source.in_workspace else source.scope
+        reader.add(block, where, scope, untrusted=not source.trusted)
     reader.add(client, "initializationOptions.mcpServers", "client")
     reader.add(session, "ACP session", "session")
-    servers = {name: _blocked(server, enabled) for name, server in reader.servers.items()}
+    user = shown(claude_user_dir(env) / "settings.json", settings.workspace, env)
+    servers = {name: _blocked(server, enabled, user) for name, server in reader.servers.items()}
     return McpConfig(servers, tuple(reader.problems))
 
 
@@ -291,17 +330,23 @@ def session_config(servers: Mapping[str, Any], env: Mapping[str, str] | None = N
     return McpConfig(dict(reader.servers), tuple(reader.problems))
 
 
-def _blocked(server: ServerConfig, enabled: Enablement) -> ServerConfig:
-    if server.blocked is not None:
-        return server
-    if server.scope in TRUSTED_SCOPES or enabled.allows(server.name):
-        return server
-    why = (
-        f"not enabled: {server.source} is part of the workspace; enable it with "
-        f'"enabledMcpjsonServers": ["{server.name}"] (or "enableAllProjectMcpServers": true) '
-        "in your user settings or Tiller's initializationOptions"
-    )
-    return replace(server, blocked=why)
+def _blocked(server: ServerConfig, enabled: Enablement, user: str) -> ServerConfig:
+    """``server`` with why it may not start, if it may not: disabled, in an untrusted folder,
+    or the workspace's and not approved (the one rule; the user's own servers need no yes)."""
+    texts = {"name": server.name, "local": LOCAL_SETTINGS, "user": user}
+    match server.held:
+        case "disabled":
+            return server
+        case "untrusted":
+            return replace(server, blocked=UNTRUSTED.format(**texts))
+        case _ if server.scope in TRUSTED_SCOPES:
+            return server
+        case _ if server.name in enabled.disabled:
+            return replace(server, blocked=DISABLED, held="disabled")
+        case _ if enabled.allows(server.name):
+            return server
+        case _:
+            return replace(server, blocked=NOT_APPROVED.format(**texts), held="not approved")
 
 
 def tool_name(server: str, tool: str) -> str:

@@ -64,7 +64,7 @@ class McpManager:
     ) -> None:
         self.settings = settings
         self.read_only = tuple(read_only)  # mcpReadOnly patterns: run concurrently, plan mode
-        self.problems = config.problems
+        self.config_problems = config.problems
         self.servers: dict[str, McpServer] = {
             name: McpServer(server, settings) for name, server in config.servers.items()
         }
@@ -83,7 +83,7 @@ class McpManager:
         """The files read again (the folder's trust changed): a server whose entry changed
         (its launch, or whether it may start) is replaced, stopped first if it ran; a new one
         joins; the others, running or not, stay as they are."""
-        self.problems = config.problems
+        self.config_problems = config.problems
         for name, server in config.servers.items():
             known = self.servers.get(name)
             if known is not None and known.config == server:
@@ -95,6 +95,14 @@ class McpManager:
     @property
     def configured(self) -> bool:
         return bool(self.servers)
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """What a session is told when it opens and ``tiller/mcp/list`` lists: what is wrong in
+        the configuration, then each server held back until the user acts (trusts the folder,
+        approves the server), with the file and key to edit."""
+        held = (s.config.notice for s in self.servers.values())
+        return (*self.config_problems, *(n for n in held if n is not None))
 
     async def add_session_servers(self, config: McpConfig) -> tuple[str, ...]:
         """Servers an ACP client passed: a new name joins; a name whose launch differs replaces
@@ -168,7 +176,7 @@ NO_SERVERS = (
 
 def status_text(manager: McpManager) -> str:
     """``/mcp``: each server with its state and source, then what is wrong in the config."""
-    if not manager.servers and not manager.problems:
+    if not manager.servers and not manager.config_problems:
         return NO_SERVERS
     lines = ["MCP servers:"] if manager.servers else []
     for status in manager.status():
@@ -176,6 +184,6 @@ def status_text(manager: McpManager) -> str:
         if isinstance(status.state, Running) and status.state.tools:
             names = ", ".join(tool_name(status.name, t.name) for t in status.state.tools)
             lines.append(f"    {names}")
-    if manager.problems:
-        lines += ["Configuration problems:", *(f"  {p}" for p in manager.problems)]
+    if manager.config_problems:
+        lines += ["Configuration problems:", *(f"  {p}" for p in manager.config_problems)]
     return "\n".join(lines)

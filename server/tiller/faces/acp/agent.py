@@ -24,6 +24,7 @@ from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
     AgentCapabilities,
+    AgentPlanUpdate,
     AuthenticateResponse,
     AvailableCommand,
     AvailableCommandInput,
@@ -70,25 +71,30 @@ from tiller.core.turn.events import Posted
 from tiller.errors import ConfigError, InvalidParams
 from tiller.extend.mcp.config import acp_servers, session_config
 from tiller.faces.acp.files import ClientFiles
+from tiller.faces.acp.history import recent_transcript
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.permissions import AcpApprover
 from tiller.faces.acp.prompt_blocks import AcpPrompt, PromptBlock, invalid_params, prompt_of
 from tiller.faces.acp.terminal import ClientTerminal
 from tiller.faces.acp.updates import SessionUpdates, ToolCalls, plan_update, replay, turn_end
 from tiller.jsontypes import JSON
-from tiller.protocol import MODES, Mode, State, Todo
+from tiller.protocol import MODE_WORDS, MODES, Mode, State, Todo
 from tiller.runtime import Runtime
 from tiller.workspace.roots import WorkspaceRoots
-from tiller.workspace.store import SessionStore
 
 log = logging.getLogger(__name__)
 
-MODE_INFO: Final[dict[Mode, tuple[str, str]]] = {
-    "default": ("Default", "Ask before every edit and every command that may change anything"),
-    "acceptEdits": ("Accept edits", "Edit files without asking; still ask before commands"),
-    "plan": ("Plan", "Read-only: explore, then present a plan; nothing is written until you "
-             "approve it (enforced by the agent, not the prompt)"),
+MODE_DESCRIPTIONS: Final[dict[Mode, str]] = {
+    "default": "Ask before every edit and every command that may change anything",
+    "acceptEdits": "Edit files without asking; still ask before commands",
+    "plan": "Read-only: explore, then present a plan; nothing is written until you approve it "
+            "(enforced by the agent, not the prompt)",
 }  # fmt: skip
+# Named by the words every other face uses (MODE_WORDS): "Ask before edits", "Accept edits".
+MODE_INFO: Final[dict[Mode, tuple[str, str]]] = {
+    mode: (MODE_WORDS[mode].capitalize(), description)
+    for mode, description in MODE_DESCRIPTIONS.items()
+}
 
 # Slash commands that switch the current session: in ACP the editor owns which session is
 # open (new thread, load), so these answer with a hint instead of switching.
@@ -164,6 +170,8 @@ class AcpSession:
             config.checkpoint_timeout_seconds,
             # A question answered "cancelled" is the start of the turn's cancel.
             cancelled=self.cancel,
+            # "Always allow" keeps a rule only where the folder's files may grant.
+            trusted=lambda: self.session.trust.trusted,
         )
         self.lock = asyncio.Lock()  # one prompt at a time; the next waits for its turn
         self.cancels = 0  # bumped by session/cancel: prompts older than that answer cancelled
@@ -190,14 +198,14 @@ class AcpSession:
         self._shown_mode = self.session.mode
         self._shown_model = self.session.model
         self._shown_commands: list[AvailableCommand] = []
+        self._shown_plan: AgentPlanUpdate | None = None
 
     # --- SessionSink ------------------------------------------------------------------------
 
     def event(self, posted: Posted) -> None:
         fields = posted.to_wire()
         if fields.get("type") == "turnEnded" and posted.parent_turn_id is None:
-            if any(t.status == "in_progress" for t in self.session.todos):
-                self.outbox.send(plan_update(self.session.todos, running=False))
+            self._send_plan(plan_update(self.session.todos, running=False))
             self.outbox.turn_ended(str(fields.get("turnId")), turn_end(fields))
         else:
             self.outbox.send(*self.view.updates(fields))
@@ -215,7 +223,15 @@ class AcpSession:
             self._send_config_options()
 
     def todos(self, todos: tuple[Todo, ...]) -> None:
-        self.outbox.send(plan_update(todos))
+        self._send_plan(plan_update(todos))
+
+    def _send_plan(self, plan: AgentPlanUpdate) -> None:
+        """The plan, when it is not what the editor shows already (a client may draw each
+        one as a new block: agent-shell does). Nothing to show before any plan: none."""
+        if plan == self._shown_plan or (self._shown_plan is None and not plan.entries):
+            return
+        self._shown_plan = plan
+        self.outbox.send(plan)
 
     # --- what the editor sees ---------------------------------------------------------------
 
@@ -277,8 +293,7 @@ class AcpSession:
         untrusted = untrusted_notice(self.session.settings(), decides)
         if untrusted is not None:
             self.outbox.send(update_agent_message_text(f"*{untrusted}*\n\n"))
-        if self.session.todos:
-            self.outbox.send(plan_update(self.session.todos, running=self.session.busy))
+        self._send_plan(plan_update(self.session.todos, running=self.session.busy))
         if not self.runtime.models:
             task = asyncio.get_running_loop().create_task(self._list_models())
             self._background.add(task)
@@ -500,24 +515,14 @@ class TillerAgent:
         except InvalidParams as err:
             raise invalid_params(err.message) from err
         self.seats[session_id] = seat
-        seat.outbox.send(*replay(self._transcript(sessions.store, session_id), workspace))
+        # The recent part of the history (its last prompts), after a line if more was left.
+        shown = recent_transcript(sessions.store, session_id)
+        seat.outbox.send(*replay(shown.entries, workspace, shown.left_out))
         await seat.outbox.flush()  # the history is in the editor before the answer
         answer = LoadSessionResponse(modes=seat.modes(), config_options=seat.config_options())
         seat.announce()
         seat.tell(*problems)
         return answer
-
-    @staticmethod
-    def _transcript(store: SessionStore, session_id: str) -> list[JSON]:
-        pages: list[list[JSON]] = []
-        before: int | None = None
-        while True:
-            entries, more = store.transcript(session_id, before, 1000)
-            pages.append(entries)
-            if not more or not entries:
-                break
-            before = int(entries[0]["seq"])
-        return [entry for page in reversed(pages) for entry in page]
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any

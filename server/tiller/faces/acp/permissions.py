@@ -1,10 +1,12 @@
 """The core's ``Approver`` answered with ACP ``session/request_permission``. Fail closed.
 
-- a confirmation: allow once / allow always (edits: every edit of the session; a command: that
-  exact command) / reject, on the tool call the editor already shows;
-- a plan: "Yes, and auto-accept edits" (mode acceptEdits) / "Yes, and manually approve edits"
-  (mode default) / "No, keep planning", on the ``exit_plan_mode`` call, or on a "plan" call
-  made for the occasion when the plan is the model's final text;
+- a confirmation, on the tool call the editor already shows: allow once; for the rest of this
+  session (every edit; that exact command; that MCP tool); for a command in a trusted folder,
+  always (a rule written to ``.tiller/settings.local.json``); reject. The names say which,
+  since the kind alone cannot (``allow_always`` is the nearest for both of the last two);
+- a plan: "Yes, then accept edits" (mode acceptEdits) / "Yes, then ask before edits"
+  (mode default) / "No, keep planning", on the ``exit_plan_mode`` call (or, were none open,
+  on a "plan" call made for the occasion);
 - a tool-budget checkpoint: continue / stop, on a call made for the occasion.
 
 An error, a malformed answer or an unknown option means no. A ``cancelled`` outcome means
@@ -38,6 +40,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from tiller.core.permissions.rule_files import LOCAL_RULES
 from tiller.core.turn.approvals import (
     DENIED_BY_DEFAULT,
     PLAN_NOT_APPROVED,
@@ -48,18 +51,18 @@ from tiller.core.turn.approvals import (
 from tiller.core.turn.scheduler import ToolCall
 from tiller.faces.acp.outbox import Outbox
 from tiller.faces.acp.updates import ToolCalls, ToolContent, describe_tool, located
-from tiller.protocol import TrailItem
+from tiller.protocol import MODE_WORDS, TrailItem
 from tiller.tools.base import Preview
 from tiller.workspace.roots import WorkspaceRoots
 
 log = logging.getLogger(__name__)
 
-PLAN_OPTIONS = (
+PLAN_OPTIONS = (  # the modes by their words (MODE_WORDS), as everywhere else
     PermissionOption(
-        option_id="acceptEdits", name="Yes, and auto-accept edits", kind="allow_always"
+        option_id="acceptEdits", name=f"Yes, then {MODE_WORDS['acceptEdits']}", kind="allow_always"
     ),
     PermissionOption(
-        option_id="default", name="Yes, and manually approve edits", kind="allow_once"
+        option_id="default", name=f"Yes, then {MODE_WORDS['default']}", kind="allow_once"
     ),
     PermissionOption(option_id="plan", name="No, keep planning", kind="reject_once"),
 )
@@ -69,17 +72,35 @@ CHECKPOINT_OPTIONS = (
 )
 
 
-def tool_options(call: ToolCall, kind: ToolKind) -> tuple[PermissionOption, ...]:
-    if kind == "execute":  # exactly the command's parts, kept in .tiller/settings.local.json
-        always = PermissionOption(option_id="allowAlways", name="Always allow", kind="allow_always")
-    else:
-        name = "Allow all edits this session" if kind == "edit" else "Allow this session"
-        always = PermissionOption(option_id="allowSession", name=name, kind="allow_always")
+def tool_options(call: ToolCall, trusted: bool) -> tuple[PermissionOption, ...]:
+    """Allow once; what "for this session" allows of this tool (the core's ``allowSession``:
+    every edit, that exact command, that MCP tool; other tools are not offered it: it would
+    allow nothing more); for a command in a trusted folder, a rule kept in the local settings
+    file (``allowAlways``: in an untrusted folder that file grants nothing); reject. The tool
+    call above the question shows the command or the diff, so the names need not repeat it."""
+    remember: list[PermissionOption] = []
+    if call.name == "bash":
+        remember.append(_remember("allowSession", "Allow this command for this session"))
+        if trusted:
+            always = f"Always allow this command (writes a rule to {LOCAL_RULES})"
+            remember.append(_remember("allowAlways", always))
+    elif call.name in ("write_file", "edit_file"):
+        remember.append(_remember("allowSession", "Allow all edits for this session"))
+    elif call.name.startswith("mcp__"):
+        server, _, tool = call.name.removeprefix("mcp__").partition("__")
+        remember.append(_remember("allowSession", f"Allow {tool} from {server} for this session"))
     return (
-        PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-        always,
+        PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
+        *remember,
         PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
     )
+
+
+def _remember(option_id: str, name: str) -> PermissionOption:
+    """An answer kept beyond this call: ``allow_always``, the only kind ACP has for it (a
+    client that shows the kind rather than the name then says more than is granted, never
+    less)."""
+    return PermissionOption(option_id=option_id, name=name, kind="allow_always")
 
 
 def preview_content(preview: Preview, workspace: Path | WorkspaceRoots) -> list[ToolContent]:
@@ -112,6 +133,7 @@ class AcpApprover:
         calls: ToolCalls,
         checkpoint_timeout: float,
         cancelled: Callable[[], None],
+        trusted: Callable[[], bool] = lambda: False,
     ) -> None:
         self.client = client
         self.session_id = session_id
@@ -119,6 +141,7 @@ class AcpApprover:
         self.calls = calls
         self.checkpoint_timeout = checkpoint_timeout
         self.cancelled = cancelled  # interrupts the turn: the answer was "cancelled"
+        self.trusted = trusted  # whether the folder is trusted now: may a rule be kept?
         self._ids = itertools.count(1)
 
     async def _ask(
@@ -176,14 +199,14 @@ class AcpApprover:
         self.calls.show(call.id, shown)
         tool_call = ToolCallUpdate(
             tool_call_id=call.id,
-            title=view.title if agent is None else f"{agent.name} agent: {view.title}",
+            title=view.title if agent is None else f"{view.title} ({agent.name} agent)",
             kind=view.kind,
             status="pending",
             content=shown,
             locations=list(view.locations) or None,
             raw_input=call.input,
         )
-        match await self._ask(tool_call, tool_options(call, view.kind)):
+        match await self._ask(tool_call, tool_options(call, self.trusted())):
             case "allow":
                 answer = ToolAnswer("allow")
             case "allowSession":
@@ -222,7 +245,7 @@ class AcpApprover:
 
     async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
         done = " → ".join(f"{t.name} {'✓' if t.status == 'ok' else '✗'}" for t in trail[-12:])
-        title = f"{tools_used} tool calls in this turn: continue?"
+        title = f"Continue after {tools_used} tool calls in this turn?"
         call_id = self._synthetic("checkpoint", title, "other", done)
         tool_call = ToolCallUpdate(tool_call_id=call_id, title=title, kind="other")
         go_on = False

@@ -1,11 +1,12 @@
 """An ACP prompt (content blocks) as the core takes it: its words, and what is attached.
 
-Text blocks are the words. A resource link is mentioned inline (``@src/a.py``) and, when it
-names a file or folder inside the workspace, read by the session's own tools as a mention (so
-the model gets its contents, confined and bounded like its own reads). An embedded text
-resource is mentioned inline and attached with its text; an embedded image, or an image block,
-is attached as an image (checked like every image: type by magic bytes, the API's 5 MB); any
-other binary resource is described by a note. Audio is refused, as `promptCapabilities` says.
+Text blocks are the words (joined as :func:`joined` says). A resource link is mentioned
+inline (``@src/a.py``) and, when it names a file or folder inside the workspace, read by the
+session's own tools as a mention (so the model gets its contents, confined and bounded like
+its own reads). An embedded text resource is mentioned inline and attached with its text; an
+embedded image, or an image block, is attached as an image (checked like every image: type by
+magic bytes, the API's 5 MB); any other binary resource is described by a note. Audio is
+refused, as `promptCapabilities` says.
 """
 
 from __future__ import annotations
@@ -114,8 +115,23 @@ def _image(name: str, mime_type: str | None, data: str, where: str) -> Attachmen
         raise invalid_params(err.message) from err
 
 
+def joined(pieces: Sequence[tuple[str, bool]]) -> str:
+    """The prompt's words from its pieces (``(text, is_a_text_block)``), in order. Clients
+    split a sentence around a mention (``"look at "``, ``@a.py``, ``" please"``) and keep the
+    spaces themselves; where neither side has one, two text blocks are two paragraphs
+    (``Talk slowly.`` and ``Go on.``) and a mention is a word of its own."""
+    words = ""
+    previous_is_text = False
+    for text, is_text in pieces:
+        if words and text and not words[-1].isspace() and not text[0].isspace():
+            words += "\n\n" if is_text and previous_is_text else " "
+        words += text
+        previous_is_text = is_text
+    return words
+
+
 def prompt_of(blocks: Sequence[PromptBlock], workspace: Path) -> AcpPrompt:
-    inline: list[str] = []
+    inline: list[tuple[str, bool]] = []
     notes: list[str] = []
     attached: list[Attachment] = []
     links: list[Path] = []
@@ -123,21 +139,21 @@ def prompt_of(blocks: Sequence[PromptBlock], workspace: Path) -> AcpPrompt:
         where = f"prompt[{index}]"
         match block:
             case TextContentBlock(text=text):
-                inline.append(text)
+                inline.append((text, True))
             case ResourceContentBlock(uri=uri):
-                inline.append(f"@{shown_uri(uri, workspace)}")
+                inline.append((f"@{shown_uri(uri, workspace)}", False))
                 path = _path_of(uri, workspace)
                 if path is not None and path not in links:
                     links.append(path)
             case EmbeddedResourceContentBlock(resource=TextResourceContents(uri=uri, text=text)):
                 shown = shown_uri(uri, workspace)
-                inline.append(f"@{shown}")
+                inline.append((f"@{shown}", False))
                 attached.append(attachments.text("file", shown, text))
             case EmbeddedResourceContentBlock(
                 resource=BlobResourceContents(uri=uri, blob=blob, mime_type=mime_type)
             ):
                 shown = shown_uri(uri, workspace)
-                inline.append(f"@{shown}")
+                inline.append((f"@{shown}", False))
                 try:  # an image is attached as one; anything else (a bad one too) a note
                     attached.append(attachments.image(shown, mime_type, blob, where))
                 except InvalidParams:
@@ -149,5 +165,5 @@ def prompt_of(blocks: Sequence[PromptBlock], workspace: Path) -> AcpPrompt:
                 raise invalid_params(
                     f"{block.type} content is not supported (promptCapabilities says so)"
                 )
-    text = "".join(inline) + "".join(f"\n\n{note}" for note in notes)
+    text = joined(inline) + "".join(f"\n\n{note}" for note in notes)
     return AcpPrompt(text, tuple(attached), tuple(links))

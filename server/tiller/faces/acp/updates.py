@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -120,9 +120,28 @@ def located(raw: str, where: Path | WorkspaceRoots) -> Path:
     return Path(os.path.normpath(where / raw))
 
 
+def _one_line(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _inline_code(text: str) -> str:
+    """``text`` as Markdown inline code, fenced by more backticks than it holds in a row."""
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def describe_tool(name: str, tool_input: JSON, workspace: Path | WorkspaceRoots) -> ToolView:
     """Title, kind, locations (absolute paths: a folder-qualified path in its folder) and
-    initial content (diffs, commands)."""
+    initial content (diffs, commands).
+
+    A title says what matters first and puts no ``:`` of its own in it: CodeCompanion shows
+    only what comes before a colon (``explore agent: Find the note`` read ``explore agent``),
+    and a title that starts with inline code, only that code."""
     kind = TOOL_KINDS.get(name, "other")
     raw_path = _str(tool_input.get("path"))
     path = str(located(raw_path, workspace)) if raw_path else ""
@@ -141,12 +160,10 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path | WorkspaceRoots)
             old, new = _str(tool_input.get("old_string")), _str(tool_input.get("new_string"))
             diff = tool_diff_content(path, new, old)
             return ToolView(f"Edit {raw_path}", kind, where, (diff,) if path else ())
-        case "bash":
+        case "bash":  # the command alone, as code: what clients that shorten titles keep
             command = _str(tool_input.get("command"))
-            shown = command if len(command) <= 80 else command[:77] + "…"
-            return ToolView(
-                f"Run `{shown}`", kind, (), (tool_content(text_block(_fence(command, "sh"))),)
-            )
+            shown = (tool_content(text_block(_fence(command, "sh"))),)
+            return ToolView(_inline_code(_one_line(command, 80)), kind, (), shown)
         case "grep":
             pattern = _str(tool_input.get("pattern"))
             scope = f" in {raw_path}" if raw_path else ""
@@ -164,9 +181,13 @@ def describe_tool(name: str, tool_input: JSON, workspace: Path | WorkspaceRoots)
             return ToolView("Ready to code?", kind, (), body)
         case "task":
             agent = _str(tool_input.get("subagent_type")) or "general-purpose"
-            return ToolView(f"{agent} agent: {_str(tool_input.get('description'))}", kind)
+            description = _one_line(_str(tool_input.get("description")), 80)
+            return ToolView(
+                f"{description} ({agent} agent)" if description else f"{agent} agent", kind
+            )
         case "tool_search":
-            return ToolView(f"Search MCP tools: {_str(tool_input.get('query'))}", "search")
+            query = _one_line(_str(tool_input.get("query")), 80)
+            return ToolView(f"Search the MCP tools for {query}", "search")
         case _ if name.startswith("mcp__"):
             server, _, tool = name.removeprefix("mcp__").partition("__")
             args = json.dumps(tool_input, ensure_ascii=False, indent=2)
@@ -366,7 +387,10 @@ class SessionUpdates:
                 steer = f"\n\n*(steered: {_str(fields.get('text'))})*\n\n"
                 return [update_agent_message_text(steer)]
             case "command":
-                said: list[Update] = [update_agent_message_text(_str(fields.get("message")))]
+                message = _str(fields.get("message"))
+                if is_custom_command(fields):  # a line of its own above the turn's answer
+                    message = f"*{message}*\n\n"
+                said: list[Update] = [update_agent_message_text(message)]
                 if self.replaying:
                     return [update_user_message_text(_str(fields.get("text"))), *said]
                 return said
@@ -411,11 +435,35 @@ def turn_end(fields: JSON) -> TurnEnd:
     return TurnEnd(None, error)
 
 
-def replay(entries: Iterable[JSON], workspace: Path) -> list[Update]:
+def is_custom_command(fields: JSON) -> bool:
+    """Whether a ``command`` event is a custom command's: its message names the command and
+    its file (``/greet (project: …/greet.md)``), and a turn with its expanded text follows."""
+    name = _str(fields.get("text")).strip().partition(" ")[0].lower()
+    message = _str(fields.get("message")).lower()
+    return bool(name) and message.startswith((f"{name} (project: ", f"{name} (user: "))
+
+
+def as_typed(events: Iterable[JSON]) -> Iterator[JSON]:
+    """The events with each prompt as the user typed it: the turn a custom command started
+    is drawn by its ``command`` event (``/greet World``), so its ``turnStarted`` (the expanded
+    text, which the user never typed) is left out."""
+    expanded = False
+    for event in events:
+        kind = event.get("type")
+        if kind in ("command", "turnStarted") and not is_child_event(event):
+            started_by_command = kind == "turnStarted" and expanded
+            expanded = kind == "command" and is_custom_command(event)
+            if started_by_command:
+                continue
+        yield event
+
+
+def replay(entries: Iterable[JSON], workspace: Path, left_out: str = "") -> list[Update]:
     """A stored transcript (``store.transcript`` entries, oldest first) as updates: the log
-    replayed through the live renderer."""
+    replayed through the live renderer, after a line saying what was ``left_out`` before it."""
     view = SessionUpdates(ToolCalls(workspace), replaying=True)
-    return [update for event in as_events(entries) for update in view.updates(event)]
+    said = [update_agent_message_text(f"*{left_out}*\n\n")] if left_out else []
+    return [*said, *(u for event in as_typed(as_events(entries)) for u in view.updates(event))]
 
 
 def attachment_chunks(attached: Any, workspace: Path) -> list[Update]:

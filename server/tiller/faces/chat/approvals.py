@@ -1,20 +1,24 @@
-"""The server's questions in the shell, shown one at a time under the live area.
+"""The server's questions in the shell, shown one at a time above the prompt.
 
-While a question is shown it has the focus: a key picks one of its choices or does nothing
-at all (``client.questions``); a choice that asks for feedback takes a line of it first.
+A question never takes the keys: the prompt keeps them, and a line sent with Enter answers the
+question only when it was typed after the question was drawn and names one of its choices
+(``answering``). A choice that asks for feedback takes a line of it first, on a line of its own
+that does take the keys (Esc goes back to the choices).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import FormattedTextControl, Window
 
+from tiller.faces.chat import answering
+from tiller.faces.chat.answering import LineState, Picked, Prompt, Refused, Unseen, Verdict
 from tiller.faces.chat.events import EventLog
 from tiller.faces.chat.printer import Printer
 from tiller.faces.client.questions import (
@@ -33,12 +37,15 @@ FEEDBACK_HINT = "feedback for the agent (Enter sends, empty for none; Esc goes b
 
 @dataclass
 class Asking:
-    """A question on screen; ``feedback_for`` is the choice whose feedback is being typed."""
+    """A question on screen; ``feedback_for`` is the choice whose feedback is being typed;
+    ``line`` where the prompt's line stands for it (``answering``); ``on_escape`` the answer
+    Esc gives a question of the chat's own (None: Esc interrupts the turn, as ever)."""
 
     question: Question
     answer: asyncio.Future[JSON]
+    on_escape: JSON | None = None
     feedback_for: Choice | None = None
-    missed: str | None = None  # the last key that was not a choice, shown with a reminder
+    line: LineState = field(default_factory=Unseen)
 
 
 class Approvals:
@@ -59,9 +66,7 @@ class Approvals:
         self.asking: list[Asking] = []
         self.feedback = Buffer(multiline=False)
         self.window = Window(
-            FormattedTextControl(self._question, focusable=True),
-            wrap_lines=True,
-            dont_extend_height=True,
+            FormattedTextControl(self._question), wrap_lines=True, dont_extend_height=True
         )
 
     # --- the server's requests ---------------------------------------------------------------
@@ -85,9 +90,11 @@ class Approvals:
         self.events.end_partial()
         return await self.ask(checkpoint_question(params))
 
-    async def ask(self, question: Question) -> JSON:
+    async def ask(self, question: Question, on_escape: JSON | None = None) -> JSON:
+        """``question``'s answer; ``on_escape``: what Esc answers (a question of the chat's
+        own; the server's are withdrawn by the interrupt Esc sends)."""
         await self.printer.drain()  # the preview or plan first, then the question under it
-        asking = Asking(question, asyncio.get_running_loop().create_future())
+        asking = Asking(question, asyncio.get_running_loop().create_future(), on_escape)
         self.asking.append(asking)
         self.changed()
         try:
@@ -100,37 +107,69 @@ class Approvals:
                 self.asking.remove(asking)
                 self.changed()
 
-    # --- the user's keys ---------------------------------------------------------------------
+    # --- the user's lines --------------------------------------------------------------------
 
     def choosing(self) -> bool:
-        """A question waits for a key."""
+        """A question waits for a line naming a choice."""
         return bool(self.asking) and self.asking[0].feedback_for is None
 
     def typing_feedback(self) -> bool:
         return bool(self.asking) and self.asking[0].feedback_for is not None
 
-    def focus(self) -> Window | Buffer | None:
+    def focus(self) -> Buffer | None:
         """What has the focus while questions are shown; ``None``: the prompt."""
-        if not self.asking:
+        if not self.asking or self.asking[0].feedback_for is None:
             return None
-        return self.window if self.asking[0].feedback_for is None else self.feedback
+        return self.feedback
 
-    def choose(self, key: str) -> None:
-        """A key pressed while a question is shown: its choice, or nothing at all."""
-        if not self.asking:
-            return
+    def drawn(self, line: str) -> None:
+        """The screen was drawn with the prompt holding ``line``: the question in front is
+        seen from now on."""
+        self._move_line(answering.drawn, line)
+
+    def edited(self, line: str) -> None:
+        """The prompt holds ``line`` now (typed, cleared or sent)."""
+        self._move_line(answering.edited, line)
+
+    def _move_line(self, move: Callable[[LineState, str], LineState], line: str) -> None:
+        if self.choosing():
+            asking = self.asking[0]
+            moved = move(asking.line, line)
+            if moved != asking.line:
+                asking.line = moved
+                self.changed()
+
+    def take_line(self, line: str) -> Verdict:
+        """Enter on the prompt's ``line``: the question in front takes it (``Picked``: the
+        answer, or the choice's feedback line opens; ``Refused``: kept, with a reminder), or
+        it is a prompt."""
+        if not self.choosing():
+            return Prompt()
         asking = self.asking[0]
-        choice = asking.question.choice(key.lower())
-        if choice is None:  # not an answer: say which keys are
-            asking.missed = key if key.isprintable() else repr(key)
-            self.changed()
-            return
-        if choice.asks_feedback:
-            asking.feedback_for = choice
-            self.feedback.reset()
-            self.changed()
-        elif not asking.answer.done():
-            self._answer(asking, choice.answered())
+        verdict = answering.on_enter(asking.question, asking.line, line)
+        match verdict:
+            case Picked(choice=choice, feedback=feedback):
+                if choice.asks_feedback and not feedback:
+                    asking.feedback_for = choice
+                    self.feedback.reset()
+                    self.changed()
+                elif not asking.answer.done():
+                    self._answer(asking, choice.answered(feedback))
+            case Refused(line=refused):
+                asking.line = answering.Answering(refused)
+                self.changed()
+            case Prompt():
+                pass
+        return verdict
+
+    def escape(self) -> bool:
+        """Esc: whether it answered a question of the chat's own."""
+        if not self.asking or (answer := self.asking[0].on_escape) is None:
+            return False
+        asking = self.asking[0]
+        if not asking.answer.done():
+            self._answer(asking, answer)
+        return True
 
     def send_feedback(self) -> None:
         if not self.asking or self.asking[0].feedback_for is None:
@@ -142,9 +181,7 @@ class Approvals:
         self.feedback.reset()
 
     def _answer(self, asking: Asking, answer: JSON) -> None:
-        """The answer, and the question gone at once, with the focus back where it goes: the
-        keys typed right behind the answer, read with it, are the prompt's (they were taken
-        for missed choices while the question waited for ``ask`` to resume)."""
+        """The answer, and the question gone at once, with the focus back on the prompt."""
         asking.answer.set_result(answer)
         self.asking.remove(asking)
         self.changed()
@@ -159,11 +196,13 @@ class Approvals:
         if not self.asking:
             return []
         asking = self.asking[0]
-        choices = asking.question.prompt_line() if asking.feedback_for is None else FEEDBACK_HINT
-        if asking.feedback_for is None and asking.missed is not None:
-            reminder = f"{asking.missed} is not a choice: press {asking.question.keys_text()}"
-            choices += f"\n{reminder}"
+        if asking.feedback_for is not None:
+            return [
+                ("class:question", asking.question.title + "\n"),
+                ("class:choices", FEEDBACK_HINT),
+            ]
         return [
             ("class:question", asking.question.title + "\n"),
-            ("class:choices", choices),
+            ("class:choices", asking.question.prompt_line() + "\n"),
+            ("class:hint", answering.hint(asking.question, asking.line)),
         ]

@@ -29,6 +29,7 @@ from tiller.faces.common.render import (
     GREEN,
     RED,
     RetryNotices,
+    attachments_line,
     finished_line,
     hook_line,
     permission_note,
@@ -300,15 +301,3 @@ class EventLog:
 
     def status_line(self) -> str:
         return toolbar_text(self.state, self.frame)
-
-
-def attachments_line(attached: Any) -> str:
-    """A prompt's attachments as one line: ``+ @src/a.py · @problems · image shot.png``."""
-    if not isinstance(attached, list):
-        return ""
-    names = [
-        f"image {a.get('name', '')}" if a.get("kind") == "image" else f"@{a.get('name', '')}"
-        for a in attached
-        if isinstance(a, dict)
-    ]
-    return f"+ {' · '.join(names)}" if names else ""

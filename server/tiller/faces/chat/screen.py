@@ -1,5 +1,6 @@
 """The shell's bottom area: what it stacks (live lines, the question, the prompt or the
-feedback line, the status line), its style and its keys."""
+feedback line, the status line), its style and its keys. A question shown above the prompt
+leaves the keys to it (``answering``): only the feedback line takes them from the prompt."""
 
 from __future__ import annotations
 
@@ -66,9 +67,8 @@ class Shell(Protocol):
 
 def build_app(shell: Shell) -> Application[int]:
     approvals = shell.approvals
-    asking = Condition(approvals.choosing)
     typing_feedback = Condition(approvals.typing_feedback)
-    composing = ~asking & ~typing_feedback
+    composing = ~typing_feedback  # a question shown above leaves the keys to the prompt
     # No row is filled to the edge (no rule, no toolbar background, an empty last column):
     # terminals that reflow on resize (tmux, most modern ones) split a row longer than the
     # new width in two, and the redraw would leave a stale copy of it behind.
@@ -81,7 +81,7 @@ def build_app(shell: Shell) -> Application[int]:
     )
     app: Application[int] = Application(
         layout=layout,
-        key_bindings=_key_bindings(shell, asking, typing_feedback, composing),
+        key_bindings=_key_bindings(shell, typing_feedback, composing),
         style=STYLE,
         full_screen=False,
         mouse_support=False,
@@ -92,6 +92,8 @@ def build_app(shell: Shell) -> Application[int]:
     # pairs); waiting again for a longer key binding would only delay the interrupt.
     app.ttimeoutlen = ESCAPE_WAIT_SECONDS
     app.timeoutlen = 0.0
+    # A question is seen once drawn: only a line typed from then on may answer it.
+    app.after_render += lambda _: approvals.drawn(shell.input.text)
     return app
 
 
@@ -161,9 +163,7 @@ def _joined(lines: list[Fragment]) -> StyleAndTextTuples:
     return fragments
 
 
-def _key_bindings(
-    shell: Shell, asking: Condition, typing_feedback: Condition, composing: Filter
-) -> KeyBindings:
+def _key_bindings(shell: Shell, typing_feedback: Condition, composing: Filter) -> KeyBindings:
     buffer, approvals = shell.input, shell.approvals
     empty = Condition(lambda: not buffer.text)
     slash = Condition(lambda: buffer.text.startswith("/") and " " not in buffer.text)
@@ -177,9 +177,6 @@ def _key_bindings(
         (("c-c",), Always(), lambda e: shell.ctrl_c()),
         (("c-d",), composing & empty, lambda e: shell.quit_now()),
         (("c-o",), Always(), lambda e: shell.events.toggle_output()),
-        # While a question is shown, a key picks its choice or does nothing at all.
-        (("<any>",), asking, lambda e: approvals.choose(e.key_sequence[0].data)),
-        (("enter",), asking, lambda e: None),
         (("enter",), typing_feedback, lambda e: approvals.send_feedback()),
         (("escape",), typing_feedback, lambda e: approvals.back_to_choices()),
     ]

@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shlex
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, cast
 
 from prompt_toolkit.application import Application
@@ -25,13 +27,15 @@ from prompt_toolkit.completion import merge_completers
 from tiller import protocol as p
 from tiller.core.session.transcript import as_events
 from tiller.extend.trust import NOT_YET, decided, record
+from tiller.faces.chat.answering import Picked, Prompt, Refused
 from tiller.faces.chat.approvals import Approvals
 from tiller.faces.chat.completion import PathCompleter
 from tiller.faces.chat.events import EventLog, Fragment
 from tiller.faces.chat.notify import NOTIFY_STYLES, Notifier, NotifyStyle
 from tiller.faces.chat.printer import Printer, PrinterLog
+from tiller.faces.chat.rewind import AskedRewind, asked_rewind, confirmed_rewind
 from tiller.faces.chat.screen import build_app
-from tiller.faces.chat.slash import SlashCommands
+from tiller.faces.chat.slash import QUIT_COMMANDS, SlashCommands
 from tiller.faces.client.jsonrpc import Handlers, RpcError
 from tiller.faces.client.mentions import AttachError, prompt_params
 from tiller.faces.client.options import EXIT_FAILED, EXIT_USAGE, INVALID_PARAMS, ChatOptions
@@ -124,7 +128,10 @@ class ChatShell:
             self.server = None
             self.server_ready.clear()
             if self.quit.is_set():
+                resumable = await stored_session(server, self._session_id())
                 self.print("· bye", DIM)
+                if resumable is not None:
+                    self.print(self._how_to_resume(resumable))
                 await server.shutdown()
                 return 0
             await server.wait_exit(1.0)
@@ -132,49 +139,20 @@ class ChatShell:
             crashes.append(time.monotonic())
             if _keeps_stopping(crashes):
                 self.print("the server keeps stopping; giving up", RED)
+                if (session := self._session_id()) is not None:
+                    self.print(self._how_to_resume(session))
                 return EXIT_FAILED
             resume, redraw = self._session_id(), False
             where = f" and resuming session {resume}" if resume else ""
             self.print(f"· restarting the server{where}…", DIM)
 
     async def _connect(self, resume: str | None, redraw: bool) -> ServerProcess | int:
-        options = chosen_options(self.options.initialization_options, self.events.state)
         handlers = shell_handlers(self.events, self.approvals, self.notifier)
-        try:
-            server = await ServerProcess.start(handlers, self._server_log)
-        except OSError as err:
-            self.print(f"error: cannot start the server: {err}", RED)
-            return EXIT_FAILED
-        try:
-            await server.initialize(
-                (self.options.workspace, *self.options.add_dirs), options, "tiller-chat"
-            )
-        except RpcError as err:
-            self.print(f"error: the server refused the options: {err.message}", RED)
-            await server.shutdown()
-            return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
-        except ConnectionError:
-            await server.wait_exit(1.0)
-            self.print(f"error: the server exited at start (code {server.returncode})", RED)
-            return EXIT_FAILED
-        if resume is not None:
-            await self._resume(server, resume, redraw)
+        options = chosen_options(self.options.initialization_options, self.events.state)
+        server = await start_server(self.options, options, handlers, self.print, self._server_log)
+        if not isinstance(server, int) and resume is not None:
+            await resume_session(server, resume, redraw, self.events, self._columns)
         return server
-
-    async def _resume(self, server: ServerProcess, resume: str, redraw: bool) -> None:
-        try:
-            self.events.state = await server.request(p.SESSION_RESUME, {"sessionId": resume})
-        except RpcError as err:
-            if redraw:  # the user's --resume
-                self.print(f"could not resume session {resume}: {err.message}", RED)
-            else:  # a session is stored from its first turn on: there was nothing to lose
-                self.print(f"· session {resume} had no stored turn: a new one", DIM)
-        except ConnectionError:
-            pass  # the server died again: _serve sees it
-        else:
-            self.print(f"· resumed session {resume}", DIM)
-            if redraw:
-                await replay_transcript(server, resume, self.printer, self._columns)
 
     def _write_raw(self, text: str) -> None:
         """A bell or an OSC sequence, straight to the terminal (nothing printed)."""
@@ -196,6 +174,9 @@ class ChatShell:
         session = (self.events.state or {}).get("sessionId")
         return session if isinstance(session, str) else None
 
+    def _how_to_resume(self, session: str) -> str:
+        return f"To resume this session: {resume_command(session, self.options.workspace)}"
+
     def spawn(self, work: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(work)
         self.background.add(task)
@@ -212,21 +193,56 @@ class ChatShell:
     # --- what the user does ------------------------------------------------------------------
 
     def submit(self) -> None:
+        """Enter: the line answers the question shown (``answering``), or is sent."""
         text = self.input.text
         if not text.strip():
             return
-        self.input.reset(append_to_history=True)
-        busy = bool((self.events.state or {}).get("busy"))
-        if busy and text.startswith(">") and text[1:].strip():
-            self.spawn(self._send_prompt(text[1:].strip(), p.STEER))
+        match self.approvals.take_line(text):
+            case Picked():
+                self._clear_input(keep=False)
+            case Refused():
+                pass  # kept, under a reminder
+            case Prompt():
+                self._clear_input(keep=True)
+                self._send(text)
+
+    def _send(self, text: str) -> None:
+        """A line as the user meant it: ``>`` steers the running turn (idle, the words are a
+        prompt), ``/exit`` leaves, ``/rewind`` asks first."""
+        if text.strip().lower() in QUIT_COMMANDS:
+            self.quit.set()
+        elif (rewind := asked_rewind(text)) is not None:
+            self.spawn(self._rewind(rewind))
+        elif text.startswith(">") and (words := text[1:].strip()):
+            busy = bool((self.events.state or {}).get("busy"))
+            self.spawn(self._send_prompt(words, p.STEER if busy else p.PROMPT))
         else:
             self.spawn(self._send_prompt(text))
 
-    async def _send_prompt(self, text: str, method: str = p.PROMPT) -> None:
+    def _clear_input(self, keep: bool) -> None:
+        """An empty prompt (``keep``: the line goes to the history, ↑ brings it back)."""
+        self.input.reset(append_to_history=keep)
+        self.approvals.edited("")
+
+    async def _rewind(self, asked: AskedRewind) -> None:
+        server = await self._ready_server(asked.line)
+        try:
+            line = await confirmed_rewind(server, asked, self.approvals, self.printer)
+        except ConnectionError:
+            self.print(f"the server went away; not sent: {asked.line}", RED)
+            return
+        if line is not None:
+            await self._send_prompt(line)
+
+    async def _ready_server(self, text: str) -> ServerProcess:
         if self.server is None:
             self.print(f"· waiting for the server to send: {text}", DIM)
         while (server := self.server) is None:
             await self.server_ready.wait()
+        return server
+
+    async def _send_prompt(self, text: str, method: str = p.PROMPT) -> None:
+        server = await self._ready_server(text)
         before = self._session_id()
         try:
             params = (  # @path attaches to a prompt; a steer is words alone
@@ -278,6 +294,8 @@ class ChatShell:
         self.request(p.CYCLE_MODE, {})
 
     def interrupt(self) -> None:
+        if self.approvals.escape():  # a question of the chat's own: Esc says no
+            return
         state = self.events.state or {}
         if not state.get("busy") and not self.approvals.asking:
             return
@@ -286,7 +304,7 @@ class ChatShell:
 
     def ctrl_c(self) -> None:
         if self.input.text:
-            self.input.reset()
+            self._clear_input(keep=True)
         elif self.ctrl_c_armed:
             self.quit.set()
         else:
@@ -298,6 +316,7 @@ class ChatShell:
 
     def _typed(self, buffer: Buffer) -> None:
         self._disarm(buffer)
+        self.approvals.edited(buffer.text)
         if buffer.text == "/":  # a command is being typed: list them as they are now
             self._list_commands()
 
@@ -312,9 +331,7 @@ class ChatShell:
                 self.slash.commands = list(answer.get("commands", []))
                 self.app.invalidate()
 
-        task = asyncio.ensure_future(listing())
-        self.background.add(task)
-        task.add_done_callback(self.background.discard)
+        self.spawn(listing())
 
     def slash_hints(self) -> list[tuple[str, str]]:
         return self.slash.hints(self.input.text)
@@ -342,6 +359,67 @@ class ChatShell:
 # --- beside the shell: what it asks, whom it answers, what it redraws ---------------------------
 
 
+async def start_server(
+    chat: ChatOptions,
+    options: JSON,
+    handlers: Handlers,
+    say: Callable[[str, str], None],
+    log: Callable[[str], None],
+) -> ServerProcess | int:
+    """A server initialized with ``options`` for the chat's folders, or the exit status
+    when it cannot start or refuses them (said with ``say``)."""
+    try:
+        server = await ServerProcess.start(handlers, log)
+    except OSError as err:
+        say(f"error: cannot start the server: {err}", RED)
+        return EXIT_FAILED
+    try:
+        await server.initialize((chat.workspace, *chat.add_dirs), options, "tiller-chat")
+    except RpcError as err:
+        say(f"error: the server refused the options: {err.message}", RED)
+        await server.shutdown()
+        return EXIT_USAGE if err.code == INVALID_PARAMS else EXIT_FAILED
+    except ConnectionError:
+        await server.wait_exit(1.0)
+        say(f"error: the server exited at start (code {server.returncode})", RED)
+        return EXIT_FAILED
+    return server
+
+
+async def resume_session(
+    server: ServerProcess, resume: str, redraw: bool, events: EventLog, columns: Callable[[], int]
+) -> None:
+    """Resume ``resume`` in a started server (``redraw``: the user's ``--resume``, whose story
+    is printed again; else a restart after a crash)."""
+    printer = events.printer
+    try:
+        events.state = await server.request(p.SESSION_RESUME, {"sessionId": resume})
+    except RpcError as err:
+        if redraw:
+            printer.print(f"could not resume session {resume}: {err.message}", RED)
+        else:  # a session is stored from its first turn on: there was nothing to lose
+            printer.print(f"· session {resume} had no stored turn: a new one", DIM)
+    except ConnectionError:
+        pass  # the server died again: _serve sees it
+    else:
+        printer.print(f"· resumed session {resume}", DIM)
+        if redraw:
+            await replay_transcript(server, resume, printer, columns)
+
+
+async def stored_session(server: ServerProcess, session: str | None) -> str | None:
+    """``session`` when the server lists it as stored: one to resume."""
+    if session is None:
+        return None
+    try:
+        listed = await server.request(p.SESSION_LIST, {})
+    except (RpcError, ConnectionError):
+        return None
+    rows = listed.get("sessions") if isinstance(listed, dict) else None
+    stored = any(isinstance(r, dict) and r.get("sessionId") == session for r in rows or [])
+    return session if stored else None
+
+
 async def decide_trust(
     options: ChatOptions, approvals: Approvals, say: Callable[[str, str], None]
 ) -> None:
@@ -360,6 +438,17 @@ async def decide_trust(
     where = await asyncio.to_thread(record, workspace, trusted)
     said = "Trusted" if trusted else "Not trusting"
     say(f"· {said} {workspace} (kept in {where}; /trust changes it)", DIM)
+
+
+def resume_command(session: str, workspace: Path) -> str:
+    """The command that resumes ``session`` (``--workspace`` when it is not the current
+    folder)."""
+    try:
+        here: Path | None = Path.cwd()
+    except OSError:  # the folder it was started in is gone
+        here = None
+    where = "" if workspace == here else f" --workspace {shlex.quote(str(workspace))}"
+    return f"tiller chat --resume {session}{where}"
 
 
 def chosen_options(initialization_options: JSON, state: JSON | None) -> JSON:

@@ -1,9 +1,11 @@
 """Slash commands in ``tiller chat``: Tab completes a command's name (built-in or custom, as
-``tiller/listCommands`` lists them) and a hint row lists the ones that match what is typed."""
+``tiller/listCommands`` lists them, and the chat's own ``/exit``, ``/quit``) and a hint row
+lists the ones that match what is typed."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -11,6 +13,11 @@ from prompt_toolkit.document import Document
 from tiller.jsontypes import JSON
 
 MAX_HINTS = 6
+QUIT_COMMANDS: Final = ("/exit", "/quit")
+OWN: Final[tuple[JSON, ...]] = tuple(
+    {"name": name[1:], "description": "leave the chat (says how to resume)", "source": "built-in"}
+    for name in QUIT_COMMANDS
+)  # the chat's own, beside the server's
 
 
 class SlashCommands(Completer):
@@ -23,7 +30,7 @@ class SlashCommands(Completer):
         """The commands whose ``/name`` starts with ``text`` (a ``/word`` with no space)."""
         if not text.startswith("/") or " " in text or "\n" in text:
             return []
-        return [c for c in self.commands if f"/{c.get('name', '')}".startswith(text)]
+        return [c for c in (*self.commands, *OWN) if f"/{c.get('name', '')}".startswith(text)]
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent

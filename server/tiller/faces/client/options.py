@@ -40,6 +40,13 @@ OutputFormat = Literal["text", "json", "stream-json"]
 OUTPUT_FORMATS: Final[tuple[OutputFormat, ...]] = ("text", "json", "stream-json")
 SERVER_TOOL_BUDGET: Final = 20  # the server's default ``toolBudget`` (docs/protocol.md)
 DISALLOWED_FEEDBACK: Final = "denied by --disallowed-tools"
+UNATTENDED_FEEDBACK: Final = (
+    "nobody could be asked for permission: this run is not interactive (no terminal), and the "
+    "user did not refuse it. Go on without it if you can, and say in your answer which call "
+    "needs permission: the user can run again with --yes or allow it with a rule."
+)
+"""Why a call was not run when no one could be asked: the model must not read it as the
+user's refusal (``asked: false`` in the answer, docs/protocol.md)."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ class ToolRules:
     def answer(self, name: str) -> JSON | None:
         """The answer the rules give for tool ``name``; ``None`` when they say nothing."""
         if name in self.disallowed:
-            return {"decision": "deny", "feedback": DISALLOWED_FEEDBACK}
+            return {"decision": "deny", "asked": False, "feedback": DISALLOWED_FEEDBACK}
         if name in self.allowed:
             return {"decision": "allow"}
         return None

@@ -17,7 +17,7 @@ from typing import Any
 from tiller import protocol as p
 from tiller.faces.client.jsonrpc import Handlers
 from tiller.faces.client.limits import StepCounter
-from tiller.faces.client.options import ToolRules
+from tiller.faces.client.options import UNATTENDED_FEEDBACK, ToolRules
 from tiller.faces.client.questions import (
     Question,
     checkpoint_question,
@@ -29,6 +29,7 @@ from tiller.faces.client.terminal import Output, TerminalInput
 from tiller.faces.common.children import INDENT, Children, asker, is_child_event
 from tiller.faces.common.render import (
     RetryNotices,
+    attachments_line,
     finished_line,
     hook_line,
     permission_note,
@@ -61,6 +62,7 @@ class Run:
     _calls: dict[str, tuple[str, str]] = field(default_factory=dict)
     _ask_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _retries: RetryNotices = field(default_factory=RetryNotices)
+    _session_notices: set[str] = field(default_factory=set)
     _children: Children = field(default_factory=Children)
 
     def handlers(self) -> Handlers:
@@ -100,6 +102,9 @@ class Run:
             self.steps.on_event(params.get("type"))
         out = self.output
         match params.get("type"):
+            case "turnStarted":  # what the prompt attached, as the chat echoes it
+                if attached := attachments_line(params.get("attachments")):
+                    out.line(out.dim(attached))
             case "textDelta":
                 out.write(str(params.get("text", "")))
             case "thinkingDelta":
@@ -116,9 +121,7 @@ class Run:
             case "toolFinished":
                 out.line(self._finished_line(params))
             case "notice":
-                said = str(params.get("text", ""))
-                if self._retries.first(said):
-                    out.info(f"· {said}")
+                self._notice(params)
             case "hookActed":
                 out.info(f"· {hook_line(params)}")
             case "steered":
@@ -141,6 +144,17 @@ class Run:
                 out.line(out.dim(self._children.started(params)))
             case _:
                 pass
+
+    def _notice(self, params: JSON) -> None:
+        """A notice on stderr: a retry once per kind and turn; one sent outside a turn (the
+        session's start: MCP servers blocked, settings problems, trust) once per run, even
+        when a turn says it again."""
+        said = str(params.get("text", ""))
+        if not self._retries.first(said) or said in self._session_notices:
+            return
+        if params.get("turnId") is None:
+            self._session_notices.add(said)
+        self.output.info(f"· {said}")
 
     def _child_event(self, params: JSON) -> None:
         out = self.output
@@ -202,11 +216,13 @@ class Run:
             return ruled
         if self.yes:
             return {"decision": "allow"}
-        if self.terminal is None:
+        if self.terminal is None:  # nobody refused it: nobody could be asked
             self.output.info(
-                f"· denied {name} {summary}: no terminal to confirm on ({self.yes_hint})"
+                f"· not run: {name} {summary}".rstrip()
+                + f" needs permission and there is no terminal to ask on ({self.yes_hint}, "
+                "or an allow rule)"
             )
-            return {"decision": "deny", "feedback": "no terminal to confirm on"}
+            return {"decision": "deny", "asked": False, "feedback": UNATTENDED_FEEDBACK}
         preview = preview_text(asker(params), params.get("preview"), self.output.err_tty)
         no_answer = {"decision": "deny", "feedback": NO_ANSWER}
         return await self._withdrawable(
@@ -239,7 +255,7 @@ class Run:
                     f"· stopped: --max-turns {self.steps.max_steps} reached (the model's next "
                     "tool calls were not run)"
                 )
-                return {"continue": False}
+                return {"continue": False, "reason": f"--max-turns {self.steps.max_steps} reached"}
             if not self.steps.user_checkpoint(params.get("toolsUsed")):
                 return {"continue": True}  # asked for --max-turns only
         answer = await self._user_checkpoint(params)

@@ -1,10 +1,11 @@
 """The server's questions as choices, defined once for both terminal clients (pure).
 
-``tiller chat`` answers with a single key: a key that is not one of a question's choices
-answers nothing, so typing cannot answer an approval by accident (the checkpoint's keys differ
-from the confirmation's on purpose: a ``y`` meant for one never continues the other).
-``tiller run`` reads a line: a choice's key or one of its words, then optionally feedback. A
-choice with ``asks_feedback`` collects feedback (empty for none) when none came with it.
+``tiller chat`` answers with a line typed after the question was drawn that names a choice
+alone, then Enter (``faces/chat/answering.py``): keys typed before it, or a sentence that starts
+with a choice's letter, never answer (the checkpoint's keys differ from the confirmation's on
+purpose: a ``y`` meant for one never continues the other). ``tiller run`` reads a line: a
+choice's key or one of its words, then optionally feedback. A choice with ``asks_feedback``
+collects feedback (empty for none) when none came with it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import time
 from typing import TextIO
 
 from tiller.faces.common.render import DIM, RESET
-from tiller.proc_stat import TPGID, TTY_NR, stat_fields
+from tiller.proc_stat import STATE, TPGID, TTY_NR, stat_fields
 
 FOREGROUND_POLL_SECONDS = 0.1  # how often a fork reading for a background job looks again
 _job_group: int | None = None  # set once, in a fork that runs a client's command
@@ -35,12 +35,29 @@ def _wait_for_the_foreground(fd: int) -> None:
     group = _job_group
     if group is None or not os.isatty(fd):
         return
-    while (foreground := _foreground_of(group, fd)) is not None and foreground != group:
-        try:
-            os.killpg(group, signal.SIGTTIN)  # again after a ``bg``, as the kernel would
-        except (ProcessLookupError, PermissionError):
-            return  # the job is gone: nothing to wait for
+    while True:
+        # Stopped or not is read first: ``fg`` gives the job the terminal before it continues
+        # it, so a job seen stopped and then not in the foreground is waiting for ``fg``, and a
+        # job seen running and not in the foreground was continued in the background. Read
+        # the other way round, a SIGTTIN could land just after ``fg`` and stop the job again.
+        stopped = _stopped(group)
+        foreground = _foreground_of(group, fd)
+        if stopped is None or foreground is None or foreground == group:
+            return
+        if not stopped:  # continued in the background (``bg``): stopped again, as the kernel would
+            try:
+                os.killpg(group, signal.SIGTTIN)
+            except (ProcessLookupError, PermissionError):
+                return  # the job is gone: nothing to wait for
         time.sleep(FOREGROUND_POLL_SECONDS)
+
+
+def _stopped(group: int) -> bool | None:
+    """Whether the job's leader is stopped; None when it is gone or there is no ``/proc``."""
+    try:
+        return stat_fields(group)[STATE] == b"T"
+    except (OSError, IndexError):
+        return None
 
 
 def _foreground_of(group: int, fd: int) -> int | None:

@@ -86,10 +86,27 @@ def tool_summary(name: str, tool_input: Any) -> str:
         case "todo_write":
             todos = tool_input.get("todos")
             return f"{len(todos)} items" if isinstance(todos, list) else ""
-    for key in ("path", "command", "pattern"):
+        case "skill":
+            return shorten(str(tool_input.get("name", "")))
+        case "task":  # its agent's line names the kind
+            return shorten(str(tool_input.get("description", "")))
+    for key in ("path", "command", "pattern", "url", "query"):
         if isinstance(tool_input.get(key), str):
             return shorten(tool_input[key])
     return ""
+
+
+def attachments_line(attached: Any) -> str:
+    """A prompt's attachments (``turnStarted.attachments``) as one line, as the terminal
+    clients echo them: ``+ @src/a.py · @problems · image shot.png``; "" when none."""
+    if not isinstance(attached, list):
+        return ""
+    names = [
+        f"image {a.get('name', '')}" if a.get("kind") == "image" else f"@{a.get('name', '')}"
+        for a in attached
+        if isinstance(a, dict)
+    ]
+    return terminal_safe(f"+ {' · '.join(names)}") if names else ""
 
 
 HOOK_OUTCOME_WORDS = {

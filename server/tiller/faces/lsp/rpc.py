@@ -41,6 +41,8 @@ from tiller.core.turn.approvals import (
     DENIED_BY_DEFAULT,
     PLAN_NOT_APPROVED,
     AgentRef,
+    CheckpointAnswer,
+    CheckpointStop,
     PlanAnswer,
     ToolAnswer,
 )
@@ -63,6 +65,8 @@ from tiller.workspace.edit_history import EditHistory
 from tiller.workspace.roots import WorkspaceFolder, WorkspaceRoots
 
 log = logging.getLogger(__name__)
+
+MAX_REASON_CHARS = 200  # of a checkpoint answer's ``reason`` (it goes into tool results)
 
 
 class TillerServer(LanguageServer):
@@ -158,7 +162,8 @@ class RpcApprover:
             log.warning("malformed confirmTool answer, denying: %r", answer)
             return DENIED_BY_DEFAULT
         feedback = answer.get("feedback")
-        return ToolAnswer(decision, feedback if isinstance(feedback, str) else None)
+        asked = answer.get("asked") is not False  # false: the client could ask nobody
+        return ToolAnswer(decision, feedback if isinstance(feedback, str) else None, asked)
 
     async def approve_plan(self, turn_id: str, plan: str) -> PlanAnswer:
         try:
@@ -176,25 +181,29 @@ class RpcApprover:
             mode = "acceptEdits"
         return PlanAnswer(answer["approved"], feedback if isinstance(feedback, str) else None, mode)
 
-    async def checkpoint(self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]) -> bool:
+    async def checkpoint(
+        self, turn_id: str, tools_used: int, trail: Sequence[TrailItem]
+    ) -> CheckpointAnswer:
         params: p.CheckpointParams = {
             "turnId": turn_id,
             "toolsUsed": tools_used,
             "trail": [t.to_wire() for t in trail],
         }
+        seconds = self.config.checkpoint_timeout_seconds
         try:
-            answer = await self._ask(
-                p.CHECKPOINT, params, timeout=self.config.checkpoint_timeout_seconds
-            )
+            answer = await self._ask(p.CHECKPOINT, params, timeout=seconds)
         except TimeoutError:
-            log.warning(
-                "checkpoint unanswered after %ss: stopping", self.config.checkpoint_timeout_seconds
-            )
-            return False
+            log.warning("checkpoint unanswered after %ss: stopping", seconds)
+            return CheckpointStop(f"no answer to the checkpoint within {seconds:g} s")
         except Exception as err:
             log.warning("checkpoint failed, stopping: %s", err)
-            return False
-        return isinstance(answer, dict) and answer.get("continue") is True
+            return CheckpointStop("the client could not be asked whether to continue")
+        if isinstance(answer, dict) and answer.get("continue") is True:
+            return True
+        reason = answer.get("reason") if isinstance(answer, dict) else None
+        if isinstance(reason, str) and reason.strip():
+            return CheckpointStop(reason.strip()[:MAX_REASON_CHARS])
+        return False
 
 
 def workspace_roots(params: types.InitializeParams) -> WorkspaceRoots:
@@ -258,9 +267,9 @@ async def permissions(ls: TillerServer, params: p.NoParams) -> JSON:
 
 async def permissions_add(ls: TillerServer, params: p.AddRuleParams) -> JSON:
     session = ls.live_session()
-    message = add(
-        session.workspace, session.trust, AddRule(params.effect, params.rule, params.scope)
-    )
+    rule = AddRule(params.effect, params.rule, params.scope)
+    # writing a rule may run git (keeping the local file out of git): off the loop
+    message = await asyncio.to_thread(add, session.workspace, session.trust, rule)
     listing = listing_to_wire(rules_in_force(session.settings(), session.grants))
     return {**listing, "message": message}
 
@@ -386,7 +395,8 @@ async def session_slice(ls: TillerServer, params: p.SessionSliceParams) -> p.Sta
 async def session_list(ls: TillerServer, params: p.SessionListParams) -> JSON:
     where = params.workspace or str(ls.live_session().workspace)
     workspace = None if where == "all" else (where.rstrip("/") or "/")
-    return {"sessions": [row.to_wire() for row in ls.live_sessions().list(workspace)]}
+    rows = ls.live_sessions().list(workspace, with_empty=False)
+    return {"sessions": [row.to_wire() for row in rows]}
 
 
 async def session_transcript(ls: TillerServer, params: p.SessionTranscriptParams) -> p.Transcript:

@@ -141,8 +141,7 @@ class CheckpointKeeper:
         workspace as the turn found it, so rewinding the turn keeps it. With a watch this
         looks at the changed files only; raises CheckpointError."""
         async with self.lock:
-            rows = self.table.of_session(session_id)
-            if not any(r.turn_id == turn_id for r in rows):
+            if self.table.of_turn(session_id, turn_id) is None:
                 return  # no snapshot was taken as the turn started
             snap = await asyncio.to_thread(self.repo.snapshot, f"before {turn_id}")
             if wanted() and (not snap.tree or self._before_tree != (turn_id, snap.tree)):
@@ -159,8 +158,7 @@ class CheckpointKeeper:
     async def _after(self, session_id: str, turn_id: str) -> None:
         try:
             async with self.lock:
-                rows = self.table.of_session(session_id)
-                row = next((r for r in rows if r.turn_id == turn_id), None)
+                row = self.table.of_turn(session_id, turn_id)
                 if row is None:
                     return  # no snapshot was taken as the turn started
                 snap = await asyncio.to_thread(self.repo.snapshot, f"after {turn_id}")
