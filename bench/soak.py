@@ -19,10 +19,11 @@ turns back to back for ``--minutes`` each:
   over: what a long session's allocator sees.
 
 A sampler reads ``VmRSS`` of the server process (``/proc/PID/status``) every
-``--sample-seconds``. After the warm-up (``--warmup-minutes``; default half the run, at most
-5 min: the RSS climbs for the first two to three minutes at ~1 turn a second) the figures are
-the least-squares slope of RSS over time (MiB/min) and over turns (MiB per 100 turns). A flat
-session has slopes near 0; the issue's ACP server grew 1.37 MiB/min after 25 minutes.
+``--sample-seconds``. After the warm-up (``--warmup-turns``, default 300: the RSS climbs for
+the first ~250 turns, whatever their pace, while the history goes through its first cycles;
+``--warmup-minutes`` adds a time) the figures are the least-squares slope of RSS over time
+(MiB/min) and over turns (MiB per 100 turns). A flat session has slopes near 0; the issue's
+ACP server grew 1.37 MiB/min after 25 minutes.
 
 ``--probe DIR`` runs each server under ``_soak_probe.py``, which writes to ``DIR/<face>.txt``
 glibc's heap (in use, free) and pymalloc's arenas every 10 s, and after the warm-up what grew
@@ -218,8 +219,25 @@ def slope(points: list[tuple[float, float]]) -> float:
     return sum((x - mean_x) * (y - mean_y) for x, y in points) / spread
 
 
-def figures(run: Run, warmup_seconds: float) -> list[Figure]:
-    settled = [s for s in run.samples if s.seconds >= warmup_seconds]
+@dataclass(frozen=True)
+class Warmup:
+    """What the slopes leave out: the first ``turns`` turns and, if given, ``minutes``."""
+
+    turns: int
+    minutes: float = 0.0
+
+    def over(self, turns: int, seconds: float) -> bool:
+        return turns >= self.turns and seconds >= self.minutes * 60
+
+    def words(self) -> str:
+        minutes = f" and {fmt(self.minutes)} min" if self.minutes else ""
+        return f"{self.turns} turns{minutes}"
+
+
+def figures(run: Run, warmup: Warmup) -> list[Figure]:
+    settled = [s for s in run.samples if warmup.over(s.turns, s.seconds)]
+    if len(settled) < 2:
+        print(f"  {run.face}: too short a run for slopes after a warm-up of {warmup.words()}")
     per_minute = slope([(s.seconds / 60, s.rss_mib) for s in settled])
     per_100 = slope([(s.turns / 100, s.rss_mib) for s in settled])
     first, last = run.samples[0], run.samples[-1]
@@ -250,28 +268,32 @@ class Soak:
     sample_seconds: float
     probe: Path | None
     model: Model
+    warmup: Warmup
 
     def command(self, *args: str) -> tuple[str, ...]:
         if self.probe is None:
             return (*SERVER_COMMAND, *args)
         return (sys.executable, str(PROBE), *args)
 
-    def probe_env(self, face: str, warmup_seconds: float) -> dict[str, str]:
+    def probe_env(self, face: str) -> dict[str, str]:
         if self.probe is None:
             return {}
         self.probe.mkdir(parents=True, exist_ok=True)
         return {
             "TILLER_SOAK_PROBE": str(self.probe / f"{face}.txt"),
-            "TILLER_SOAK_PROBE_WARMUP": str(warmup_seconds),
+            "TILLER_SOAK_PROBE_WARMUP": "0",  # it looks when asked: after the warm-up
             "TILLER_SOAK_PROBE_TRIGGER": str(self.probe / f"{face}.look"),
         }
 
-    async def look_if_compacted(self, face: str, seen: int) -> int:
-        """With the probe: after a turn that compacted (the history at its smallest), the
-        server idle, ask it for a look and wait until it is done. The compactions so far."""
+    async def look_if_compacted(self, run: Run, seen: int) -> int:
+        """With the probe, after the warm-up: after a turn that compacted (the history at its
+        smallest), the server idle, ask it for a look and wait until it is done. The
+        compactions so far."""
         now = self.model.counts["compactions"]
-        if self.probe is None or now == seen:
+        settled = self.warmup.over(run.turns, time.monotonic() - run.started)
+        if self.probe is None or now == seen or not settled:
             return now
+        face = run.face
         trigger = self.probe / f"{face}.look"
         trigger.touch()
         async with asyncio.timeout(600):
@@ -288,17 +310,15 @@ class Soak:
                 outcome = await one_turn(run.turns)
                 run.turns += 1
                 run.outcomes[outcome] += 1
-                compactions = await self.look_if_compacted(run.face, compactions)
+                compactions = await self.look_if_compacted(run, compactions)
         finally:
             sampler.cancel()
         run.sample(pid)
 
 
-async def soak_lsp(soak: Soak, s: Scratch, api: FakeMessagesAPI, warmup: float) -> Run:
+async def soak_lsp(soak: Soak, s: Scratch, api: FakeMessagesAPI) -> Run:
     options = fake_options(api, s.data_dir, model=MODEL)
-    client = await TillerClient.spawn(
-        s.data_dir, s.stderr, soak.command(), soak.probe_env("lsp", warmup)
-    )
+    client = await TillerClient.spawn(s.data_dir, s.stderr, soak.command(), soak.probe_env("lsp"))
     params = initialize_params(s.workspace, options)
     await client.request_timed("initialize", params, timeout=300)  # slow under --probe
     client.notify("initialized", {})
@@ -337,14 +357,14 @@ class Editor:
         self.updates += 1
 
 
-async def soak_acp(soak: Soak, s: Scratch, api: FakeMessagesAPI, warmup: float) -> Run:
+async def soak_acp(soak: Soak, s: Scratch, api: FakeMessagesAPI) -> Run:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(
         ANTHROPIC_BASE_URL=api.base_url,
         ANTHROPIC_API_KEY=API_KEY,
         TILLER_DATA_DIR=str(s.data_dir),
         TILLER_MODEL=MODEL,
-        **soak.probe_env("acp", warmup),
+        **soak.probe_env("acp"),
     )
     command = soak.command("--acp")
     editor = Editor()
@@ -372,18 +392,18 @@ async def soak_acp(soak: Soak, s: Scratch, api: FakeMessagesAPI, warmup: float) 
             return run
 
 
-FACES: dict[str, Callable[[Soak, Scratch, FakeMessagesAPI, float], Awaitable[Run]]] = {
+FACES: dict[str, Callable[[Soak, Scratch, FakeMessagesAPI], Awaitable[Run]]] = {
     "lsp": soak_lsp,
     "acp": soak_acp,
 }
 
 
-async def soak_face(face: str, soak: Soak, warmup: float) -> tuple[Run, Counter[str]]:
+async def soak_face(face: str, soak: Soak) -> tuple[Run, Counter[str]]:
     model = soak.model
     async with scratch() as s, FakeMessagesAPI(model, api_key=API_KEY, loop=True) as api:
         seed_workspace(s.workspace)
         try:
-            run = await FACES[face](soak, s, api, warmup)
+            run = await FACES[face](soak, s, api)
         except Exception:
             print(stderr_tail(s.stderr))
             raise
@@ -396,24 +416,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=5.0, help="per face (default 5)")
     parser.add_argument("--faces", nargs="*", choices=sorted(FACES), default=["lsp", "acp"])
-    parser.add_argument("--warmup-minutes", type=float, help="default: half, at most 5")
+    parser.add_argument("--warmup-turns", type=int, default=300, help="default 300")
+    parser.add_argument("--warmup-minutes", type=float, default=0.0, help="and at least this")
     parser.add_argument("--sample-seconds", type=float, default=2.0)
     parser.add_argument("--fault-rate", type=float, default=0.12, help="share of requests")
     parser.add_argument("--seed", type=int, default=36)
     parser.add_argument("--probe", type=Path, help="write the in-server memory probe here")
     parser.add_argument("--json", type=Path, help="also write the figures (and samples) here")
     args = parser.parse_args()
-    warmup_minutes = args.warmup_minutes
-    if warmup_minutes is None:
-        warmup_minutes = min(5.0, args.minutes / 2)
+    warmup = Warmup(args.warmup_turns, args.warmup_minutes)
     print(f"== soak, {args.minutes:g} min per face  ({machine_note()})", flush=True)
     written: dict[str, Any] = {}
     for face in args.faces:
         model = Model(random.Random(args.seed), args.fault_rate)
-        soak = Soak(args.minutes, args.sample_seconds, args.probe, model)
-        run, counts = asyncio.run(soak_face(face, soak, warmup_minutes * 60))
+        soak = Soak(args.minutes, args.sample_seconds, args.probe, model, warmup)
+        run, counts = asyncio.run(soak_face(face, soak))
         print(f"  {face}: model requests answered with a fault or a summary: {dict(counts)}")
-        found = figures(run, warmup_minutes * 60)
+        found = figures(run, warmup)
         for figure in found:
             print(figure.line(), flush=True)
         written[face] = {
@@ -425,7 +444,7 @@ def main() -> None:
             print(f"  {face}: probe written to {args.probe / f'{face}.txt'}")
     if args.json:
         args.json.write_text(json.dumps(written, indent=1))
-    print(f"(slopes from samples after {fmt(warmup_minutes)} min of warm-up)")
+    print(f"(slopes from the samples after a warm-up of {warmup.words()})")
 
 
 if __name__ == "__main__":
