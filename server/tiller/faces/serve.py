@@ -40,7 +40,7 @@ def serve(args: list[str]) -> None:
     # Before anything holds a secret: commands running as the same user cannot read this
     # process's environment or memory (hardening.py).
     make_undumpable()
-    allocator.tune()  # before the server allocates much: a long session's RSS stays flat
+    allocator.tune()  # before the server allocates much (allocator.py: issue 36)
     if args == ["--acp"]:  # the Agent Client Protocol instead (docs/acp.md)
         with preload.full_collections_paused():
             from tiller.faces.acp import serve as serve_acp

@@ -506,7 +506,7 @@ def main(argv: list[str] | None = None) -> None:
     from tiller.hardening import make_undumpable
 
     make_undumpable()
-    allocator.tune()  # the forks inherit it (a long session's RSS stays flat)
+    allocator.tune()  # the forks inherit it (allocator.py: issue 36)
     try:
         place = Place(checked_dir(args.directory, args.directory.lstat()))
         lock_fd = _lock(place)
