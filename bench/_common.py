@@ -21,7 +21,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from acp.schema import RequestPermissionResponse
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = str(ROOT / "tests")
@@ -163,3 +166,12 @@ def tool_results_in(body: JSON) -> int:
         for block in message["content"]
         if isinstance(block, dict) and block.get("type") == "tool_result"
     )
+
+
+def allowed_once(options: Sequence[Any]) -> RequestPermissionResponse:
+    """An ACP client's answer to ``session/request_permission``: the offered "allow once"
+    (``acp`` imported here, on the first question: a bench that never asks never loads it)."""
+    from acp.schema import AllowedOutcome, RequestPermissionResponse
+
+    allow = next(o.option_id for o in options if o.kind == "allow_once")
+    return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=allow))

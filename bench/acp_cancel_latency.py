@@ -22,7 +22,6 @@ from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
 from acp.core import ClientSideConnection
 from acp.interfaces import Client
 from acp.schema import (
-    AllowedOutcome,
     PermissionOption,
     RequestPermissionResponse,
     ToolCallUpdate,
@@ -33,6 +32,7 @@ from _common import (
     MODEL,
     FakeMessagesAPI,
     Figure,
+    allowed_once,
     main,
     percentile,
     scratch,
@@ -57,10 +57,7 @@ class Editor:
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption],
         **kwargs: Any,
     ) -> RequestPermissionResponse:  # fmt: skip
-        allow = next(o.option_id for o in options if o.kind == "allow_once")
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=allow)
-        )
+        return allowed_once(options)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append((time.perf_counter(), update))

@@ -64,7 +64,7 @@ from typing import Any, cast
 
 import anthropic
 
-from _common import FakeMessagesAPI, machine_note, median, text, tool_use
+from _common import FakeMessagesAPI, allowed_once, machine_note, median, text, tool_use
 from _lsp import SERVER_COMMAND, TillerClient
 
 JSON = dict[str, Any]
@@ -473,13 +473,7 @@ class _Editor:
     """An ACP client that allows whatever is asked and drops the updates."""
 
     async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        from acp.schema import AllowedOutcome, RequestPermissionResponse
-
-        options = kwargs.get("options") or args[2]
-        allow = next(o.option_id for o in options if o.kind == "allow_once")
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=allow)
-        )
+        return allowed_once(kwargs.get("options") or args[2])
 
     async def session_update(self, *args: Any, **kwargs: Any) -> None:
         return None

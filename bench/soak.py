@@ -52,7 +52,7 @@ from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.interfaces import Client
-from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse, ToolCallUpdate
+from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
 from _common import (
     API_KEY,
@@ -60,6 +60,7 @@ from _common import (
     FakeMessagesAPI,
     Figure,
     Scratch,
+    allowed_once,
     fake_options,
     fmt,
     machine_note,
@@ -348,10 +349,7 @@ class Editor:
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption],
         **kwargs: Any,
     ) -> RequestPermissionResponse:  # fmt: skip
-        allow = next(o.option_id for o in options if o.kind == "allow_once")
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=allow)
-        )
+        return allowed_once(options)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates += 1
